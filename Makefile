@@ -1,0 +1,52 @@
+# riskgate: one entry point for users and CI. Every target bootstraps the pinned toolchain first.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/.toolchain/bin:$(PATH)
+FORGE := .toolchain/bin/forge
+SLITHER := .toolchain/venv/bin/slither
+CARGO ?= cargo
+
+.PHONY: all bootstrap build test test-sol test-rust slither demo bench fmt lint clean
+
+all: build
+
+bootstrap:
+	@./tools/bootstrap.sh
+
+build: bootstrap
+	$(FORGE) build
+	$(CARGO) build --release --locked --workspace
+
+## test: the whole suite (forge unit/fuzz/invariant in the ci profile, slither, Rust tests)
+test: bootstrap test-sol slither test-rust
+
+test-sol: bootstrap
+	FOUNDRY_PROFILE=ci $(FORGE) test
+
+slither: bootstrap
+	$(SLITHER) . --config-file slither.config.json
+
+test-rust: bootstrap
+	$(FORGE) build
+	$(CARGO) test --release --locked --workspace
+
+## demo: start anvil, deploy, run the agent, write results/
+demo: bootstrap
+	$(FORGE) build
+	$(CARGO) run --release --locked -p keeper -- demo
+
+## bench: gas and speed figures into results/BENCH.md
+bench: bootstrap
+	$(FORGE) build
+	$(CARGO) run --release --locked -p keeper -- bench
+
+fmt:
+	$(FORGE) fmt
+	$(CARGO) fmt --all
+
+lint: bootstrap
+	$(FORGE) fmt --check
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
+
+clean:
+	rm -rf out cache target

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title IMarketFactory
+/// @notice Creates binary markets and answers, authoritatively, whether it created an address.
+/// RiskGate trusts only markets for which `isMarket` is true.
+interface IMarketFactory {
+    error InvalidGrid(uint256 tickSize, uint256 lotSize);
+    error InvalidExpiry(uint64 expiry, uint256 nowSec);
+    error ZeroResolver();
+
+    event MarketCreated(
+        address indexed market,
+        uint256 indexed index,
+        uint256 tickSize,
+        uint256 lotSize,
+        uint256 minQuantity,
+        uint64 expiry,
+        address resolver
+    );
+
+    /// @notice Deploys a market. `tickSize * lotSize` must be a positive multiple of 1e6 and
+    /// `tickSize < 1e6`; `expiry` must be in the future.
+    function createMarket(
+        uint256 tickSize,
+        uint256 lotSize,
+        uint256 minQuantity,
+        uint64 expiry,
+        address resolver
+    ) external returns (address market);
+
+    function isMarket(address market) external view returns (bool);
+    function marketCount() external view returns (uint256);
+    function marketAt(uint256 index) external view returns (address);
+    function collateral() external view returns (address);
+}
