@@ -35,6 +35,15 @@ interface IRiskGate {
         uint256 collateralAvailable;
     }
 
+    /// @notice The order a decision produced; all zero on a refusal.
+    struct Order {
+        uint256 pricePaid; // per unit of the token bought, 1e6 units
+        uint256 quantity; // lot-snapped maxSize sent to the market
+        uint256 cost; // worst case, ceil(quantity * pricePaid / 1e6)
+        uint256 filled; // units actually bought (immediate-or-cancel)
+        uint256 spent; // collateral actually spent; open notional grows by exactly this
+    }
+
     /// @notice The gate's open exposure in one market.
     struct Position {
         uint256 upUnits;
@@ -64,6 +73,9 @@ interface IRiskGate {
     error NoOpenPosition(address market);
     error MarketNotFinal(address market);
     error RenounceDisabled();
+    error UnknownReason(uint8 reason);
+    /// @notice The market returned more than was asked for; the whole call reverts.
+    error FillOutOfBounds(uint256 filled, uint256 quantity, uint256 spent, uint256 cost);
 
     // ---
 
@@ -80,11 +92,7 @@ interface IRiskGate {
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, VERDICT_INVALID when `raw` did not parse.
     /// @param snapshot What the gate read; book fields are zero when the book was not read
     /// (ABSTAIN and unparseable answers).
-    /// @param pricePaid Price paid per unit of the token bought, 1e6 units; 0 on a refusal.
-    /// @param quantity Order quantity sent (lot-snapped maxSize); 0 on a refusal.
-    /// @param cost Worst-case cost `ceil(quantity * pricePaid / 1e6)`; 0 on a refusal.
-    /// @param filled Units actually bought (immediate-or-cancel).
-    /// @param spent Collateral actually spent; open notional grows by exactly this.
+    /// @param order Price, quantity and worst-case cost, and what actually filled and was spent.
     /// @param raw The model's answer exactly as submitted.
     event Decision(
         address indexed market,
@@ -93,11 +101,7 @@ interface IRiskGate {
         uint8 verdict,
         uint16 failedMask,
         Snapshot snapshot,
-        uint256 pricePaid,
-        uint256 quantity,
-        uint256 cost,
-        uint256 filled,
-        uint256 spent,
+        Order order,
         string raw
     );
 

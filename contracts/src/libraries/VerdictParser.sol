@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title VerdictParser
+/// @notice Strict parsing of a model's answer into a verdict code. It never allocates or copies
+/// the input: it scans calldata in place and compares one word, so a 100 KB answer costs no more
+/// than a 65-byte one.
+/// @dev Must never accept text that merely contains a token, a token in another case, or a token
+/// wrapped in anything but the six trim bytes.
+library VerdictParser {
+    uint8 internal constant ABSTAIN = 0;
+    uint8 internal constant BUY_UP = 1;
+    uint8 internal constant BUY_DOWN = 2;
+
+    /// @notice Longest raw answer that is even looked at, in bytes.
+    uint256 internal constant MAX_RAW_LENGTH = 64;
+
+    /// @dev Bit b set <=> byte b is trimmed: tab 0x09, LF 0x0A, CR 0x0D, space 0x20, `"` 0x22,
+    /// `'` 0x27. Nothing else, in particular no non-ASCII whitespace and no backtick.
+    uint256 private constant TRIM_SET =
+        (1 << 0x09) | (1 << 0x0A) | (1 << 0x0D) | (1 << 0x20) | (1 << 0x22) | (1 << 0x27);
+
+    // Tokens left-aligned in a word, as calldataload returns them.
+    bytes32 private constant TOKEN_ABSTAIN = "ABSTAIN";
+    bytes32 private constant TOKEN_BUY_UP = "BUY_UP";
+    bytes32 private constant TOKEN_BUY_DOWN = "BUY_DOWN";
+
+    /// @notice Returns (true, verdict) when `raw`, trimmed, is exactly one of the three tokens;
+    /// (false, 0) otherwise, including for any input longer than MAX_RAW_LENGTH.
+    function tryParse(string calldata raw) internal pure returns (bool ok, uint8 verdict) {
+        uint256 end = bytes(raw).length;
+        if (end > MAX_RAW_LENGTH) return (false, 0);
+        uint256 start;
+        while (start < end && _isTrim(bytes(raw)[start])) ++start;
+        while (end > start && _isTrim(bytes(raw)[end - 1])) --end;
+
+        uint256 n = end - start;
+        if (n < 6 || n > 8) return (false, 0);
+        bytes32 word;
+        assembly ("memory-safe") {
+            word := calldataload(add(raw.offset, start))
+        }
+        // Keep the first n bytes: whatever follows the trimmed token must not take part.
+        word &= ~bytes32(type(uint256).max >> (n * 8));
+
+        if (n == 6 && word == TOKEN_BUY_UP) return (true, BUY_UP);
+        if (n == 8 && word == TOKEN_BUY_DOWN) return (true, BUY_DOWN);
+        if (n == 7 && word == TOKEN_ABSTAIN) return (true, ABSTAIN);
+        return (false, 0);
+    }
+
+    /// @notice The first 32 bytes of `raw`, zero-padded on the right, read in place.
+    function head(string calldata raw) internal pure returns (bytes32 word) {
+        uint256 len = bytes(raw).length;
+        assembly ("memory-safe") {
+            word := calldataload(raw.offset)
+        }
+        if (len < 32) word &= ~bytes32(type(uint256).max >> (len * 8));
+    }
+
+    function _isTrim(bytes1 b) private pure returns (bool) {
+        return (TRIM_SET >> uint8(b)) & 1 == 1;
+    }
+}
