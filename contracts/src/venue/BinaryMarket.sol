@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
+
+/// @title BinaryMarket
+/// @notice A small, real binary market for anvil and tests: one book quoted in UP price, price
+/// levels kept sorted best first, FIFO inside a level, makers escrow their own leg, a fill mints
+/// one UP and one DOWN unit against exactly one collateral unit.
+/// @dev Deployed only by MarketFactory, which enforces the grid rule (`tickSize * lotSize` a
+/// multiple of 1e6), so every amount below is an exact integer: no rounding anywhere.
+/// Must never hold more or less collateral than `escrowTotal + outstanding` (a direct donation
+/// to the contract is the only way to exceed it, and it is simply never paid out).
+/// Cancelled orders stay in their level's FIFO as tombstones (remaining 0) and are dropped when
+/// a taker reaches them or when their level empties; this keeps `cancel` O(1).
+contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
+    using SafeERC20 for IERC20;
+
+    /// @dev One side of a resting order book entry. Slot 0 packs owner, price, side and the FIFO
+    /// link; slot 1 is the unfilled quantity (0 = filled or cancelled).
+    struct Order {
+        address owner;
+        uint32 price;
+        bool isBid;
+        uint48 next;
+        uint256 remaining;
+    }
+
+    /// @dev A price level: FIFO of order ids and links to the neighbouring levels on its side
+    /// (`better` is nearer the top of the book). Exists iff `quantity > 0`.
+    struct PriceLevel {
+        uint48 head;
+        uint48 tail;
+        uint32 better;
+        uint32 worse;
+        uint256 quantity;
+    }
+
+    /// @dev The hot state RiskGate reads in `gateQuote`, packed into one slot.
+    struct Top {
+        uint32 bestBid;
+        uint32 bestAsk;
+        bool finalized;
+        bool upWins;
+        uint48 lastOrderId;
+    }
+
+    /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
+    uint256 private constant ONE = 1_000_000;
+
+    IERC20 private immutable _collateral;
+    uint256 public immutable tickSize;
+    uint256 public immutable lotSize;
+    uint256 public immutable minQuantity;
+    uint64 public immutable expiry;
+    address public immutable resolver;
+
+    Top private _top;
+    uint256 public escrowTotal;
+    uint256 public outstanding;
+    mapping(uint256 orderId => Order) private _orders;
+    mapping(uint256 price => PriceLevel) private _bidLevels;
+    mapping(uint256 price => PriceLevel) private _askLevels;
+    mapping(address holder => uint256 units) public upBalanceOf;
+    mapping(address holder => uint256 units) public downBalanceOf;
+
+    constructor(
+        address collateral_,
+        uint256 tickSize_,
+        uint256 lotSize_,
+        uint256 minQuantity_,
+        uint64 expiry_,
+        address resolver_
+    ) {
+        _collateral = IERC20(collateral_);
+        tickSize = tickSize_;
+        lotSize = lotSize_;
+        minQuantity = minQuantity_;
+        expiry = expiry_;
+        resolver = resolver_;
+    }
+
+    // --- makers
+
+    /// @inheritdoc IBinaryMarket
+    function placeBid(uint256 price, uint256 quantity)
+        external
+        nonReentrant
+        returns (uint256 orderId)
+    {
+        Top memory top = _requireOpen();
+        _checkOrder(price, quantity);
+        if (top.bestAsk != 0 && price >= top.bestAsk) revert OrderWouldCross(price, top.bestAsk);
+        // Exact: price on the tick grid, quantity on the lot grid, tick * lot % 1e6 == 0.
+        uint256 escrow = quantity * price / ONE;
+        orderId = _rest(top, true, price, quantity);
+        escrowTotal += escrow;
+        _collateral.safeTransferFrom(msg.sender, address(this), escrow);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function placeAsk(uint256 price, uint256 quantity)
+        external
+        nonReentrant
+        returns (uint256 orderId)
+    {
+        Top memory top = _requireOpen();
+        _checkOrder(price, quantity);
+        if (top.bestBid != 0 && price <= top.bestBid) revert OrderWouldCross(price, top.bestBid);
+        // Exact, as for bids: (1e6 - price) is on the tick grid too.
+        uint256 escrow = quantity * (ONE - price) / ONE;
+        orderId = _rest(top, false, price, quantity);
+        escrowTotal += escrow;
+        _collateral.safeTransferFrom(msg.sender, address(this), escrow);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function cancel(uint256 orderId) external nonReentrant returns (uint256 refund) {
+        Order storage order = _orders[orderId];
+        uint256 remaining = order.remaining;
+        if (remaining == 0) revert OrderNotActive(orderId);
+        address owner = order.owner;
+        if (owner != msg.sender) revert NotOrderOwner(orderId, msg.sender, owner);
+
+        uint256 price = order.price;
+        bool isBid = order.isBid;
+        refund = isBid ? remaining * price / ONE : remaining * (ONE - price) / ONE;
+        // The order becomes a tombstone: it keeps its FIFO link so the level stays walkable.
+        order.remaining = 0;
+        PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
+        uint256 left = level.quantity - remaining;
+        if (left == 0) {
+            Top memory top = _top;
+            _unlinkLevel(top, isBid, price);
+            _top = top;
+        } else {
+            level.quantity = left;
+        }
+        escrowTotal -= refund;
+        emit OrderCancelled(orderId, owner, refund);
+        _collateral.safeTransfer(owner, refund);
+    }
+
+    // --- takers
+
+    /// @inheritdoc IBinaryMarket
+    function buyUp(uint256 limitPrice, uint256 quantity)
+        external
+        nonReentrant
+        returns (uint256 filled, uint256 spent)
+    {
+        Top memory top = _requireOpen();
+        _checkOrder(limitPrice, quantity);
+        (filled, spent) = _take(top, false, limitPrice, quantity);
+        _top = top;
+        if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function buyDown(uint256 upLimitPrice, uint256 quantity)
+        external
+        nonReentrant
+        returns (uint256 filled, uint256 spent)
+    {
+        Top memory top = _requireOpen();
+        _checkOrder(upLimitPrice, quantity);
+        (filled, spent) = _take(top, true, upLimitPrice, quantity);
+        _top = top;
+        if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
+    }
+
+    // --- resolution
+
+    /// @inheritdoc IBinaryMarket
+    function resolve(bool upWins_) external {
+        if (msg.sender != resolver) revert NotResolver(msg.sender, resolver);
+        // Expiry is wall-clock by design; seconds of validator skew do not matter here.
+        // forge-lint: disable-next-line(block-timestamp)
+        if (block.timestamp < expiry) revert NotYetExpired(block.timestamp, expiry);
+        Top memory top = _top;
+        if (top.finalized) revert AlreadyFinalized();
+        top.finalized = true;
+        top.upWins = upWins_;
+        _top = top;
+        // Every minted pair holds exactly one winning unit, so `outstanding` is unchanged.
+        emit Resolved(upWins_, block.timestamp);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    /// @dev Burns both of the caller's balances; `Redeemed.units` is the total burned (winning
+    /// plus losing), `payout` the winning part.
+    function redeem() external nonReentrant returns (uint256 payout) {
+        Top memory top = _top;
+        if (!top.finalized) revert NotFinalized();
+        uint256 up = upBalanceOf[msg.sender];
+        uint256 down = downBalanceOf[msg.sender];
+        payout = top.upWins ? up : down;
+        if (up != 0) upBalanceOf[msg.sender] = 0;
+        if (down != 0) downBalanceOf[msg.sender] = 0;
+        outstanding -= payout;
+        emit Redeemed(msg.sender, up + down, payout);
+        if (payout != 0) _collateral.safeTransfer(msg.sender, payout);
+    }
+
+    // --- views
+
+    /// @inheritdoc IBinaryMarket
+    function getBookLevels(bool bids, uint256 depth) external view returns (Level[] memory levels) {
+        mapping(uint256 => PriceLevel) storage side = bids ? _bidLevels : _askLevels;
+        uint256 best = bids ? _top.bestBid : _top.bestAsk;
+        // Two passes, so a huge `depth` never allocates more than the book holds.
+        uint256 count;
+        for (uint256 p = best; p != 0 && count < depth; p = side[p].worse) {
+            ++count;
+        }
+        levels = new Level[](count);
+        uint256 price = best;
+        for (uint256 i; i < count; ++i) {
+            levels[i] = Level({price: price, quantity: side[price].quantity});
+            price = side[price].worse;
+        }
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function gateQuote() external view returns (GateQuote memory) {
+        Top memory top = _top; // one SLOAD; the rest are immutables
+        return GateQuote({
+            bestBid: top.bestBid,
+            bestAsk: top.bestAsk,
+            tickSize: tickSize,
+            lotSize: lotSize,
+            minQuantity: minQuantity,
+            expiry: expiry,
+            finalized: top.finalized
+        });
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function bestBid() external view returns (uint256) {
+        return _top.bestBid;
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function bestAsk() external view returns (uint256) {
+        return _top.bestAsk;
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function collateral() external view returns (address) {
+        return address(_collateral);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function finalized() external view returns (bool) {
+        return _top.finalized;
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function upWins() external view returns (bool) {
+        return _top.upWins;
+    }
+
+    // --- internal
+
+    /// @dev Trading is open strictly before expiry and while not finalized.
+    function _requireOpen() private view returns (Top memory top) {
+        top = _top;
+        // Expiry is wall-clock by design; seconds of validator skew do not matter here.
+        // forge-lint: disable-next-line(block-timestamp)
+        if (block.timestamp >= expiry || top.finalized) {
+            revert TradingClosed(block.timestamp, expiry);
+        }
+    }
+
+    /// @dev The same grid and size rules for maker prices and taker limits. A zero quantity is
+    /// undersized whatever `minQuantity` is.
+    function _checkOrder(uint256 price, uint256 quantity) private view {
+        if (price == 0 || price >= ONE) revert PriceOutOfRange(price);
+        if (price % tickSize != 0) revert PriceOffGrid(price, tickSize);
+        if (quantity % lotSize != 0) revert QuantityOffGrid(quantity, lotSize);
+        if (quantity == 0 || quantity < minQuantity) {
+            revert QuantityBelowMinimum(quantity, minQuantity);
+        }
+    }
+
+    /// @dev Appends a new order to the FIFO of its level, creating and linking the level (sorted,
+    /// best first) if it is new. Updates `top` in storage.
+    function _rest(Top memory top, bool isBid, uint256 price, uint256 quantity)
+        private
+        returns (uint256 orderId)
+    {
+        // Order ids: uint48 cannot wrap in practice (2.8e14 orders); checked arithmetic would
+        // revert before it did.
+        uint48 id = top.lastOrderId + 1;
+        top.lastOrderId = id;
+        orderId = id;
+        // casting to 'uint32' is safe because _checkOrder bounded price below 1e6.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        uint32 price32 = uint32(price);
+        _orders[id] =
+            Order({owner: msg.sender, price: price32, isBid: isBid, next: 0, remaining: quantity});
+
+        PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
+        if (level.quantity != 0) {
+            _orders[level.tail].next = id;
+            level.tail = id;
+            level.quantity += quantity;
+        } else {
+            _linkLevel(top, isBid, price32, id, quantity);
+        }
+        _top = top;
+        emit OrderPlaced(orderId, msg.sender, isBid, price, quantity);
+    }
+
+    /// @dev Inserts a new level at `price`, walking from the best level to keep the side sorted.
+    function _linkLevel(Top memory top, bool isBid, uint32 price, uint48 id, uint256 quantity)
+        private
+    {
+        mapping(uint256 => PriceLevel) storage side = isBid ? _bidLevels : _askLevels;
+        uint32 better = 0;
+        uint32 worse = isBid ? top.bestBid : top.bestAsk;
+        // Bids: better = higher price. Asks: better = lower price.
+        while (worse != 0 && (isBid ? worse > price : worse < price)) {
+            better = worse;
+            worse = side[worse].worse;
+        }
+        side[price] =
+            PriceLevel({head: id, tail: id, better: better, worse: worse, quantity: quantity});
+        if (worse != 0) side[worse].better = price;
+        if (better != 0) {
+            side[better].worse = price;
+        } else if (isBid) {
+            top.bestBid = price;
+        } else {
+            top.bestAsk = price;
+        }
+    }
+
+    /// @dev Removes an empty level from its side; the caller writes `top` back.
+    function _unlinkLevel(Top memory top, bool isBid, uint256 price) private {
+        mapping(uint256 => PriceLevel) storage side = isBid ? _bidLevels : _askLevels;
+        PriceLevel storage level = side[price];
+        uint32 better = level.better;
+        uint32 worse = level.worse;
+        if (worse != 0) side[worse].better = better;
+        if (better != 0) {
+            side[better].worse = worse;
+        } else if (isBid) {
+            top.bestBid = worse;
+        } else {
+            top.bestAsk = worse;
+        }
+        delete side[price];
+    }
+
+    /// @dev Walks the opposite side best first while it crosses `limit`, level by level. The
+    /// taker buys UP against asks (`hitBids` false) or DOWN against bids (`hitBids` true).
+    /// Releases the makers' escrow into `outstanding`; the caller collects `spent`.
+    function _take(Top memory top, bool hitBids, uint256 limit, uint256 quantity)
+        private
+        returns (uint256 filled, uint256 spent)
+    {
+        uint256 released;
+        while (filled < quantity) {
+            uint256 price = hitBids ? top.bestBid : top.bestAsk;
+            if (price == 0 || (hitBids ? price < limit : price > limit)) break;
+            (uint256 levelFilled, uint256 levelSpent, bool emptied) =
+                _takeLevel(hitBids, price, quantity - filled);
+            filled += levelFilled;
+            spent += levelSpent;
+            // The maker's leg of each unit is the unit minus the taker's leg (legs sum to one).
+            released += levelFilled - levelSpent;
+            if (emptied) _unlinkLevel(top, hitBids, price);
+        }
+        if (filled != 0) {
+            escrowTotal -= released;
+            // Each filled unit is one new fully backed pair: `released` from escrow plus `spent`.
+            outstanding += filled;
+        }
+    }
+
+    /// @dev Fills up to `want` from one level, FIFO, dropping filled orders and tombstones.
+    /// Returns what was filled, what the taker owes, and whether the level is now empty (the
+    /// caller unlinks it).
+    function _takeLevel(bool hitBids, uint256 price, uint256 want)
+        private
+        returns (uint256 filled, uint256 spent, bool emptied)
+    {
+        PriceLevel storage level = hitBids ? _bidLevels[price] : _askLevels[price];
+        uint256 orderId = level.head;
+        uint256 levelLeft = level.quantity;
+        while (filled < want && levelLeft != 0) {
+            Order storage order = _orders[orderId];
+            uint256 remaining = order.remaining;
+            uint256 fill = remaining < want - filled ? remaining : want - filled;
+            if (fill != 0) {
+                spent += _mintPair(hitBids, orderId, order.owner, price, fill);
+                filled += fill;
+                levelLeft -= fill;
+            }
+            if (fill == remaining) {
+                // Filled or a tombstone: drop it and move the FIFO head on.
+                uint256 next = order.next;
+                delete _orders[orderId];
+                orderId = next;
+            } else {
+                order.remaining = remaining - fill;
+            }
+        }
+        if (levelLeft == 0) return (filled, spent, true);
+        // casting to 'uint48' is safe because order ids are minted as uint48.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        level.head = uint48(orderId);
+        level.quantity = levelLeft;
+    }
+
+    /// @dev Mints `fill` UP to the UP buyer and `fill` DOWN to the DOWN buyer and returns the
+    /// taker's leg. Exact by the grid rule: `fill * price` is a multiple of 1e6.
+    function _mintPair(bool hitBids, uint256 orderId, address maker, uint256 price, uint256 fill)
+        private
+        returns (uint256 takerLeg)
+    {
+        uint256 upLeg = fill * price / ONE;
+        if (hitBids) {
+            upBalanceOf[maker] += fill;
+            downBalanceOf[msg.sender] += fill;
+            emit Fill(orderId, maker, msg.sender, price, fill);
+            return fill - upLeg;
+        }
+        upBalanceOf[msg.sender] += fill;
+        downBalanceOf[maker] += fill;
+        emit Fill(orderId, msg.sender, maker, price, fill);
+        return upLeg;
+    }
+}

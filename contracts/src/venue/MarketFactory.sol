@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {IMarketFactory} from "../interfaces/IMarketFactory.sol";
+import {BinaryMarket} from "./BinaryMarket.sol";
+
+/// @title MarketFactory
+/// @notice Deploys binary markets over one collateral and remembers which addresses it deployed,
+/// so RiskGate can refuse a look-alike market. It is the only place the grid rule is enforced.
+contract MarketFactory is IMarketFactory {
+    /// @dev Prices are probabilities in 1e6 units.
+    uint256 private constant ONE = 1_000_000;
+
+    address public immutable collateral;
+
+    address[] private _markets;
+    mapping(address market => bool created) private _isMarket;
+
+    constructor(address collateral_) {
+        collateral = collateral_;
+    }
+
+    // ---
+
+    /// @inheritdoc IMarketFactory
+    function createMarket(
+        uint256 tickSize,
+        uint256 lotSize,
+        uint256 minQuantity,
+        uint64 expiry,
+        address resolver
+    ) external returns (address market) {
+        // tick * lot a multiple of 1e6 makes every on-grid amount exact (no rounding anywhere);
+        // mulmod, because a huge lot must be refused, not overflow.
+        if (tickSize == 0 || tickSize >= ONE || lotSize == 0 || mulmod(tickSize, lotSize, ONE) != 0)
+        {
+            revert InvalidGrid(tickSize, lotSize);
+        }
+        // forge-lint: disable-next-line(block-timestamp)
+        if (expiry <= block.timestamp) revert InvalidExpiry(expiry, block.timestamp);
+        if (resolver == address(0)) revert ZeroResolver();
+
+        market =
+            address(new BinaryMarket(collateral, tickSize, lotSize, minQuantity, expiry, resolver));
+        uint256 index = _markets.length;
+        _markets.push(market);
+        _isMarket[market] = true;
+        emit MarketCreated(market, index, tickSize, lotSize, minQuantity, expiry, resolver);
+    }
+
+    /// @inheritdoc IMarketFactory
+    function isMarket(address market) external view returns (bool) {
+        return _isMarket[market];
+    }
+
+    /// @inheritdoc IMarketFactory
+    function marketCount() external view returns (uint256) {
+        return _markets.length;
+    }
+
+    /// @inheritdoc IMarketFactory
+    function marketAt(uint256 index) external view returns (address) {
+        return _markets[index];
+    }
+}
