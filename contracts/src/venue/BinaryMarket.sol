@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
 
@@ -39,13 +40,16 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint256 quantity;
     }
 
-    /// @dev The hot state RiskGate reads in `gateQuote`, packed into one slot.
+    /// @dev The hot state, packed into one slot: what `gateQuote` reads, and `outstanding`,
+    /// which every fill updates (measured: keeping it here instead of in its own slot saves a
+    /// zero-to-non-zero SSTORE, ~20k gas, on a market's first fill).
     struct Top {
         uint32 bestBid;
         uint32 bestAsk;
         bool finalized;
         bool upWins;
         uint48 lastOrderId;
+        uint128 outstanding;
     }
 
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
@@ -60,7 +64,6 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
 
     Top private _top;
     uint256 public escrowTotal;
-    uint256 public outstanding;
     mapping(uint256 orderId => Order) private _orders;
     mapping(uint256 price => PriceLevel) private _bidLevels;
     mapping(uint256 price => PriceLevel) private _askLevels;
@@ -200,7 +203,11 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         payout = top.upWins ? up : down;
         if (up != 0) upBalanceOf[msg.sender] = 0;
         if (down != 0) downBalanceOf[msg.sender] = 0;
-        outstanding -= payout;
+        if (payout != 0) {
+            // Checked subtraction first; the result is below the old uint128 value, so it fits.
+            top.outstanding = SafeCast.toUint128(uint256(top.outstanding) - payout);
+            _top = top;
+        }
         emit Redeemed(msg.sender, up + down, payout);
         if (payout != 0) _collateral.safeTransfer(msg.sender, payout);
     }
@@ -251,6 +258,11 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     /// @inheritdoc IBinaryMarket
     function collateral() external view returns (address) {
         return address(_collateral);
+    }
+
+    /// @inheritdoc IBinaryMarket
+    function outstanding() external view returns (uint256) {
+        return _top.outstanding;
     }
 
     /// @inheritdoc IBinaryMarket
@@ -378,7 +390,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         if (filled != 0) {
             escrowTotal -= released;
             // Each filled unit is one new fully backed pair: `released` from escrow plus `spent`.
-            outstanding += filled;
+            top.outstanding = SafeCast.toUint128(uint256(top.outstanding) + filled);
         }
     }
 
