@@ -96,6 +96,7 @@ interface Vm {
     // --- files and JSON (scripts; see fs_permissions in foundry.toml)
 
     function projectRoot() external view returns (string memory path);
+    function createDir(string calldata path, bool recursive) external;
     function writeFile(string calldata path, string calldata data) external;
     function readFile(string calldata path) external view returns (string memory data);
     function serializeAddress(string calldata objectKey, string calldata valueKey, address value)

@@ -4,7 +4,8 @@ pragma solidity 0.8.30;
 /// @title console
 /// @notice A few `console.log` overloads. forge (tests and scripts) intercepts static calls to
 /// the console address and prints them; on a real chain nothing exists there, so a call is a
-/// no-op. The selectors are forge's (`log(string)`, `log(string,uint256)`, ...).
+/// no-op. The selectors are forge's (`log(string)`, `log(string,uint256)`, ...); forge has no
+/// `log(string,bytes32)`: format a bytes32 with `vm.toString` first.
 library console {
     address internal constant CONSOLE = 0x000000000000000000636F6e736F6c652e6c6f67;
 
@@ -30,10 +31,6 @@ library console {
 
     function log(string memory message, string memory value) internal view {
         _send(abi.encodeWithSignature("log(string,string)", message, value));
-    }
-
-    function log(string memory message, bytes32 value) internal view {
-        _send(abi.encodeWithSignature("log(string,bytes32)", message, value));
     }
 
     // ---

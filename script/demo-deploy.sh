@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Local demo of the deploy: starts a throw-away anvil on a free loopback port, deploys the
+# collateral, the market factory and the gate with script/Deploy.s.sol, then reads the gate's
+# bounds and paramsHash back from the chain with `cast call`. anvil is stopped on any exit.
+#
+# The signer is anvil's own dev account 0, whose key anvil publishes (it is public and worthless
+# outside this local chain). It is read from anvil's --config-out file and handed to forge in
+# the environment (DEPLOYER_PRIVATE_KEY), never as a flag, so it shows up in no process list.
+# GATE_* / KEEPER_ADDRESS from the caller's environment pass through to the deploy script.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+FORGE="$root/.toolchain/bin/forge"
+ANVIL="$root/.toolchain/bin/anvil"
+CAST="$root/.toolchain/bin/cast"
+
+die() {
+  echo "demo-deploy: $*" >&2
+  exit 1
+}
+
+for tool in "$FORGE" "$ANVIL" "$CAST"; do
+  [[ -x "$tool" ]] || die "$tool not found: run 'make bootstrap' first"
+done
+command -v node >/dev/null || die "node not found (the pinned toolchain needs Node 20)"
+
+workdir="$(mktemp -d)"
+anvil_pid=""
+cleanup() {
+  if [[ -n "$anvil_pid" ]] && kill -0 "$anvil_pid" 2>/dev/null; then
+    kill "$anvil_pid" 2>/dev/null || true
+    wait "$anvil_pid" 2>/dev/null || true
+  fi
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A free loopback port, chosen by the kernel.
+port="$(node -e '
+  const s = require("net").createServer();
+  s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
+')" || die "could not find a free loopback port"
+rpc="http://127.0.0.1:$port"
+
+"$ANVIL" --host 127.0.0.1 --port "$port" --silent --config-out "$workdir/anvil.json" \
+  >"$workdir/anvil.log" 2>&1 &
+anvil_pid=$!
+
+# Wait for the RPC to answer (up to ~10 s), failing fast if anvil died (e.g. port taken).
+for _ in $(seq 1 50); do
+  kill -0 "$anvil_pid" 2>/dev/null || die "anvil exited at start: $(cat "$workdir/anvil.log")"
+  if "$CAST" chain-id --rpc-url "$rpc" >/dev/null 2>&1 && [[ -s "$workdir/anvil.json" ]]; then
+    break
+  fi
+  sleep 0.2
+done
+chain_id="$("$CAST" chain-id --rpc-url "$rpc" 2>/dev/null)" || die "anvil at $rpc did not answer"
+echo "demo-deploy: anvil up at $rpc (chain $chain_id)"
+
+DEPLOYER_PRIVATE_KEY="$(node -e '
+  const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  if (!c.private_keys || !c.private_keys[0]) process.exit(1);
+  process.stdout.write(c.private_keys[0]);
+' "$workdir/anvil.json")" || die "could not read anvil's dev key from its --config-out file"
+export DEPLOYER_PRIVATE_KEY
+
+if ! "$FORGE" script script/Deploy.s.sol --rpc-url "$rpc" --broadcast \
+  >"$workdir/deploy.log" 2>&1; then
+  cat "$workdir/deploy.log" >&2
+  die "forge script script/Deploy.s.sol failed (log above)"
+fi
+unset DEPLOYER_PRIVATE_KEY
+sed -n '/== Logs ==/,/^$/p' "$workdir/deploy.log"
+
+deployment="deployments/$chain_id.json"
+[[ -s "$deployment" ]] || die "$deployment was not written by the deploy script"
+gate="$(node -e '
+  const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  process.stdout.write(d.gate);
+' "$deployment")" || die "no gate address in $deployment"
+
+code="$("$CAST" code "$gate" --rpc-url "$rpc")"
+[[ "$code" != "0x" ]] || die "no code at the gate address $gate"
+
+bounds="$("$CAST" call "$gate" \
+  "bounds()((uint256,uint256,uint256,uint32,uint8,uint256))" --rpc-url "$rpc")" \
+  || die "cast call bounds() on $gate failed"
+params_hash="$("$CAST" call "$gate" "paramsHash()(bytes32)" --rpc-url "$rpc")" \
+  || die "cast call paramsHash() on $gate failed"
+
+echo
+echo "gate:        $gate"
+echo "bounds:      (minPrice, maxPrice, maxSize, minHeadroom, maxConcurrent, maxNotional)"
+echo "             $bounds"
+echo "paramsHash:  $params_hash"
+echo "(read back from chain $chain_id at $rpc; anvil stops now)"
