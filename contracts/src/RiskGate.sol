@@ -107,12 +107,12 @@ contract RiskGate is IRiskGate, Ownable2Step {
         // A keeper must not be able to point the gate at a look-alike market.
         if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
 
-        Snapshot memory s;
         Order memory order;
         uint8 verdict;
         uint16 failedMask;
-        (verdict, reason, failedMask) = _decide(market, raw, s, order);
-        emit Decision(market, promptHash, reason, verdict, failedMask, s, order, raw);
+        bytes memory snapshot;
+        (verdict, reason, failedMask, snapshot) = _decide(market, raw, order);
+        emit Decision(market, promptHash, reason, verdict, failedMask, snapshot, order, raw);
     }
 
     /// @inheritdoc IRiskGate
@@ -253,21 +253,26 @@ contract RiskGate is IRiskGate, Ownable2Step {
         s.collateralAvailable = _collateral.balanceOf(address(this));
     }
 
-    /// @dev Parses, reads, evaluates and, on PASS, executes; fills `s` and `order` in place.
-    function _decide(address market, string calldata raw, Snapshot memory s, Order memory order)
+    /// @dev Parses, reads, evaluates and, on PASS, executes, filling `order` in place. The
+    /// snapshot comes back ABI-encoded, or empty when the book was not read: 11 words of zeros
+    /// would cost 2_816 gas of log data on every ABSTAIN and would read like an empty book.
+    function _decide(address market, string calldata raw, Order memory order)
         internal
-        returns (uint8 verdict, uint8 reason, uint16 failedMask)
+        returns (uint8 verdict, uint8 reason, uint16 failedMask, bytes memory snapshot)
     {
         bool ok;
         (ok, verdict) = VerdictParser.tryParse(raw);
         if (!ok) {
-            return (VERDICT_INVALID, GateRules.INVALID_VERDICT, uint16(1 << GateRules.INVALID_VERDICT));
+            return (
+                VERDICT_INVALID, GateRules.INVALID_VERDICT, uint16(1 << GateRules.INVALID_VERDICT), ""
+            );
         }
         if (verdict == VerdictParser.ABSTAIN) {
             // Nothing else is evaluated, so the book is not read.
-            return (verdict, GateRules.ABSTAINED, uint16(1 << GateRules.ABSTAINED));
+            return (verdict, GateRules.ABSTAINED, uint16(1 << GateRules.ABSTAINED), "");
         }
 
+        Snapshot memory s;
         _readSnapshot(market, s);
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, verdict);
         if (o.reason == GateRules.PASS) {
@@ -276,7 +281,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
             order.cost = o.cost;
             (order.filled, order.spent) = _execute(market, verdict, o);
         }
-        return (verdict, o.reason, o.failedMask);
+        return (verdict, o.reason, o.failedMask, abi.encode(s));
     }
 
     /// @dev Sends the immediate-or-cancel order. The market may pull at most `cost` (the

@@ -90,8 +90,9 @@ interface IRiskGate {
 
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, VERDICT_INVALID when `raw` did not parse.
-    /// @param snapshot What the gate read; book fields are zero when the book was not read
-    /// (ABSTAIN and unparseable answers).
+    /// @param snapshot `abi.encode(Snapshot)` of what the gate read, or empty when it read
+    /// nothing (ABSTAIN and unparseable answers evaluate nothing else, so the book is not read;
+    /// an empty field says so, where zeros would look like an empty book).
     /// @param order Price, quantity and worst-case cost, and what actually filled and was spent.
     /// @param raw The model's answer exactly as submitted.
     event Decision(
@@ -100,7 +101,7 @@ interface IRiskGate {
         uint8 indexed reason,
         uint8 verdict,
         uint16 failedMask,
-        Snapshot snapshot,
+        bytes snapshot,
         Order order,
         string raw
     );
