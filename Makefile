@@ -22,8 +22,9 @@ test: bootstrap test-sol slither test-rust
 test-sol: bootstrap
 	FOUNDRY_PROFILE=ci $(FORGE) test
 
+## slither builds into its own out dir so it never races a forge build of the tests
 slither: bootstrap
-	$(SLITHER) . --config-file slither.config.json
+	FOUNDRY_OUT=out-slither FOUNDRY_CACHE_PATH=cache-slither $(SLITHER) . --config-file slither.config.json
 
 test-rust: bootstrap
 	$(FORGE) build
@@ -49,4 +50,4 @@ lint: bootstrap
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf out cache target
+	rm -rf out cache out-slither cache-slither target

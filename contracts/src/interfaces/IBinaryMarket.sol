@@ -84,7 +84,7 @@ interface IBinaryMarket {
         returns (uint256 filled, uint256 spent);
 
     /// @notice Finalizes the market; only the immutable resolver, only after expiry.
-    function resolve(bool upWins) external;
+    function resolve(bool upWon) external;
 
     /// @notice Pays one collateral unit per winning unit held by the caller; returns 0 (no
     /// revert) when the caller holds none, so a losing position can always be closed.

