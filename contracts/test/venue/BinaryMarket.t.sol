@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {Vm} from "../utils/Test.sol";
 import {VenueFixture} from "./VenueFixture.sol";
 import {IBinaryMarket} from "../../src/interfaces/IBinaryMarket.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {IERC20Errors} from "@openzeppelin/contracts/interfaces/draft-IERC6093.sol";
 
 /// @notice Unit tests of the binary market. Grid: tick 10_000, lot 100, minimum 200.
@@ -220,6 +221,19 @@ contract BinaryMarketTest is VenueFixture {
         vm.prank(alice);
         market.placeBid(420_000, 300);
         assertEq(market.bestBid(), 0, "nothing rests after a failed pull");
+    }
+
+    function test_placeBid_revertsWhenEscrowTotalWouldExceedCap() public {
+        // Totals are packed as uint88 (max ~3.09e26). q = 100 * 2^84 units at 0.99 escrows
+        // q * 990_000 / 1e6 = 99 * 2^84 ~ 1.9e27: SafeCast refuses, nothing wraps.
+        uint256 quantity = uint256(100) << 84;
+        uint256 escrow = uint256(99) << 84;
+        usd.mint(alice, escrow);
+        vm.expectRevert(
+            abi.encodeWithSelector(SafeCast.SafeCastOverflowedUintDowncast.selector, 88, escrow)
+        );
+        vm.prank(alice);
+        market.placeBid(990_000, quantity);
     }
 
     // --- cancel
