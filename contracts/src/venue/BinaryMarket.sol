@@ -85,7 +85,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         lotSize = lotSize_;
         minQuantity = minQuantity_;
         expiry = expiry_;
-        resolver = resolver_;
+        // slither-disable-next-line missing-zero-check
+        resolver = resolver_; // only MarketFactory deploys markets, and it refuses a zero resolver
     }
 
     // --- makers
@@ -187,6 +188,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         if (msg.sender != resolver) revert NotResolver(msg.sender, resolver);
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
         // forge-lint: disable-next-line(block-timestamp)
+        // slither-disable-next-line timestamp
         if (block.timestamp < expiry) revert NotYetExpired(block.timestamp, expiry);
         Top memory top = _top;
         if (top.finalized) revert AlreadyFinalized();
@@ -224,7 +226,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         mapping(uint256 => PriceLevel) storage side = bids ? _bidLevels : _askLevels;
         uint256 best = bids ? _top.bestBid : _top.bestAsk;
         // Two passes, so a huge `depth` never allocates more than the book holds.
-        uint256 count;
+        uint256 count = 0;
         for (uint256 p = best; p != 0 && count < depth; p = side[p].worse) {
             ++count;
         }
@@ -292,6 +294,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         top = _top;
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
         // forge-lint: disable-next-line(block-timestamp)
+        // slither-disable-next-line timestamp
         if (block.timestamp >= expiry || top.finalized) {
             revert TradingClosed(block.timestamp, expiry);
         }

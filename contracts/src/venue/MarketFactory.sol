@@ -17,6 +17,9 @@ contract MarketFactory is IMarketFactory {
     mapping(address market => bool created) private _isMarket;
 
     constructor(address collateral_) {
+        // A zero collateral makes every escrow pull revert: nothing can be lost, so the deployer's
+        // choice stands (the interface has no error for it).
+        // slither-disable-next-line missing-zero-check
         collateral = collateral_;
     }
 
@@ -36,7 +39,9 @@ contract MarketFactory is IMarketFactory {
         {
             revert InvalidGrid(tickSize, lotSize);
         }
+        // Expiry is wall-clock by design; seconds of validator skew do not matter here.
         // forge-lint: disable-next-line(block-timestamp)
+        // slither-disable-next-line timestamp
         if (expiry <= block.timestamp) revert InvalidExpiry(expiry, block.timestamp);
         if (resolver == address(0)) revert ZeroResolver();
 
