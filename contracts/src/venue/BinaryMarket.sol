@@ -187,8 +187,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     function resolve(bool upWins_) external {
         if (msg.sender != resolver) revert NotResolver(msg.sender, resolver);
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // forge-lint: disable-next-line(block-timestamp)
         // slither-disable-next-line timestamp
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp < expiry) revert NotYetExpired(block.timestamp, expiry);
         Top memory top = _top;
         if (top.finalized) revert AlreadyFinalized();
@@ -293,8 +293,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     function _requireOpen() private view returns (Top memory top) {
         top = _top;
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // forge-lint: disable-next-line(block-timestamp)
         // slither-disable-next-line timestamp
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp >= expiry || top.finalized) {
             revert TradingClosed(block.timestamp, expiry);
         }

@@ -40,8 +40,8 @@ contract MarketFactory is IMarketFactory {
             revert InvalidGrid(tickSize, lotSize);
         }
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // forge-lint: disable-next-line(block-timestamp)
         // slither-disable-next-line timestamp
+        // forge-lint: disable-next-line(block-timestamp)
         if (expiry <= block.timestamp) revert InvalidExpiry(expiry, block.timestamp);
         if (resolver == address(0)) revert ZeroResolver();
 

@@ -51,17 +51,15 @@ contract MarketFactoryTest is VenueFixture {
     }
 
     function test_createMarket_revertsWhenExpiryNow() public {
-        vm.expectRevert(
-            abi.encodeWithSelector(IMarketFactory.InvalidExpiry.selector, uint64(T0), T0)
-        );
-        factory.createMarket(TICK, LOT, 0, uint64(T0), resolver);
+        vm.expectRevert(abi.encodeWithSelector(IMarketFactory.InvalidExpiry.selector, T0_64, T0));
+        factory.createMarket(TICK, LOT, 0, T0_64, resolver);
     }
 
     function test_createMarket_revertsWhenExpiryPast() public {
         vm.expectRevert(
-            abi.encodeWithSelector(IMarketFactory.InvalidExpiry.selector, uint64(T0 - 1), T0)
+            abi.encodeWithSelector(IMarketFactory.InvalidExpiry.selector, T0_64 - 1, T0)
         );
-        factory.createMarket(TICK, LOT, 0, uint64(T0 - 1), resolver);
+        factory.createMarket(TICK, LOT, 0, T0_64 - 1, resolver);
     }
 
     function test_createMarket_revertsWhenResolverZero() public {
@@ -111,11 +109,12 @@ contract MarketFactoryTest is VenueFixture {
     function _nextAddress(address deployer) private view returns (address) {
         uint64 nonce = vm.getNonce(deployer);
         require(nonce > 0 && nonce < 0x80, "nonce outside the one-byte RLP case");
+        // casting to 'uint8' is safe because the nonce was just checked to be below 0x80.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        uint8 nonce8 = uint8(nonce);
         return address(
             uint160(
-                uint256(
-                    keccak256(abi.encodePacked(bytes1(0xd6), bytes1(0x94), deployer, uint8(nonce)))
-                )
+                uint256(keccak256(abi.encodePacked(bytes1(0xd6), bytes1(0x94), deployer, nonce8)))
             )
         );
     }

@@ -15,8 +15,9 @@ abstract contract VenueFixture is Test {
     uint256 internal constant TICK = 10_000;
     uint256 internal constant LOT = 100;
     uint256 internal constant MIN_QTY = 200;
-    uint256 internal constant T0 = 1_700_000_000;
-    uint64 internal constant EXPIRY = uint64(T0 + 3600);
+    uint64 internal constant T0_64 = 1_700_000_000;
+    uint256 internal constant T0 = T0_64;
+    uint64 internal constant EXPIRY = T0_64 + 3600;
     uint256 internal constant FUNDS = 1_000_000e6;
 
     TestCollateral internal usd;
