@@ -187,9 +187,10 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     function resolve(bool upWins_) external {
         if (msg.sender != resolver) revert NotResolver(msg.sender, resolver);
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // slither-disable-next-line timestamp
+        // slither-disable-start timestamp
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp < expiry) revert NotYetExpired(block.timestamp, expiry);
+        // slither-disable-end timestamp
         Top memory top = _top;
         if (top.finalized) revert AlreadyFinalized();
         top.finalized = true;
@@ -293,11 +294,12 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     function _requireOpen() private view returns (Top memory top) {
         top = _top;
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // slither-disable-next-line timestamp
+        // slither-disable-start timestamp
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp >= expiry || top.finalized) {
             revert TradingClosed(block.timestamp, expiry);
         }
+        // slither-disable-end timestamp
     }
 
     /// @dev The same grid and size rules for maker prices and taker limits. A zero quantity is

@@ -40,9 +40,10 @@ contract MarketFactory is IMarketFactory {
             revert InvalidGrid(tickSize, lotSize);
         }
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
-        // slither-disable-next-line timestamp
+        // slither-disable-start timestamp
         // forge-lint: disable-next-line(block-timestamp)
         if (expiry <= block.timestamp) revert InvalidExpiry(expiry, block.timestamp);
+        // slither-disable-end timestamp
         if (resolver == address(0)) revert ZeroResolver();
 
         market =
