@@ -1,0 +1,302 @@
+//! Two ways to run the compiled RiskGate: in-process in revm (fast, the default) and on a real
+//! anvil node through alloy (real transactions and `eth_call`s). Both answer the same two
+//! questions, "deploy this creation code" and "call this view", and report reverts with their
+//! exact data; neither interprets what the contract returned.
+
+use alloy::{
+    network::TransactionBuilder,
+    primitives::{Address, Bytes, TxKind},
+    providers::{Provider, ProviderBuilder, RootProvider},
+    rpc::types::TransactionRequest,
+};
+use revm::{
+    context::{result::Output, BlockEnv, CfgEnv, TxEnv},
+    context_interface::result::ExecutionResult,
+    database::{CacheDB, EmptyDB},
+    handler::{MainnetContext, MainnetEvm},
+    primitives::hardfork::SpecId,
+    Context, ExecuteCommitEvm, ExecuteEvm, MainBuilder,
+};
+use std::{
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("revm rejected the transaction before executing it: {0}")]
+    Revm(String),
+    #[error("could not start anvil at {path}: {source} (run `make bootstrap` first?)")]
+    AnvilSpawn { path: PathBuf, source: std::io::Error },
+    #[error("anvil did not listen on 127.0.0.1:{port} within {secs} s")]
+    AnvilTimeout { port: u16, secs: u64 },
+    #[error("no free loopback port: {0}")]
+    Port(std::io::Error),
+    #[error("anvil RPC failed: {0}")]
+    Rpc(String),
+    #[error("anvil has no unlocked account to deploy from")]
+    NoAccount,
+    #[error("the deployment transaction {0} has no receipt after automine")]
+    NoReceipt(String),
+    #[error("tokio runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What a call or a deployment did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Returned data (for a deployment: the new address, left-padded to 32 bytes is not used;
+    /// see [`Deployed`]).
+    Returned(Bytes),
+    /// `REVERT` with this data.
+    Reverted(Bytes),
+    /// Exceptional halt (out of gas, invalid opcode, ...): never expected from the gate.
+    Halted(String),
+}
+
+/// The result of deploying a gate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Deployed {
+    At(Address),
+    Failed(Outcome),
+}
+
+/// An EVM that can hold gates.
+pub trait Chain {
+    fn name(&self) -> &'static str;
+    fn deploy(&mut self, initcode: Bytes) -> Result<Deployed>;
+    fn call(&mut self, to: Address, data: Bytes) -> Result<Outcome>;
+}
+
+// --- revm
+
+const CALLER: Address = Address::new([0xde; 20]);
+/// Under every gas cap, enough for a 100 KB answer's calldata.
+const GAS_LIMIT: u64 = 16_000_000;
+
+/// An in-process EVM over an in-memory database, at the `prague` rules the contract is
+/// compiled for.
+pub struct RevmChain {
+    evm: MainnetEvm<MainnetContext<CacheDB<EmptyDB>>>,
+}
+
+impl Default for RevmChain {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RevmChain {
+    pub fn new() -> Self {
+        let ctx: MainnetContext<CacheDB<EmptyDB>> = Context::<BlockEnv, TxEnv, CfgEnv, _>::new(
+            CacheDB::new(EmptyDB::default()),
+            SpecId::PRAGUE,
+        )
+        .modify_cfg_chained(|cfg| {
+            // Calls come from an account with no nonce bookkeeping (the gate never looks at it);
+            // gas price and base fee are 0, so no ether is needed either.
+            cfg.disable_nonce_check = true;
+        });
+        Self { evm: ctx.build_mainnet() }
+    }
+
+    fn tx(kind: TxKind, data: Bytes) -> TxEnv {
+        TxEnv {
+            caller: CALLER,
+            kind,
+            data,
+            gas_limit: GAS_LIMIT,
+            gas_price: 0,
+            chain_id: None,
+            ..TxEnv::default()
+        }
+    }
+}
+
+fn outcome_of(result: ExecutionResult) -> (Outcome, Option<Address>) {
+    match result {
+        ExecutionResult::Success { output: Output::Call(data), .. } => {
+            (Outcome::Returned(data), None)
+        }
+        ExecutionResult::Success { output: Output::Create(data, address), .. } => {
+            (Outcome::Returned(data), address)
+        }
+        ExecutionResult::Revert { output, .. } => (Outcome::Reverted(output), None),
+        ExecutionResult::Halt { reason, .. } => (Outcome::Halted(format!("{reason:?}")), None),
+    }
+}
+
+impl Chain for RevmChain {
+    fn name(&self) -> &'static str {
+        "revm"
+    }
+
+    fn deploy(&mut self, initcode: Bytes) -> Result<Deployed> {
+        let result = self
+            .evm
+            .transact_commit(Self::tx(TxKind::Create, initcode))
+            .map_err(|e| Error::Revm(format!("{e:?}")))?;
+        Ok(match outcome_of(result) {
+            (_, Some(address)) => Deployed::At(address),
+            (outcome, None) => Deployed::Failed(outcome),
+        })
+    }
+
+    fn call(&mut self, to: Address, data: Bytes) -> Result<Outcome> {
+        // A view: execute and drop the state changes.
+        let result = self
+            .evm
+            .transact(Self::tx(TxKind::Call(to), data))
+            .map_err(|e| Error::Revm(format!("{e:?}")))?;
+        Ok(outcome_of(result.result).0)
+    }
+}
+
+// --- anvil
+
+/// A real anvil node, started on 127.0.0.1 and a free port, stopped when dropped.
+pub struct AnvilChain {
+    child: Child,
+    runtime: tokio::runtime::Runtime,
+    provider: RootProvider,
+    deployer: Address,
+    pub url: String,
+}
+
+/// The anvil binary installed by `make bootstrap`, found from the workspace root.
+pub fn default_anvil_path() -> PathBuf {
+    crate::artifact::workspace_root().join(".toolchain/bin/anvil")
+}
+
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(Error::Port)?;
+    let port = listener.local_addr().map_err(Error::Port)?.port();
+    Ok(port)
+}
+
+impl AnvilChain {
+    pub fn spawn(anvil: &Path) -> Result<Self> {
+        let port = free_port()?;
+        let child = Command::new(anvil)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--silent"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| Error::AnvilSpawn { path: anvil.to_path_buf(), source })?;
+        let mut chain_child = Some(child);
+        let wait_secs = 20;
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if started.elapsed() > Duration::from_secs(wait_secs) {
+                if let Some(mut c) = chain_child.take() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(Error::AnvilTimeout { port, secs: wait_secs });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let child = chain_child.take().ok_or(Error::NoAccount)?;
+        let url = format!("http://127.0.0.1:{port}");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::Runtime)?;
+        let parsed = url.parse().map_err(|e| Error::Rpc(format!("{e}")))?;
+        let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(parsed);
+        let mut chain = Self {
+            child,
+            runtime,
+            provider: provider.root().clone(),
+            deployer: Address::ZERO,
+            url,
+        };
+        let accounts = chain
+            .runtime
+            .block_on(chain.provider.get_accounts())
+            .map_err(|e| Error::Rpc(e.to_string()))?;
+        chain.deployer = *accounts.first().ok_or(Error::NoAccount)?;
+        Ok(chain)
+    }
+}
+
+impl Drop for AnvilChain {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Splits an RPC error into "the EVM reverted with this data" and "the RPC itself failed".
+fn rpc_outcome(err: alloy::transports::TransportError) -> Result<Outcome> {
+    if let Some(payload) = err.as_error_resp() {
+        if let Some(data) = payload.as_revert_data() {
+            return Ok(Outcome::Reverted(data));
+        }
+        // anvil reports a revert without data as "execution reverted" and no data field.
+        if payload.message.contains("revert") {
+            return Ok(Outcome::Reverted(Bytes::new()));
+        }
+        return Ok(Outcome::Halted(payload.message.to_string()));
+    }
+    Err(Error::Rpc(err.to_string()))
+}
+
+impl Chain for AnvilChain {
+    fn name(&self) -> &'static str {
+        "anvil"
+    }
+
+    fn deploy(&mut self, initcode: Bytes) -> Result<Deployed> {
+        let provider = self.provider.clone();
+        let from = self.deployer;
+        self.runtime.block_on(async move {
+            let tx = TransactionRequest::default()
+                .with_from(from)
+                .with_deploy_code(initcode.clone())
+                .with_gas_limit(GAS_LIMIT);
+            // Dry-run first: a refused constructor shows its revert data through eth_call.
+            if let Err(e) = provider.call(tx.clone()).await {
+                return rpc_outcome(e).map(Deployed::Failed);
+            }
+            let pending = match provider.send_transaction(tx).await {
+                Ok(p) => p,
+                Err(e) => return rpc_outcome(e).map(Deployed::Failed),
+            };
+            let hash = *pending.tx_hash();
+            // anvil mines each transaction as it arrives; allow a few short polls all the same.
+            for _ in 0..100 {
+                if let Some(receipt) = provider
+                    .get_transaction_receipt(hash)
+                    .await
+                    .map_err(|e| Error::Rpc(e.to_string()))?
+                {
+                    return Ok(match receipt.contract_address {
+                        Some(address) if receipt.status() => Deployed::At(address),
+                        _ => Deployed::Failed(Outcome::Halted(format!(
+                            "deployment {hash} failed on chain"
+                        ))),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(Error::NoReceipt(hash.to_string()))
+        })
+    }
+
+    fn call(&mut self, to: Address, data: Bytes) -> Result<Outcome> {
+        let provider = self.provider.clone();
+        self.runtime.block_on(async move {
+            let tx = TransactionRequest::default().with_to(to).with_input(data);
+            match provider.call(tx).await {
+                Ok(out) => Ok(Outcome::Returned(out)),
+                Err(e) => rpc_outcome(e),
+            }
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! Renders a disagreement as a forge test function, ready to paste into a test contract that
+//! derives from the project's `Test` base (`contracts/test/utils/Test.sol`) and imports
+//! `RiskGate` and `IRiskGate`. The expected values are the reference model's, which follow the
+//! specification; the comment says what the contract returned instead.
+
+use crate::{
+    abi,
+    diff::Mismatch,
+    evm::{Deployed, Outcome},
+    model::{Bounds, Snapshot},
+};
+use alloy::primitives::{hex, U256};
+use std::fmt::Write;
+
+fn num(v: U256) -> String {
+    if v == U256::MAX {
+        "type(uint256).max".to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+fn bytes_literal(b: &[u8]) -> String {
+    format!("hex\"{}\"", hex::encode(b))
+}
+
+fn deploy_lines(out: &mut String, bounds: &Bounds) {
+    let _ = writeln!(out, "        IRiskGate.Params memory bounds = IRiskGate.Params({{");
+    let _ = writeln!(out, "            minPrice: {},", num(bounds.min_price));
+    let _ = writeln!(out, "            maxPrice: {},", num(bounds.max_price));
+    let _ = writeln!(out, "            maxSize: {},", num(bounds.max_size));
+    let _ = writeln!(out, "            minHeadroom: {},", bounds.min_headroom_secs);
+    let _ = writeln!(out, "            maxConcurrent: {},", bounds.max_concurrent);
+    let _ = writeln!(out, "            maxNotional: {}", num(bounds.max_notional));
+    let _ = writeln!(out, "        }});");
+}
+
+const NEW_GATE: &str = "new RiskGate(bounds, address(uint160(0xc0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0)), address(uint160(0xfafafafafafafafafafafafafafafafafafafafa)), address(uint160(0x4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b)))";
+
+fn snapshot_lines(out: &mut String, s: &Snapshot) {
+    let _ = writeln!(out, "        IRiskGate.Snapshot memory s = IRiskGate.Snapshot({{");
+    let _ = writeln!(out, "            bestBid: {},", num(s.best_bid));
+    let _ = writeln!(out, "            bestAsk: {},", num(s.best_ask));
+    let _ = writeln!(out, "            tickSize: {},", num(s.tick_size));
+    let _ = writeln!(out, "            lotSize: {},", num(s.lot_size));
+    let _ = writeln!(out, "            minQuantity: {},", num(s.min_quantity));
+    let _ = writeln!(out, "            expirySec: {},", s.expiry_sec);
+    let _ = writeln!(out, "            nowSec: {},", s.now_sec);
+    let _ = writeln!(out, "            finalized: {},", s.finalized);
+    let _ = writeln!(out, "            openPositions: {},", s.open_positions);
+    let _ = writeln!(out, "            openNotional: {},", num(s.open_notional));
+    let _ = writeln!(out, "            collateralAvailable: {}", num(s.collateral_available));
+    let _ = writeln!(out, "        }});");
+}
+
+fn describe(o: &Outcome) -> String {
+    match o {
+        Outcome::Returned(d) => match abi::decode_decision(d) {
+            Some(dec) if d.len() == 160 => format!(
+                "returned reason {} mask {} pricePaid {} quantity {} cost {}",
+                dec.reason, dec.failed_mask, dec.price_paid, dec.quantity, dec.cost
+            ),
+            _ => format!("returned 0x{}", hex::encode(d)),
+        },
+        Outcome::Reverted(d) => format!("reverted {}", abi::describe_revert(d)),
+        Outcome::Halted(r) => format!("halted ({r})"),
+    }
+}
+
+/// The whole test function.
+pub fn render(m: &Mismatch, name: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "    /// Found by `gate-sim diff`; expected values from the reference model (the spec)."
+    );
+    match m {
+        Mismatch::Deploy { got, .. } => {
+            let got = match got {
+                Deployed::At(a) => format!("deployed at {a}"),
+                Deployed::Failed(o) => describe(o),
+            };
+            let _ = writeln!(out, "    /// The contract {got}.");
+        }
+        Mismatch::Parse { got, .. } | Mismatch::Evaluate { got, .. } => {
+            let _ = writeln!(out, "    /// The contract {}.", describe(got));
+        }
+    }
+    let _ = writeln!(out, "    function {name}() public {{");
+    match m {
+        Mismatch::Deploy { bounds, expected, .. } => {
+            deploy_lines(&mut out, bounds);
+            if let Some(first) = expected.first() {
+                for alt in expected.iter().skip(1) {
+                    let _ = writeln!(
+                        out,
+                        "        // also acceptable (several rules broken): {}",
+                        abi::describe_revert(alt)
+                    );
+                }
+                let _ = writeln!(out, "        // {}", abi::describe_revert(first));
+                let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(first));
+                let _ = writeln!(out, "        {NEW_GATE};");
+            } else {
+                let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+                let _ = writeln!(out, "        assertTrue(address(gate).code.length > 0);");
+            }
+        }
+        Mismatch::Parse { bounds, answer, expected, .. } => {
+            deploy_lines(&mut out, bounds);
+            let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+            let _ = writeln!(out, "        // raw answer: {:?}", String::from_utf8_lossy(answer));
+            match expected {
+                Outcome::Reverted(data) => {
+                    let _ = writeln!(out, "        // {}", abi::describe_revert(data));
+                    let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(data));
+                    let _ = writeln!(out, "        gate.parseVerdict({});", bytes_literal(answer));
+                }
+                Outcome::Returned(data) => {
+                    let code = data.last().copied().unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "        assertEq(uint256(gate.parseVerdict({})), {code});",
+                        bytes_literal(answer)
+                    );
+                }
+                Outcome::Halted(_) => {}
+            }
+        }
+        Mismatch::Evaluate { bounds, snapshot, verdict, expected, .. } => {
+            deploy_lines(&mut out, bounds);
+            let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+            snapshot_lines(&mut out, snapshot);
+            let _ = writeln!(
+                out,
+                "        (uint8 reason, uint16 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost) ="
+            );
+            let _ = writeln!(out, "            gate.evaluate(s, {verdict});");
+            if let Outcome::Returned(data) = expected {
+                if let Some(d) = abi::decode_decision(data) {
+                    let _ = writeln!(
+                        out,
+                        "        assertEq(uint256(reason), {}, \"reason\");",
+                        d.reason
+                    );
+                    let _ = writeln!(
+                        out,
+                        "        assertEq(uint256(failedMask), {}, \"failedMask\");",
+                        d.failed_mask
+                    );
+                    let _ = writeln!(
+                        out,
+                        "        assertEq(pricePaid, {}, \"pricePaid\");",
+                        num(d.price_paid)
+                    );
+                    let _ = writeln!(
+                        out,
+                        "        assertEq(quantity, {}, \"quantity\");",
+                        num(d.quantity)
+                    );
+                    let _ = writeln!(out, "        assertEq(cost, {}, \"cost\");", num(d.cost));
+                }
+            }
+        }
+    }
+    let _ = writeln!(out, "    }}");
+    out
+}

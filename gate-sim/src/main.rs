@@ -1,0 +1,282 @@
+//! `gate-sim`: the command line over the reference model, the differential, the hostile
+//! corpus, the simulator and the benchmark. Every subcommand exits non-zero when the property it
+//! checks does not hold.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use eyre::{bail, eyre, WrapErr};
+use gate_sim::{
+    artifact::{self, GateArtifact},
+    bench, corpus, diff,
+    evm::{self, AnvilChain, Chain, RevmChain},
+    sim::{self, ModelKind, SimConfig},
+};
+use std::{io::Write, path::PathBuf};
+
+/// Reference model, differential fuzzing and adversarial simulation for RiskGate.
+#[derive(Parser, Debug)]
+#[command(name = "gate-sim", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    /// In-process EVM (fast).
+    Revm,
+    /// A real anvil node on 127.0.0.1, through alloy.
+    Anvil,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ContractArgs {
+    /// forge's artifact of the gate (bytecode and ABI).
+    #[arg(long, default_value_os_t = artifact::default_artifact_path())]
+    artifact: PathBuf,
+    /// The anvil binary.
+    #[arg(long, default_value_os_t = evm::default_anvil_path())]
+    anvil: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run cases on the compiled RiskGate and on the reference model; any difference fails with
+    /// the shrunk case printed as a forge test.
+    Diff {
+        /// Cases to run (one parseVerdict and one evaluate each).
+        #[arg(long, default_value_t = 10_000)]
+        cases: u64,
+        #[arg(long, value_enum, default_value_t = Backend::Revm)]
+        backend: Backend,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the forge test of a disagreement to this file.
+        #[arg(long)]
+        forge_out: Option<PathBuf>,
+        #[command(flatten)]
+        contract: ContractArgs,
+    },
+    /// Run the hostile corpus against the reference model and the compiled contract.
+    Corpus {
+        #[arg(long, default_value_os_t = corpus::default_corpus_path())]
+        corpus: PathBuf,
+        /// Also run it on a real anvil node.
+        #[arg(long)]
+        with_anvil: bool,
+        #[command(flatten)]
+        contract: ContractArgs,
+    },
+    /// Simulate markets, models and settlement through the gate; write results/SIMULATION.md.
+    Simulate {
+        #[arg(long, default_value_t = 100)]
+        markets: usize,
+        #[arg(long, default_value_t = 1_000)]
+        steps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// One model or several, comma separated.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "builtin")]
+        model: Vec<ModelKind>,
+        /// Decide with the compiled contract (in revm) instead of the reference model.
+        #[arg(long)]
+        evm: bool,
+        #[arg(long, default_value_os_t = artifact::workspace_root().join("results/SIMULATION.md"))]
+        out: PathBuf,
+        #[arg(long, default_value_os_t = artifact::default_artifact_path())]
+        artifact: PathBuf,
+    },
+    /// Speed figures as a markdown section (stdout, or --out).
+    Bench {
+        /// Write the section here (the lead assembles results/BENCH.md from sections).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 20_000)]
+        cases: u64,
+        #[arg(long, default_value_t = 500)]
+        anvil_cases: u64,
+        /// Skip the anvil figure.
+        #[arg(long)]
+        no_anvil: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        contract: ContractArgs,
+    },
+}
+
+fn main() -> eyre::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Diff { cases, backend, seed, forge_out, contract } => {
+            run_diff(cases, backend, seed, forge_out, &contract)
+        }
+        Command::Corpus { corpus, with_anvil, contract } => {
+            run_corpus(&corpus, with_anvil, &contract)
+        }
+        Command::Simulate { markets, steps, seed, model, evm, out, artifact } => {
+            run_simulate(markets, steps, seed, &model, evm, &out, &artifact)
+        }
+        Command::Bench { out, cases, anvil_cases, no_anvil, seed, contract } => {
+            let artifact = GateArtifact::load(&contract.artifact)?;
+            let config =
+                bench::BenchConfig { reference_secs: 2.0, revm_cases: cases, anvil_cases, seed };
+            let anvil = (!no_anvil).then_some(contract.anvil.as_path());
+            let report = bench::run(&config, &artifact, anvil)?;
+            let section = bench::markdown(&report);
+            match out {
+                Some(path) => {
+                    write_file(&path, &section)?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => print!("{section}"),
+            }
+            Ok(())
+        }
+    }
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> eyre::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).wrap_err_with(|| format!("writing {}", path.display()))
+}
+
+fn open_chain(backend: Backend, contract: &ContractArgs) -> eyre::Result<Box<dyn Chain>> {
+    Ok(match backend {
+        Backend::Revm => Box::new(RevmChain::new()),
+        Backend::Anvil => Box::new(AnvilChain::spawn(&contract.anvil)?),
+    })
+}
+
+fn run_diff(
+    cases: u64,
+    backend: Backend,
+    seed: u64,
+    forge_out: Option<PathBuf>,
+    contract: &ContractArgs,
+) -> eyre::Result<()> {
+    let artifact = GateArtifact::load(&contract.artifact)?;
+    let mut chain = open_chain(backend, contract)?;
+    let name = chain.name();
+    eprintln!(
+        "gate-sim diff: {cases} cases on {name}, seed {seed}, gate {}",
+        artifact.path.display()
+    );
+    let mut progress = |done: u64, total: u64| {
+        eprint!("\r[{name}] {done}/{total} cases");
+        let _ = std::io::stderr().flush();
+    };
+    let report = diff::run(chain.as_mut(), &artifact, cases, seed, &mut progress)?;
+    eprintln!();
+    match &report.mismatch {
+        None => {
+            println!(
+                "diff: {} cases on {} agree with the reference model ({} gates, {} refused by the constructor as expected), {:.0} cases/s, seed {}",
+                report.rows,
+                report.backend,
+                report.gates,
+                report.refused_constructors,
+                report.rows_per_sec(),
+                report.seed
+            );
+            Ok(())
+        }
+        Some(m) => {
+            let test = m.forge_test(&format!("test_gateSim_diffSeed{seed}"));
+            println!("DISAGREEMENT after {} cases (seed {seed}): {}", report.rows, m.describe());
+            println!("\nMinimized case as a forge test:\n\n{test}");
+            if let Some(path) = forge_out {
+                write_file(&path, &test)?;
+            }
+            bail!("the contract and the reference model disagree")
+        }
+    }
+}
+
+fn run_corpus(
+    path: &std::path::Path,
+    with_anvil: bool,
+    contract: &ContractArgs,
+) -> eyre::Result<()> {
+    let entries = corpus::load(path)?;
+    let artifact = GateArtifact::load(&contract.artifact)?;
+    let mut tallies = vec![("reference model", corpus::run_reference(&entries))];
+    let mut revm = RevmChain::new();
+    tallies.push(("RiskGate in revm", corpus::run_contract(&mut revm, &artifact, &entries)?));
+    if with_anvil {
+        let mut anvil = AnvilChain::spawn(&contract.anvil)?;
+        tallies.push(("RiskGate on anvil", corpus::run_contract(&mut anvil, &artifact, &entries)?));
+    }
+    println!("corpus {}: {} answers", path.display(), entries.len());
+    let mut ok = true;
+    for (who, t) in &tallies {
+        println!("  {}", t.summary(who));
+        for (line, got) in t.wrong.iter().take(20) {
+            println!("    line {line}: got {got}");
+        }
+        ok &= t.all_right();
+    }
+    if !ok {
+        bail!("the corpus is not 100 % refused / 100 % accepted by every implementation");
+    }
+    Ok(())
+}
+
+fn run_simulate(
+    markets: usize,
+    steps: usize,
+    seed: u64,
+    models: &[ModelKind],
+    use_evm: bool,
+    out: &std::path::Path,
+    artifact_path: &std::path::Path,
+) -> eyre::Result<()> {
+    if markets == 0 || steps == 0 {
+        bail!("--markets and --steps must be at least 1");
+    }
+    let artifact = if use_evm { Some(GateArtifact::load(artifact_path)?) } else { None };
+    let mut doc = String::from("# Simulation\n\n");
+    doc.push_str("Written by `gate-sim simulate`. Synthetic binary markets drift around a hidden probability; a model answers each step; every decision goes through the gate; positions settle when markets resolve.\n\n");
+    doc.push_str(sim::CHECKS);
+    doc.push_str("\n\n");
+    let mut total_violations = 0;
+    let mut total_disagreements = 0;
+    for &model in models {
+        let config = SimConfig {
+            markets,
+            steps,
+            seed,
+            model,
+            bounds: sim::default_bounds(),
+            initial_collateral: alloy::primitives::U256::from(1_000_000_000u64),
+            step_secs: 60,
+        };
+        let report = sim::run(&config, artifact.as_ref())?;
+        let command = format!(
+            "gate-sim simulate --markets {markets} --steps {steps} --seed {seed} --model {}{}",
+            model.name(),
+            if use_evm { " --evm" } else { "" }
+        );
+        println!(
+            "{}: {} decisions, {} accepted, {} violations, {} disagreements, {:.0} decisions/s",
+            model.name(),
+            report.decisions,
+            report.accepted,
+            report.violations,
+            report.disagreements,
+            report.decisions_per_sec()
+        );
+        total_violations += report.violations;
+        total_disagreements += report.disagreements;
+        doc.push_str(&sim::markdown(&report, &command));
+    }
+    write_file(out, &doc)?;
+    println!("wrote {}", out.display());
+    if total_violations > 0 || total_disagreements > 0 {
+        return Err(eyre!(
+            "{total_violations} violations and {total_disagreements} disagreements found"
+        ));
+    }
+    Ok(())
+}
