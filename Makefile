@@ -5,7 +5,7 @@ FORGE := .toolchain/bin/forge
 SLITHER := .toolchain/venv/bin/slither
 CARGO ?= cargo
 
-.PHONY: all bootstrap build test test-sol test-rust slither demo bench fmt lint clean
+.PHONY: all bootstrap build test test-sol test-rust slither demo deploy-local bench fmt lint clean
 
 all: build
 
@@ -29,6 +29,10 @@ slither: bootstrap
 test-rust: bootstrap
 	$(FORGE) build
 	$(CARGO) test --release --locked --workspace
+
+## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
+deploy-local: bootstrap
+	./script/demo-deploy.sh
 
 ## demo: start anvil, deploy, run the agent, write results/
 demo: bootstrap
