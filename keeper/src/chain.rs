@@ -1,0 +1,159 @@
+//! Chain access: providers, the keeper's signer, and the checks that turn a wrong endpoint, a
+//! wrong chain or a wrong address into a one-line error that says how to fix it.
+
+use crate::{bindings::IRiskGate, cli::ChainConfig};
+use alloy::{
+    network::EthereumWallet,
+    primitives::{Address, B256},
+    providers::{DynProvider, Provider, ProviderBuilder},
+    signers::local::{LocalSigner, PrivateKeySigner},
+};
+use std::{future::Future, path::Path, time::Duration};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    #[error("cannot reach the RPC at {url}: {reason}; is the node running and the URL right?")]
+    Unreachable { url: String, reason: String },
+    #[error("the RPC reports chain {actual} but {expected} was expected: wrong --rpc-url or --chain-id?")]
+    WrongChain { expected: u64, actual: u64 },
+    #[error("gate at {addr} has no code on chain {chain_id}: wrong --gate or wrong RPC?")]
+    NoCode { addr: Address, chain_id: u64 },
+    #[error(
+        "{addr} on chain {chain_id} does not answer like a RiskGate ({reason}): wrong --gate?"
+    )]
+    NotAGate { addr: Address, chain_id: u64, reason: String },
+    #[error("no keeper key: set KEEPER_PRIVATE_KEY (hex) or pass --keystore FILE with KEEPER_KEYSTORE_PASSWORD")]
+    MissingKey,
+    #[error(
+        "KEEPER_PRIVATE_KEY is not a valid hex private key (value withheld); fix the variable"
+    )]
+    BadKey,
+    #[error("cannot open keystore {path}: {reason}; check the file and KEEPER_KEYSTORE_PASSWORD")]
+    Keystore { path: String, reason: String },
+    #[error("RPC call failed: {0}")]
+    Rpc(String),
+}
+
+pub type Result<T> = std::result::Result<T, ChainError>;
+
+/// The first anvil development key. It is public knowledge, so it is only ever used against an
+/// anvil the keeper spawned itself (`demo`, `bench`, tests).
+pub const ANVIL_DEV_KEY_0: &str =
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+/// The second anvil development key (maker and resolver in local scenarios).
+pub const ANVIL_DEV_KEY_1: &str =
+    "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+
+/// Loads the keeper key from KEEPER_PRIVATE_KEY or an encrypted keystore. The key itself never
+/// reaches an error message or a log line.
+pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
+    if let Some(path) = keystore {
+        let password = std::env::var("KEEPER_KEYSTORE_PASSWORD").unwrap_or_default();
+        return LocalSigner::decrypt_keystore(path, password).map_err(|e| ChainError::Keystore {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        });
+    }
+    let raw = std::env::var("KEEPER_PRIVATE_KEY").map_err(|_| ChainError::MissingKey)?;
+    raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
+}
+
+/// A signer from a known public development key (local anvil only).
+pub fn dev_signer(key: &str) -> Result<PrivateKeySigner> {
+    key.parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
+}
+
+/// Read-only provider.
+pub fn read_provider(url: &reqwest::Url) -> DynProvider {
+    ProviderBuilder::new().connect_http(url.clone()).erased()
+}
+
+/// Signing provider with a local nonce cache, so many transactions can be in flight at once
+/// without each fetching its nonce (the keeper is the only sender for its key).
+pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> DynProvider {
+    ProviderBuilder::new()
+        .disable_recommended_fillers()
+        .with_cached_nonce_management()
+        .with_gas_estimation()
+        .fetch_chain_id()
+        .wallet(EthereumWallet::from(signer))
+        .connect_http(url.clone())
+        .erased()
+}
+
+/// Connects and checks the chain id.
+pub async fn connect_checked(cfg: &ChainConfig) -> Result<(DynProvider, u64)> {
+    let provider = read_provider(&cfg.rpc_url);
+    let chain_id = provider.get_chain_id().await.map_err(|e| ChainError::Unreachable {
+        url: cfg.rpc_url.to_string(),
+        reason: short(&e.to_string()),
+    })?;
+    if let Some(expected) = cfg.expected_chain_id {
+        if expected != chain_id {
+            return Err(ChainError::WrongChain { expected, actual: chain_id });
+        }
+    }
+    Ok((provider, chain_id))
+}
+
+/// Checks that `gate` has code and answers like a RiskGate (a label for code 11 and a bounds
+/// hash), so a wrong address fails before anything is sent.
+pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) -> Result<B256> {
+    let code =
+        provider.get_code_at(gate).await.map_err(|e| ChainError::Rpc(short(&e.to_string())))?;
+    if code.is_empty() {
+        return Err(ChainError::NoCode { addr: gate, chain_id });
+    }
+    let contract = IRiskGate::new(gate, provider);
+    let not_gate = |e: alloy::contract::Error| ChainError::NotAGate {
+        addr: gate,
+        chain_id,
+        reason: short(&e.to_string()),
+    };
+    contract.reasonLabel(11).call().await.map_err(not_gate)?;
+    contract.paramsHash().call().await.map_err(not_gate)
+}
+
+/// Retries `op` with bounded exponential backoff (250 ms doubling up to 8 s) while `attempts`
+/// remain; returns the last error. Used when the node goes away mid-cycle.
+pub async fn with_backoff<T, E, F, Fut>(attempts: u32, mut op: F) -> std::result::Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = std::result::Result<T, E>>,
+    E: std::fmt::Display,
+{
+    let mut delay = Duration::from_millis(250);
+    let mut tries = 0;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                tries += 1;
+                if tries >= attempts {
+                    return Err(e);
+                }
+                eprintln!(
+                    "keeper: {} (retry {tries}/{attempts} in {:?})",
+                    short(&e.to_string()),
+                    delay
+                );
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(8));
+            }
+        }
+    }
+}
+
+/// Error text trimmed to one readable line.
+pub fn short(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    if line.len() > 240 {
+        let mut end = 240;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &line[..end])
+    } else {
+        line.to_string()
+    }
+}

@@ -1,0 +1,344 @@
+//! Command line: clap derive `Args` parsed into a checked `Config`. Endpoints come from flags
+//! with environment fallbacks; secrets (the keeper key, the inference API key) only ever come
+//! from the environment or an encrypted keystore, never from a flag or a file in the repo.
+
+use alloy::primitives::Address;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::{path::PathBuf, time::Duration};
+
+/// Configuration errors: each says what is wrong and how to fix it, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
+    MissingRpc,
+    #[error("RPC endpoint {0:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
+    BadRpc(String),
+    #[error("no gate address: pass --gate or set KEEPER_GATE (see deployments/<chain-id>.json)")]
+    MissingGate,
+    #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
+    MissingOpenAiUrl,
+    #[error("--model openai needs a model name: pass --openai-model or set KEEPER_OPENAI_MODEL")]
+    MissingOpenAiModel,
+    #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
+    MissingReplayFile,
+    #[error("cannot read {path}: {source}; check the path")]
+    ReadFile { path: PathBuf, source: std::io::Error },
+    #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
+    ZeroReask,
+}
+
+pub type Result<T> = std::result::Result<T, ConfigError>;
+
+/// The riskgate keeper: asks a model about binary markets and relays its one-word answer to an
+/// on-chain RiskGate, which alone decides price and size; publishes every decision.
+#[derive(Debug, Parser)]
+#[command(name = "keeper", version, about, long_about = None)]
+pub struct Args {
+    /// Project root (holds contracts/, results/ and deployments/).
+    #[arg(long, global = true, default_value = ".", env = "KEEPER_ROOT")]
+    pub root: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Deploy the gate (and, on a local chain, the test collateral and market factory) and save
+    /// the addresses to deployments/<chain-id>.json. The key comes from KEEPER_PRIVATE_KEY or
+    /// --keystore (password in KEEPER_KEYSTORE_PASSWORD).
+    Deploy(DeployArgs),
+    /// Run the bot: discover markets, ask the model, submit verdicts, redeem, record.
+    Run(RunArgs),
+    /// Rebuild results/feed.jsonl and results/RESULTS.md from chain logs alone, and check the
+    /// gate's code on chain against the compiled source.
+    Report(ReportArgs),
+    /// Spawn a local anvil, deploy, play every scenario, resolve, redeem and write results/.
+    Demo(DemoArgs),
+    /// Measure throughput, memory and gas; writes results/bench/keeper.md.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ChainArgs {
+    /// JSON-RPC endpoint of the chain.
+    #[arg(long, env = "KEEPER_RPC_URL")]
+    pub rpc_url: Option<String>,
+    /// Refuse to act unless the RPC reports this chain id.
+    #[arg(long, env = "KEEPER_CHAIN_ID")]
+    pub chain_id: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KeyArgs {
+    /// Encrypted JSON keystore holding the keeper key (password from KEEPER_KEYSTORE_PASSWORD).
+    #[arg(long, env = "KEEPER_KEYSTORE")]
+    pub keystore: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeployArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// Existing collateral token; without it a TestCollateral is deployed (local chains).
+    #[arg(long, env = "KEEPER_COLLATERAL")]
+    pub collateral: Option<Address>,
+    /// Existing market factory; without it a MarketFactory is deployed.
+    #[arg(long, env = "KEEPER_FACTORY")]
+    pub factory: Option<Address>,
+    /// Keeper address allowed to submit verdicts (default: the deployer).
+    #[arg(long)]
+    pub keeper: Option<Address>,
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+}
+
+/// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BoundsArgs {
+    /// Lowest price paid per unit of the token bought (1e6 = 1.0).
+    #[arg(long, default_value_t = 50_000)]
+    pub min_price: u64,
+    /// Highest price paid per unit of the token bought (< 1e6).
+    #[arg(long, default_value_t = 950_000)]
+    pub max_price: u64,
+    /// Order quantity before lot snapping, in collateral base units of payout.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub max_size: u64,
+    /// Seconds that must remain before a market's expiry (>= 120).
+    #[arg(long, default_value_t = 600)]
+    pub min_headroom: u32,
+    /// Open positions allowed at once.
+    #[arg(long, default_value_t = 3)]
+    pub max_concurrent: u8,
+    /// Collateral at risk across open positions, in base units.
+    #[arg(long, default_value_t = 15_000_000)]
+    pub max_notional: u64,
+}
+
+/// Which inference provider answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelKind {
+    /// Deterministic rule-based strategy over the rendered book; needs no network.
+    Builtin,
+    /// Any OpenAI-compatible /v1/chat/completions endpoint (API key from KEEPER_OPENAI_API_KEY).
+    Openai,
+    /// Answers read from --replay-file, one JSON-escaped string per line.
+    Replay,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// The RiskGate to drive.
+    #[arg(long, env = "KEEPER_GATE")]
+    pub gate: Option<Address>,
+    /// Inference provider.
+    #[arg(long, value_enum, default_value_t = ModelKind::Builtin, env = "KEEPER_MODEL")]
+    pub model: ModelKind,
+    /// Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8080).
+    #[arg(long, env = "KEEPER_OPENAI_URL")]
+    pub openai_url: Option<String>,
+    /// Model name sent to the OpenAI-compatible server.
+    #[arg(long, env = "KEEPER_OPENAI_MODEL")]
+    pub openai_model: Option<String>,
+    /// File of answers for --model replay.
+    #[arg(long)]
+    pub replay_file: Option<PathBuf>,
+    /// Strategy text appended to the fixed system prompt (recorded by hash in every row).
+    #[arg(long)]
+    pub strategy: Option<PathBuf>,
+    /// Seconds of chain time before the same market is asked again.
+    #[arg(long, default_value_t = 3600)]
+    pub reask_secs: u64,
+    /// Seconds to sleep between cycles.
+    #[arg(long, default_value_t = 15)]
+    pub interval_secs: u64,
+    /// Seconds to wait for one inference answer.
+    #[arg(long, default_value_t = 30)]
+    pub inference_timeout_secs: u64,
+    /// Run one cycle and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Simulate every call (eth_call) and send nothing; results/ is not touched.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// First block to scan for the factory's and the gate's logs (default: from
+    /// deployments/<chain-id>.json, else 0).
+    #[arg(long)]
+    pub from_block: Option<u64>,
+    /// Largest block range of one eth_getLogs query.
+    #[arg(long, default_value_t = 5_000)]
+    pub log_range: u64,
+    /// Markets read and asked concurrently.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Directory the feed and RESULTS.md are written to.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    /// The RiskGate whose record is rebuilt.
+    #[arg(long, env = "KEEPER_GATE")]
+    pub gate: Option<Address>,
+    /// Compare with the files on disk instead of writing; exit non-zero on any difference.
+    #[arg(long)]
+    pub check: bool,
+    /// Reload a saved anvil state (from `keeper demo`) into a fresh local anvil and check
+    /// against it; the gate address then defaults to the one saved beside it.
+    #[arg(long)]
+    pub load_state: Option<PathBuf>,
+    /// First block to scan (default: deployments/<chain-id>.json, else 0).
+    #[arg(long)]
+    pub from_block: Option<u64>,
+    /// Largest block range of one eth_getLogs query.
+    #[arg(long, default_value_t = 5_000)]
+    pub log_range: u64,
+    /// Directory holding feed.jsonl and RESULTS.md.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// The anvil binary (the pinned toolchain's).
+    #[arg(long, default_value = ".toolchain/bin/anvil")]
+    pub anvil: PathBuf,
+    /// Directory results are written to.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// The anvil binary (the pinned toolchain's).
+    #[arg(long, default_value = ".toolchain/bin/anvil")]
+    pub anvil: PathBuf,
+    /// Markets in the throughput run.
+    #[arg(long, default_value_t = 200)]
+    pub markets: usize,
+    /// Markets in the memory run.
+    #[arg(long, default_value_t = 1_000)]
+    pub rss_markets: usize,
+    /// Output file.
+    #[arg(long, default_value = "results/bench/keeper.md")]
+    pub out: PathBuf,
+}
+
+/// Where the keeper's chain access points, checked.
+#[derive(Debug, Clone)]
+pub struct ChainConfig {
+    pub rpc_url: reqwest::Url,
+    pub expected_chain_id: Option<u64>,
+}
+
+impl ChainArgs {
+    pub fn to_config(&self) -> Result<ChainConfig> {
+        let raw = self.rpc_url.as_deref().ok_or(ConfigError::MissingRpc)?;
+        let rpc_url = raw.parse().map_err(|_| ConfigError::BadRpc(raw.to_string()))?;
+        Ok(ChainConfig { rpc_url, expected_chain_id: self.chain_id })
+    }
+}
+
+/// The inference provider chosen, with everything it needs (the API key is read later, from
+/// the environment, and never stored here).
+#[derive(Debug, Clone)]
+pub enum ModelConfig {
+    Builtin,
+    OpenAi { base_url: String, model: String },
+    Replay { path: PathBuf },
+}
+
+/// `keeper run`, checked.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub chain: ChainConfig,
+    pub keystore: Option<PathBuf>,
+    pub gate: Address,
+    pub model: ModelConfig,
+    pub strategy_text: String,
+    pub reask_secs: u64,
+    pub interval: Duration,
+    pub inference_timeout: Duration,
+    pub once: bool,
+    pub dry_run: bool,
+    pub from_block: Option<u64>,
+    pub log_range: u64,
+    pub concurrency: usize,
+    pub results: PathBuf,
+}
+
+impl RunArgs {
+    pub fn to_config(&self, root: &std::path::Path) -> Result<RunConfig> {
+        let chain = self.chain.to_config()?;
+        let gate = self.gate.ok_or(ConfigError::MissingGate)?;
+        let model = match self.model {
+            ModelKind::Builtin => ModelConfig::Builtin,
+            ModelKind::Openai => ModelConfig::OpenAi {
+                base_url: self.openai_url.clone().ok_or(ConfigError::MissingOpenAiUrl)?,
+                model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
+            },
+            ModelKind::Replay => ModelConfig::Replay {
+                path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,
+            },
+        };
+        let strategy_text = match &self.strategy {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|source| ConfigError::ReadFile { path: path.clone(), source })?,
+            None => String::new(),
+        };
+        if self.reask_secs == 0 {
+            return Err(ConfigError::ZeroReask);
+        }
+        Ok(RunConfig {
+            chain,
+            keystore: self.key.keystore.clone(),
+            gate,
+            model,
+            strategy_text,
+            reask_secs: self.reask_secs,
+            interval: Duration::from_secs(self.interval_secs),
+            inference_timeout: Duration::from_secs(self.inference_timeout_secs.max(1)),
+            once: self.once,
+            dry_run: self.dry_run,
+            from_block: self.from_block,
+            log_range: self.log_range.max(1),
+            concurrency: self.concurrency.max(1),
+            results: root.join(&self.results),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn run_without_rpc_is_a_config_error_not_a_panic() {
+        let args = Args::try_parse_from(["keeper", "run", "--gate", &Address::ZERO.to_string()]);
+        let Ok(Args { command: Command::Run(run), .. }) = args else {
+            panic!("run args should parse");
+        };
+        // Only meaningful when the environment does not provide the endpoint.
+        if std::env::var("KEEPER_RPC_URL").is_err() {
+            assert!(matches!(
+                run.to_config(std::path::Path::new(".")),
+                Err(ConfigError::MissingRpc)
+            ));
+        }
+    }
+}

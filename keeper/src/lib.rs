@@ -1,0 +1,19 @@
+//! The riskgate keeper: runs an agent against `RiskGate`, publishes the feed, and re-derives it
+//! from chain. The keeper never computes a price or a size, never filters or rewrites a model
+//! answer (the gate parses; a bad answer becomes a published reason-11 row), and never invents a
+//! direction: when inference fails nothing is submitted and the failure is an off-chain row.
+
+pub mod anvil;
+pub mod bench;
+pub mod bindings;
+pub mod chain;
+pub mod cli;
+pub mod collectors;
+pub mod compile;
+pub mod demo;
+pub mod deploy;
+pub mod executor;
+pub mod recorder;
+pub mod report;
+pub mod runner;
+pub mod strategy;

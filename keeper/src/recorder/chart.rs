@@ -1,0 +1,64 @@
+//! The SVG chart linked from RESULTS.md: decisions per reason code and cumulative realised P&L,
+//! drawn with plotters' SVG backend.
+
+use super::{feed::ChainRecord, RecordError, Result};
+use plotters::prelude::*;
+
+pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
+    let mut counts = vec![0u32; labels.len().max(12)];
+    for d in &chain.decisions {
+        if let Some(c) = counts.get_mut(d.reason as usize) {
+            *c += 1;
+        }
+    }
+    let mut cumulative = vec![(0i32, 0f64)];
+    let mut acc = 0f64;
+    for (i, (_, st)) in chain.settlements.iter().enumerate() {
+        acc += st.pnl.parse::<f64>().unwrap_or(0.0) / 1e6;
+        cumulative.push((i as i32 + 1, acc));
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
+        let e = |x: &dyn std::fmt::Display| RecordError::Chart(x.to_string());
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let (left, right) = root.split_horizontally(520);
+        let max_count = counts.iter().copied().max().unwrap_or(1).max(1);
+        let mut bars = ChartBuilder::on(&left)
+            .caption("Decisions by reason code", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(40)
+            .build_cartesian_2d((0u32..11u32).into_segmented(), 0u32..max_count + 1)
+            .map_err(|x| e(&x))?;
+        bars.configure_mesh()
+            .x_desc("reason code")
+            .y_desc("rows")
+            .disable_x_mesh()
+            .draw()
+            .map_err(|x| e(&x))?;
+        bars.draw_series(
+            Histogram::vertical(&bars)
+                .style(BLUE.filled())
+                .margin(4)
+                .data(counts.iter().enumerate().map(|(c, n)| (c as u32, *n))),
+        )
+        .map_err(|x| e(&x))?;
+
+        let (lo, hi) =
+            cumulative.iter().fold((0f64, 0f64), |(lo, hi), (_, v)| (lo.min(*v), hi.max(*v)));
+        let pad = ((hi - lo) * 0.1).max(0.5);
+        let n = cumulative.len() as i32;
+        let mut pnl = ChartBuilder::on(&right)
+            .caption("Cumulative realised P&L (tUSD)", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0i32..n.max(1), (lo - pad)..(hi + pad))
+            .map_err(|x| e(&x))?;
+        pnl.configure_mesh().x_desc("settlements").draw().map_err(|x| e(&x))?;
+        pnl.draw_series(LineSeries::new(cumulative.iter().copied(), &RED)).map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,709 @@
+//! The bot. One cycle: discover the factory's markets, read every open market concurrently,
+//! render each prompt, ask the model, submit the raw answers, wait for receipts, redeem final
+//! markets, and re-write the record. State that matters (when a market was last asked, which
+//! positions are open) is re-derived from chain on every start, never from local files.
+
+use crate::{
+    chain::{self, short},
+    cli::RunConfig,
+    collectors::{self, MarketInfo, MarketState},
+    executor::{self, Fees},
+    recorder::{
+        self,
+        feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow},
+        CHART_FILE, FEED_FILE, RESULTS_FILE,
+    },
+    strategy::{prompt::strategy_hash, Prompt, Provider},
+};
+use alloy::{
+    primitives::{Address, TxHash, B256},
+    providers::DynProvider,
+    rpc::types::Log,
+    sol_types::SolEvent,
+};
+use futures::{stream, StreamExt};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    path::{Path, PathBuf},
+    time::Duration,
+};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Chain(#[from] chain::ChainError),
+    #[error(transparent)]
+    Collect(#[from] collectors::CollectError),
+    #[error(transparent)]
+    Record(#[from] recorder::RecordError),
+    #[error(transparent)]
+    Inference(#[from] crate::strategy::InferenceError),
+    #[error(transparent)]
+    Exec(#[from] executor::ExecError),
+    #[error("the node stayed unreachable for {0} attempts; giving up (is the RPC up?)")]
+    NodeGone(u32),
+}
+
+pub type Result<T> = std::result::Result<T, RunError>;
+
+/// A model answer ready to submit.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub market: Address,
+    pub raw: String,
+    pub prompt_hash: B256,
+    pub note: Annotation,
+}
+
+/// What one cycle did.
+#[derive(Debug, Default, Clone)]
+pub struct CycleReport {
+    pub markets_known: usize,
+    pub asked: usize,
+    pub submitted: usize,
+    pub offchain_failures: usize,
+    pub redeemed: usize,
+    pub head: u64,
+}
+
+/// The keeper's working state.
+pub struct Keeper {
+    pub provider: DynProvider,
+    pub chain_id: u64,
+    pub gate: Address,
+    pub factory: Address,
+    pub keeper_addr: Address,
+    pub from_block: u64,
+    pub log_range: u64,
+    pub concurrency: usize,
+    pub reask_secs: u64,
+    pub dry_run: bool,
+    pub strategy_text: String,
+    pub results: Option<PathBuf>,
+    pub receipt_timeout: Duration,
+    markets: Vec<MarketInfo>,
+    markets_scanned_to: Option<u64>,
+    gate_logs: Vec<Log>,
+    gate_scanned_to: Option<u64>,
+    final_markets: HashSet<Address>,
+    tx_notes: BTreeMap<String, Annotation>,
+    notes: BTreeMap<(String, u64), Annotation>,
+    offchain: Vec<OffchainRow>,
+    facts: Option<GateFacts>,
+    pub record: ChainRecord,
+}
+
+impl Keeper {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider: DynProvider,
+        chain_id: u64,
+        gate: Address,
+        factory: Address,
+        keeper_addr: Address,
+        from_block: u64,
+        results: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            provider,
+            chain_id,
+            gate,
+            factory,
+            keeper_addr,
+            from_block,
+            log_range: 5_000,
+            concurrency: 32,
+            reask_secs: 3_600,
+            dry_run: false,
+            strategy_text: String::new(),
+            results,
+            receipt_timeout: Duration::from_secs(60),
+            markets: Vec::new(),
+            markets_scanned_to: None,
+            gate_logs: Vec::new(),
+            gate_scanned_to: None,
+            final_markets: HashSet::new(),
+            tx_notes: BTreeMap::new(),
+            notes: BTreeMap::new(),
+            offchain: Vec::new(),
+            facts: None,
+            record: ChainRecord::default(),
+        }
+    }
+
+    /// Loads annotations and off-chain rows from an existing feed, so a restart neither loses
+    /// nor duplicates them (chain rows themselves always come from chain).
+    pub fn load_existing_feed(&mut self) -> Result<()> {
+        if let Some(dir) = &self.results {
+            let rows = feed::read_feed(&dir.join(FEED_FILE))?;
+            let (notes, off) = feed::split_feed(&rows);
+            self.notes = notes;
+            self.offchain = off;
+        }
+        Ok(())
+    }
+
+    pub fn markets(&self) -> &[MarketInfo] {
+        &self.markets
+    }
+
+    /// Brings the market list and the gate's logs up to `head`.
+    pub async fn sync(&mut self, head: u64) -> Result<()> {
+        let from = self.markets_scanned_to.map_or(self.from_block, |b| b + 1);
+        if from <= head {
+            let found = collectors::discover_markets(
+                &self.provider,
+                self.factory,
+                from,
+                head,
+                self.log_range,
+            )
+            .await?;
+            self.markets.extend(found);
+            self.markets_scanned_to = Some(head);
+        }
+        let from = self.gate_scanned_to.map_or(self.from_block, |b| b + 1);
+        if from <= head {
+            let logs = collectors::logs_in_ranges(
+                &self.provider,
+                self.gate,
+                vec![
+                    crate::bindings::decision::Decision::SIGNATURE_HASH,
+                    crate::bindings::IRiskGate::Settled::SIGNATURE_HASH,
+                ],
+                from,
+                head,
+                self.log_range,
+            )
+            .await?;
+            self.gate_logs.extend(logs);
+            self.gate_scanned_to = Some(head);
+        }
+        if self.facts.is_none() {
+            self.facts = Some(
+                feed::gate_facts(
+                    &self.provider,
+                    self.gate,
+                    self.chain_id,
+                    self.from_block,
+                    head,
+                    self.log_range,
+                )
+                .await?,
+            );
+        }
+        let labels = self.facts.as_ref().map(|f| f.labels.clone()).unwrap_or_default();
+        let times = self.block_times().await?;
+        self.record = feed::decode_logs(&self.gate_logs, self.chain_id, &labels, &times)?;
+        Ok(())
+    }
+
+    async fn block_times(&self) -> Result<HashMap<u64, u64>> {
+        // Reuse times already attached to decoded rows; fetch only new blocks.
+        let mut known: HashMap<u64, u64> = HashMap::new();
+        for d in &self.record.decisions {
+            known.insert(d.block, d.time);
+        }
+        let missing: Vec<u64> = {
+            let mut m: Vec<u64> = self
+                .gate_logs
+                .iter()
+                .filter_map(|l| l.block_number)
+                .filter(|n| !known.contains_key(n))
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        };
+        let fetched: Vec<std::result::Result<(u64, u64), RunError>> = stream::iter(missing)
+            .map(|n| async move {
+                use alloy::providers::Provider;
+                let b = self
+                    .provider
+                    .get_block_by_number(n.into())
+                    .await
+                    .map_err(|e| collectors::CollectError::Rpc(short(&e.to_string())))?
+                    .ok_or_else(|| collectors::CollectError::Rpc(format!("block {n} missing")))?;
+                Ok((n, b.header.timestamp))
+            })
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        for f in fetched {
+            let (n, t) = f?;
+            known.insert(n, t);
+        }
+        Ok(known)
+    }
+
+    /// Chain time of the latest decision per market, from the gate's own events.
+    pub fn last_decision_times(&self) -> HashMap<String, u64> {
+        let mut out = HashMap::new();
+        for d in &self.record.decisions {
+            let e = out.entry(d.market.clone()).or_insert(0);
+            *e = (*e).max(d.time);
+        }
+        out
+    }
+
+    /// Markets that are open (not known final, not expired) and due for a new ask.
+    pub fn due_markets(&self, now_sec: u64) -> Vec<MarketInfo> {
+        let last = self.last_decision_times();
+        self.markets
+            .iter()
+            .filter(|m| !self.final_markets.contains(&m.address) && m.expiry > now_sec)
+            .filter(|m| match last.get(&m.address.to_checksum(None)) {
+                Some(t) => now_sec.saturating_sub(*t) >= self.reask_secs,
+                None => true,
+            })
+            .cloned()
+            .collect()
+    }
+
+    fn note(&self, provider: &Provider, scenario: Option<&str>) -> Annotation {
+        Annotation {
+            provider: Some(provider.name().to_string()),
+            model: Some(provider.model()),
+            strategy_hash: Some(strategy_hash(&self.strategy_text).to_string()),
+            scenario: scenario.map(str::to_string),
+        }
+    }
+
+    fn offchain_row(
+        &self,
+        head: (u64, u64),
+        market: Address,
+        prompt_hash: Option<B256>,
+        error: String,
+        note: Annotation,
+    ) -> OffchainRow {
+        OffchainRow {
+            chain_id: self.chain_id,
+            block: head.0,
+            time: head.1,
+            market: market.to_checksum(None),
+            prompt_hash: prompt_hash.map(|h| h.to_string()),
+            error,
+            note,
+        }
+    }
+
+    /// Asks the model about every state concurrently. Failures become off-chain rows.
+    pub async fn ask_all(
+        &mut self,
+        states: Vec<MarketState>,
+        provider: &Provider,
+        head: (u64, u64),
+        scenario: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Vec<Answer> {
+        let note = self.note(provider, scenario);
+        let strategy = self.strategy_text.clone();
+        let results: Vec<(Address, B256, std::result::Result<String, String>)> =
+            stream::iter(states)
+                .map(|st| {
+                    let strategy = &strategy;
+                    async move {
+                        let prompt = Prompt::render(strategy, &st, head.1);
+                        let hash = prompt.hash();
+                        let ans = tokio::select! {
+                            _ = cancel.cancelled() => Err("cancelled before an answer".to_string()),
+                            r = provider.ask(&prompt, &st) => r.map_err(|e| e.to_string()),
+                        };
+                        (st.info.address, hash, ans)
+                    }
+                })
+                .buffered(self.concurrency)
+                .collect()
+                .await;
+        let mut answers = Vec::new();
+        for (market, prompt_hash, ans) in results {
+            match ans {
+                Ok(raw) => answers.push(Answer { market, raw, prompt_hash, note: note.clone() }),
+                Err(e) => {
+                    eprintln!("keeper: market {market}: {e}; nothing submitted");
+                    let row = self.offchain_row(head, market, Some(prompt_hash), e, note.clone());
+                    self.offchain.push(row);
+                }
+            }
+        }
+        answers
+    }
+
+    /// Submits answers (all sent first, then all receipts awaited). Returns tx hashes of the
+    /// successful submissions. A failure is an off-chain row; it never stops the others.
+    pub async fn submit(&mut self, answers: Vec<Answer>, head: (u64, u64)) -> Vec<TxHash> {
+        if answers.is_empty() {
+            return Vec::new();
+        }
+        if self.dry_run {
+            for a in &answers {
+                let sim = executor::simulate_submit(
+                    &self.provider,
+                    self.gate,
+                    self.keeper_addr,
+                    a.market,
+                    &a.raw,
+                    a.prompt_hash,
+                )
+                .await;
+                let line = serde_json::json!({
+                    "dry_run": true,
+                    "market": a.market.to_checksum(None),
+                    "raw": a.raw,
+                    "prompt_hash": a.prompt_hash.to_string(),
+                    "would_publish_reason": sim.as_ref().ok(),
+                    "would_revert": sim.as_ref().err().map(|e| e.to_string()),
+                });
+                println!("{line}");
+            }
+            return Vec::new();
+        }
+        let fees = match executor::current_fees(&self.provider).await {
+            Ok(f) => f,
+            Err(e) => {
+                for a in answers {
+                    let row = self.offchain_row(
+                        head,
+                        a.market,
+                        Some(a.prompt_hash),
+                        format!("not sent: {e}"),
+                        a.note,
+                    );
+                    self.offchain.push(row);
+                }
+                return Vec::new();
+            }
+        };
+        let mut sent = Vec::new();
+        for a in answers {
+            match self.send_one(&a, fees).await {
+                Ok(tx) => sent.push((tx, a)),
+                Err(e) => {
+                    eprintln!("keeper: market {}: {e}", a.market);
+                    let row = self.offchain_row(
+                        head,
+                        a.market,
+                        Some(a.prompt_hash),
+                        e.to_string(),
+                        a.note,
+                    );
+                    self.offchain.push(row);
+                }
+            }
+        }
+        let provider = self.provider.clone();
+        let timeout = self.receipt_timeout;
+        let receipts: Vec<_> = stream::iter(sent)
+            .map(|(tx, a)| {
+                let provider = provider.clone();
+                async move { (tx, a, executor::wait_receipt(&provider, tx, timeout).await) }
+            })
+            .buffered(self.concurrency.max(8))
+            .collect()
+            .await;
+        let mut ok = Vec::new();
+        for (tx, a, r) in receipts {
+            match r {
+                Ok(rcpt) if rcpt.status() => {
+                    self.tx_notes.insert(tx.to_string(), a.note);
+                    ok.push(tx);
+                }
+                Ok(_) => {
+                    let why = executor::simulate_submit(
+                        &self.provider,
+                        self.gate,
+                        self.keeper_addr,
+                        a.market,
+                        &a.raw,
+                        a.prompt_hash,
+                    )
+                    .await
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "reverted on chain".to_string());
+                    let row = self.offchain_row(
+                        head,
+                        a.market,
+                        Some(a.prompt_hash),
+                        format!("tx {tx} reverted: {why}"),
+                        a.note,
+                    );
+                    self.offchain.push(row);
+                }
+                Err(e) => {
+                    let row = self.offchain_row(
+                        head,
+                        a.market,
+                        Some(a.prompt_hash),
+                        format!("tx {tx}: {e}"),
+                        a.note,
+                    );
+                    self.offchain.push(row);
+                }
+            }
+        }
+        ok
+    }
+
+    async fn send_one(&self, a: &Answer, fees: Fees) -> executor::Result<TxHash> {
+        executor::send_submit(&self.provider, self.gate, a.market, &a.raw, a.prompt_hash, fees)
+            .await
+    }
+
+    /// Redeems every open position whose market is final. Returns how many were redeemed.
+    pub async fn redeem_final(&mut self) -> usize {
+        let mut open: Vec<Address> = Vec::new();
+        let settled: HashSet<&str> =
+            self.record.settlements.iter().map(|(m, _)| m.as_str()).collect();
+        for d in &self.record.decisions {
+            if d.filled != "0" && d.settlement.is_none() && !settled.contains(d.market.as_str()) {
+                if let Ok(a) = d.market.parse::<Address>() {
+                    if !open.contains(&a) {
+                        open.push(a);
+                    }
+                }
+            }
+            if d.filled != "0" && d.settlement.is_none() {
+                if let Ok(a) = d.market.parse::<Address>() {
+                    if !open.contains(&a) {
+                        open.push(a);
+                    }
+                }
+            }
+        }
+        let mut redeemed = 0;
+        for m in open {
+            let fin =
+                crate::bindings::IBinaryMarket::new(m, &self.provider).finalized().call().await;
+            if !matches!(fin, Ok(true)) {
+                continue;
+            }
+            self.final_markets.insert(m);
+            if self.dry_run {
+                println!("{}", serde_json::json!({"dry_run": true, "would_redeem": m.to_string()}));
+                continue;
+            }
+            match executor::send_redeem(&self.provider, self.gate, m).await {
+                Ok(tx) => {
+                    if executor::wait_receipt(&self.provider, tx, self.receipt_timeout)
+                        .await
+                        .is_ok()
+                    {
+                        redeemed += 1;
+                    }
+                }
+                Err(e) => eprintln!("keeper: redeem {m}: {e}"),
+            }
+        }
+        redeemed
+    }
+
+    /// Reads markets, dropping final ones (remembered) and recording read failures.
+    pub async fn read_open(&mut self, due: &[MarketInfo], head: (u64, u64)) -> Vec<MarketState> {
+        let reads = collectors::read_markets(&self.provider, due, self.concurrency).await;
+        let mut states = Vec::new();
+        for (info, r) in reads {
+            match r {
+                Ok(st) if st.finalized => {
+                    self.final_markets.insert(info.address);
+                }
+                Ok(st) => states.push(st),
+                Err(e) => {
+                    eprintln!("keeper: {e}; skipping this market this cycle");
+                    let row = self.offchain_row(
+                        head,
+                        info.address,
+                        None,
+                        format!("book read failed: {e}"),
+                        Annotation::default(),
+                    );
+                    self.offchain.push(row);
+                }
+            }
+        }
+        states
+    }
+
+    /// One full cycle with `provider`.
+    pub async fn cycle(
+        &mut self,
+        provider: &Provider,
+        scenario: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<CycleReport> {
+        let head = collectors::head(&self.provider).await?;
+        self.sync(head.0).await?;
+        let due = self.due_markets(head.1);
+        let states = self.read_open(&due, head).await;
+        let before_off = self.offchain.len();
+        let asked = states.len();
+        let answers = self.ask_all(states, provider, head, scenario, cancel).await;
+        let submitted = self.submit(answers, head).await.len();
+        let redeemed = self.redeem_final_after_sync().await?;
+        let head_after = collectors::head(&self.provider).await?;
+        self.sync(head_after.0).await?;
+        if !self.dry_run {
+            self.write_results()?;
+        }
+        Ok(CycleReport {
+            markets_known: self.markets.len(),
+            asked,
+            submitted,
+            offchain_failures: self.offchain.len() - before_off,
+            redeemed,
+            head: head_after.0,
+        })
+    }
+
+    async fn redeem_final_after_sync(&mut self) -> Result<usize> {
+        let head = collectors::head(&self.provider).await?;
+        self.sync(head.0).await?;
+        Ok(self.redeem_final().await)
+    }
+
+    /// All feed rows: chain rows with annotations, plus off-chain rows.
+    pub fn rows(&self) -> Vec<feed::FeedRow> {
+        feed::merge(&self.record, &self.notes, &self.tx_notes, &self.offchain)
+    }
+
+    pub fn facts(&self) -> Option<&GateFacts> {
+        self.facts.as_ref()
+    }
+
+    /// Writes feed.jsonl, RESULTS.md and the chart atomically.
+    pub fn write_results(&self) -> Result<()> {
+        let (Some(dir), Some(facts)) = (&self.results, &self.facts) else { return Ok(()) };
+        write_record(dir, facts, &self.record, &self.rows())
+    }
+}
+
+/// Writes the three output files of a record.
+pub fn write_record(
+    dir: &Path,
+    facts: &GateFacts,
+    record: &ChainRecord,
+    rows: &[feed::FeedRow],
+) -> Result<()> {
+    recorder::write_atomic(&dir.join(FEED_FILE), feed::to_jsonl(rows).as_bytes())?;
+    let svg = recorder::chart::render_svg(record, &facts.labels)?;
+    recorder::write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
+    let md = recorder::markdown::render(facts, rows, record);
+    recorder::write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
+    Ok(())
+}
+
+/// Deploy block saved by `keeper deploy`, if any.
+pub fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Option<u64> {
+    let text =
+        std::fs::read_to_string(root.join("deployments").join(format!("{chain_id}.json"))).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let saved: Address = v.get("gate")?.as_str()?.parse().ok()?;
+    if saved != gate {
+        return None;
+    }
+    v.get("deploy_block")?.as_u64()
+}
+
+/// `keeper run`.
+pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
+    let (reader, chain_id) = chain::connect_checked(&cfg.chain).await?;
+    chain::check_gate(&reader, cfg.gate, chain_id).await?;
+    let factory = collectors::gate_factory(&reader, cfg.gate).await?;
+    let (provider, keeper_addr) = if cfg.dry_run {
+        let k = crate::bindings::IRiskGate::new(cfg.gate, &reader)
+            .keeper()
+            .call()
+            .await
+            .map_err(|e| chain::ChainError::Rpc(short(&e.to_string())))?;
+        (reader.clone(), k)
+    } else {
+        let signer = chain::load_signer(cfg.keystore.as_deref())?;
+        let addr = signer.address();
+        (chain::signing_provider(&cfg.chain.rpc_url, signer), addr)
+    };
+    let from_block =
+        cfg.from_block.or_else(|| saved_deploy_block(root, chain_id, cfg.gate)).unwrap_or(0);
+    let model = Provider::from_config(&cfg.model, cfg.inference_timeout)?;
+    let mut keeper = Keeper::new(
+        provider,
+        chain_id,
+        cfg.gate,
+        factory,
+        keeper_addr,
+        from_block,
+        Some(cfg.results.clone()),
+    );
+    keeper.log_range = cfg.log_range;
+    keeper.concurrency = cfg.concurrency;
+    keeper.reask_secs = cfg.reask_secs;
+    keeper.dry_run = cfg.dry_run;
+    keeper.strategy_text = cfg.strategy_text.clone();
+    keeper.load_existing_feed()?;
+    eprintln!(
+        "keeper: chain {chain_id}, gate {}, keeper {keeper_addr}, model {} / {}{}",
+        cfg.gate,
+        model.name(),
+        model.model(),
+        if cfg.dry_run { " (dry run: nothing is sent)" } else { "" }
+    );
+    const MAX_FAILURES: u32 = 8;
+    let mut failures = 0u32;
+    let mut backoff = Duration::from_millis(500);
+    loop {
+        if cancel.is_cancelled() {
+            eprintln!("keeper: stopping (signal)");
+            return Ok(());
+        }
+        match keeper.cycle(&model, None, &cancel).await {
+            Ok(r) => {
+                failures = 0;
+                backoff = Duration::from_millis(500);
+                eprintln!(
+                    "keeper: cycle at block {}: {} markets known, {} asked, {} submitted, {} failed off-chain, {} redeemed",
+                    r.head, r.markets_known, r.asked, r.submitted, r.offchain_failures, r.redeemed
+                );
+                if cfg.once {
+                    return Ok(());
+                }
+                tokio::select! {
+                    _ = cancel.cancelled() => {}
+                    _ = tokio::time::sleep(cfg.interval) => {}
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                eprintln!("keeper: cycle failed: {e}; retrying in {backoff:?} ({failures}/{MAX_FAILURES})");
+                if failures >= MAX_FAILURES {
+                    return Err(RunError::NodeGone(failures));
+                }
+                tokio::select! {
+                    _ = cancel.cancelled() => {}
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(8));
+            }
+        }
+    }
+}
+
+/// Cancels `token` on SIGINT or SIGTERM.
+pub fn spawn_signal_handler(token: CancellationToken) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let Ok(mut term) = signal(SignalKind::terminate()) else { return };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        token.cancel();
+    });
+}
