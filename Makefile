@@ -39,10 +39,15 @@ demo: bootstrap
 	$(FORGE) build
 	$(CARGO) run --release --locked -p keeper -- demo
 
-## bench: gas and speed figures into results/BENCH.md
+## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
 bench: bootstrap
 	$(FORGE) build
+	./script/bench-gas.sh
+	$(CARGO) run --release --locked -p gate-sim -- bench --out results/bench/gate-sim.md
 	$(CARGO) run --release --locked -p keeper -- bench
+	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
+	  for f in gas gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
+	@echo "wrote results/BENCH.md"
 
 fmt:
 	$(FORGE) fmt
