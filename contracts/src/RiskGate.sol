@@ -272,7 +272,10 @@ contract RiskGate is IRiskGate, Ownable2Step {
         (ok, verdict) = VerdictParser.tryParse(raw);
         if (!ok) {
             return (
-                VERDICT_INVALID, GateRules.INVALID_VERDICT, uint16(1 << GateRules.INVALID_VERDICT), ""
+                VERDICT_INVALID,
+                GateRules.INVALID_VERDICT,
+                uint16(1 << GateRules.INVALID_VERDICT),
+                ""
             );
         }
         if (verdict == VerdictParser.ABSTAIN) {

@@ -147,13 +147,7 @@ interface IRiskGate {
     function evaluate(Snapshot calldata s, uint8 verdict)
         external
         view
-        returns (
-            uint8 reason,
-            uint16 failedMask,
-            uint256 pricePaid,
-            uint256 quantity,
-            uint256 cost
-        );
+        returns (uint8 reason, uint16 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost);
 
     /// @notice Parses `raw`, reads `market` and the gate's own state, evaluates, and on PASS
     /// buys immediate-or-cancel at the gate's limit price. Keeper only; the market must come

@@ -64,7 +64,8 @@ library GateRules {
         if (bookPrice == 0) {
             mask |= 1 << NO_LIQUIDITY;
         } else {
-            pricePaid = buyUp ? upPricePaid(bookPrice, s.tickSize) : downPricePaid(bookPrice, s.tickSize);
+            pricePaid =
+                buyUp ? upPricePaid(bookPrice, s.tickSize) : downPricePaid(bookPrice, s.tickSize);
             if (pricePaid < p.minPrice || pricePaid > p.maxPrice) mask |= 1 << PRICE_BAND;
         }
 

@@ -23,14 +23,10 @@ contract RiskGateConstructorTest is GateTestBase {
         IRiskGate.Params memory p = defaultParams();
         p.minPrice = 500_000;
         p.maxPrice = 500_000; // empty
-        vm.expectRevert(
-            abi.encodeWithSelector(IRiskGate.PriceBandEmpty.selector, 500_000, 500_000)
-        );
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.PriceBandEmpty.selector, 500_000, 500_000));
         _deploy(p);
         p.maxPrice = 499_999; // inverted
-        vm.expectRevert(
-            abi.encodeWithSelector(IRiskGate.PriceBandEmpty.selector, 500_000, 499_999)
-        );
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.PriceBandEmpty.selector, 500_000, 499_999));
         _deploy(p);
     }
 
@@ -56,7 +52,9 @@ contract RiskGateConstructorTest is GateTestBase {
         IRiskGate.Params memory p = defaultParams();
         p.minHeadroom = 119;
         vm.expectRevert(
-            abi.encodeWithSelector(IRiskGate.MinHeadroomBelowFloor.selector, uint32(119), uint32(120))
+            abi.encodeWithSelector(
+                IRiskGate.MinHeadroomBelowFloor.selector, uint32(119), uint32(120)
+            )
         );
         _deploy(p);
         p.minHeadroom = 120; // at the floor: accepted

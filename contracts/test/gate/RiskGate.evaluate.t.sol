@@ -270,9 +270,7 @@ contract RiskGateEvaluateTest is GateTestBase {
         s.openPositions = 3; // 8
         s.openNotional = 10_000; // 9: 10_000 + 990 > 10_000
         s.collateralAvailable = 0; // 10
-        assertRejected(
-            s, BUY_UP, 2, bit(2) | bit(3) | bit(5) | bit(7) | bit(8) | bit(9) | bit(10)
-        );
+        assertRejected(s, BUY_UP, 2, bit(2) | bit(3) | bit(5) | bit(7) | bit(8) | bit(9) | bit(10));
     }
 
     function test_evaluate_emptySideSkipsBandAndCostRules() public view {

@@ -94,7 +94,9 @@ contract RiskGateFuzzTest is GateTestBase {
         // The worst case is never floored: cost * 1e6 >= qty * price (no overflow: price < 1e6
         // and cost <= maxNotional, so compare via division).
         assertTrue(cost >= qty / ONE * price, "cost covers whole millions");
-        assertEq(verdict == BUY_UP ? s.bestAsk <= upLimit : s.bestBid >= upLimit, true, "marketable");
+        assertEq(
+            verdict == BUY_UP ? s.bestAsk <= upLimit : s.bestBid >= upLimit, true, "marketable"
+        );
     }
 
     /// @dev Values at and next to the limits a third of the time, uniform otherwise.

@@ -135,9 +135,7 @@ contract RiskGateParseTest is GateTestBase {
     function testFuzz_parseVerdict_rejectsTokenWithForeignByte(uint8 b, bool before, uint8 which)
         public
     {
-        vm.assume(
-            b != 0x20 && b != 0x09 && b != 0x0a && b != 0x0d && b != 0x22 && b != 0x27
-        );
+        vm.assume(b != 0x20 && b != 0x09 && b != 0x0a && b != 0x0d && b != 0x22 && b != 0x27);
         bytes memory token = _token(which % 3);
         bytes memory raw = before ? bytes.concat(bytes1(b), token) : bytes.concat(token, bytes1(b));
         vm.expectRevert(unknownVerdict(raw));
@@ -173,6 +171,8 @@ contract RiskGateParseTest is GateTestBase {
 
     function _repeat(bytes1 c, uint256 n) internal pure returns (bytes memory out) {
         out = new bytes(n);
-        for (uint256 i; i < n; ++i) out[i] = c;
+        for (uint256 i; i < n; ++i) {
+            out[i] = c;
+        }
     }
 }

@@ -52,7 +52,9 @@ contract RiskGateSubmitTest is GateVenueBase {
         IRiskGate.Snapshot memory s = expectedSnapshot(thin);
         IRiskGate.Order memory o = IRiskGate.Order(420_000, 1_000, 420, 300, 126);
         vm.expectEmit(address(gate));
-        emit IRiskGate.Decision(address(thin), keccak256("BUY_UP"), 0, BUY_UP, 0, abi.encode(s), o, "BUY_UP");
+        emit IRiskGate.Decision(
+            address(thin), keccak256("BUY_UP"), 0, BUY_UP, 0, abi.encode(s), o, "BUY_UP"
+        );
         submit(thin, "BUY_UP");
         assertEq(gate.openNotional(), 126);
         assertEq(token.balanceOf(address(gate)), GATE_FUNDS - 126);
@@ -78,7 +80,14 @@ contract RiskGateSubmitTest is GateVenueBase {
         IRiskGate.Order memory nothing;
         vm.expectEmit(address(gate));
         emit IRiskGate.Decision(
-            address(market), keccak256("ABSTAIN"), 1, ABSTAIN, uint16(1) << 1, "", nothing, "ABSTAIN"
+            address(market),
+            keccak256("ABSTAIN"),
+            1,
+            ABSTAIN,
+            uint16(1) << 1,
+            "",
+            nothing,
+            "ABSTAIN"
         );
         assertEq(submit(market, "ABSTAIN"), 1);
     }
@@ -90,7 +99,14 @@ contract RiskGateSubmitTest is GateVenueBase {
         IRiskGate.Order memory nothing;
         vm.expectEmit(address(gate));
         emit IRiskGate.Decision(
-            address(pricey), keccak256("BUY_UP"), 5, BUY_UP, uint16(1) << 5, abi.encode(s), nothing, "BUY_UP"
+            address(pricey),
+            keccak256("BUY_UP"),
+            5,
+            BUY_UP,
+            uint16(1) << 5,
+            abi.encode(s),
+            nothing,
+            "BUY_UP"
         );
         assertEq(submit(pricey, "BUY_UP"), 5);
         assertEq(token.balanceOf(address(gate)), GATE_FUNDS, "nothing spent");
@@ -173,7 +189,8 @@ contract RiskGateSubmitTest is GateVenueBase {
 
     function test_submitVerdict_revertsForLookAlikeMarket() public {
         // Same code, same parameters, but not created by the gate's factory.
-        BinaryMarket fake = new BinaryMarket(address(token), 10_000, 100, 100, EXPIRY, address(this));
+        BinaryMarket fake =
+            new BinaryMarket(address(token), 10_000, 100, 100, EXPIRY, address(this));
         vm.prank(keeperAddr);
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.UnknownMarket.selector, address(fake), address(venue))

@@ -44,7 +44,7 @@ contract GateHandler is Test {
         answers.push("`BUY_DOWN`");
         answers.push("BUY_DOWN.");
         answers.push(string(hex"4255595f555000")); // "BUY_UP\0"
-        answers.push(string(hex"c2a041425354414e"));  // NBSP + "ABSTAN"-like junk
+        answers.push(string(hex"c2a041425354414e")); // NBSP + "ABSTAN"-like junk
         answers.push("{\"verdict\":\"BUY_UP\"}");
         answers.push("");
         token.mint(maker, type(uint128).max);
@@ -71,7 +71,9 @@ contract GateHandler is Test {
         if (isBid && price > 500_000) price = 1_000_000 - price - (1_000_000 - price) % tick;
         if (!isBid && price < 500_000) price = 1_000_000 - price - (1_000_000 - price) % tick;
         uint256 quantity = bound(lotsSeed, 1, 30) * m.lotSize();
-        if (quantity < m.minQuantity()) quantity = m.minQuantity() - m.minQuantity() % m.lotSize() + m.lotSize();
+        if (quantity < m.minQuantity()) {
+            quantity = m.minQuantity() - m.minQuantity() % m.lotSize() + m.lotSize();
+        }
         // Keep the book uncrossed, as the venue requires.
         uint256 opposite = isBid ? m.bestAsk() : m.bestBid();
         if (opposite != 0 && (isBid ? price >= opposite : price <= opposite)) return;
@@ -143,6 +145,8 @@ contract GateHandler is Test {
         uint256 lot = g == 0 ? 100 : g == 1 ? 1_000 : 20;
         uint256 minQuantity = bound(minSeed, 0, 3) * 400; // 0, 400, 800 or 1_200 (above maxSize)
         uint64 expiry = uint64(block.timestamp + bound(lifeSeed, 10 minutes, 2 days));
-        markets.push(BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, address(this))));
+        markets.push(
+            BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, address(this)))
+        );
     }
 }
