@@ -20,6 +20,7 @@ build: bootstrap
 test: bootstrap test-sol slither test-rust
 
 test-sol: bootstrap
+	$(FORGE) fmt --check
 	FOUNDRY_PROFILE=ci $(FORGE) test --no-match-path "contracts/test/bench/*"
 
 ## slither builds into its own out dir so it never races a forge build of the tests
