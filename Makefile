@@ -17,7 +17,7 @@ build: bootstrap
 	$(CARGO) build --release --locked --workspace
 
 ## test: the whole suite (forge unit/fuzz/invariant in the ci profile, slither, Rust tests)
-test: bootstrap test-sol slither test-rust
+test: bootstrap test-sol slither test-rust test-sim
 
 test-sol: bootstrap
 	$(FORGE) fmt --check
@@ -30,6 +30,17 @@ slither: bootstrap
 test-rust: bootstrap
 	$(FORGE) build
 	$(CARGO) test --release --locked --workspace
+
+## test-sim: gate-sim's command-line checks (its cargo tests run in test-rust): the corpus counts
+## on the reference, revm and anvil; 10,000 differential cases in revm and 500 on anvil; a
+## 100,000-decision simulation per model with zero violations (report kept out of results/)
+test-sim: bootstrap
+	$(FORGE) build
+	$(CARGO) run --release --locked -p gate-sim -- corpus --with-anvil
+	$(CARGO) run --release --locked -p gate-sim -- diff --cases 10000 --backend revm --seed 1
+	$(CARGO) run --release --locked -p gate-sim -- diff --cases 500 --backend anvil --seed 1
+	$(CARGO) run --release --locked -p gate-sim -- simulate --markets 100 --steps 1000 --seed 1 \
+		--model builtin,random,hostile --out target/gate-sim/SIMULATION.md
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
 deploy-local: bootstrap

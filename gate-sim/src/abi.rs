@@ -5,14 +5,19 @@
 use crate::model::{Bounds, BoundsError, Decision, Snapshot, UnknownVerdict};
 use alloy::{
     primitives::{Address, Bytes, FixedBytes, U256},
-    sol,
     sol_types::{SolCall, SolError, SolValue},
 };
 
-sol!(
-    #[sol(all_derives)]
-    "../contracts/src/interfaces/IRiskGate.sol"
-);
+// Paths are relative to the crate; the generated constructors of the `Decision` event take one
+// argument per field.
+#[allow(clippy::too_many_arguments)]
+mod bindings {
+    alloy::sol!(
+        #[sol(all_derives)]
+        "../contracts/src/interfaces/IRiskGate.sol"
+    );
+}
+pub use bindings::IRiskGate;
 
 pub use IRiskGate::{Params, Snapshot as SolSnapshot};
 

@@ -31,9 +31,24 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// What the contract and the reference disagreed on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
-    Deploy { bounds: Bounds, expected: Vec<Bytes>, got: Deployed },
-    Parse { bounds: Bounds, answer: Vec<u8>, expected: Outcome, got: Outcome },
-    Evaluate { bounds: Bounds, snapshot: Snapshot, verdict: u8, expected: Outcome, got: Outcome },
+    Deploy {
+        bounds: Bounds,
+        expected: Vec<Bytes>,
+        got: Deployed,
+    },
+    Parse {
+        bounds: Bounds,
+        answer: Vec<u8>,
+        expected: Outcome,
+        got: Outcome,
+    },
+    Evaluate {
+        bounds: Bounds,
+        snapshot: Box<Snapshot>,
+        verdict: u8,
+        expected: Outcome,
+        got: Outcome,
+    },
 }
 
 impl Mismatch {
@@ -161,7 +176,7 @@ pub fn check_evaluate(
     let got = chain.call(gate, abi::evaluate_calldata(snapshot, verdict))?;
     Ok((got != expected).then(|| Mismatch::Evaluate {
         bounds: *bounds,
-        snapshot: *snapshot,
+        snapshot: Box::new(*snapshot),
         verdict,
         expected,
         got,

@@ -35,7 +35,7 @@ fn deploy_lines(out: &mut String, bounds: &Bounds) {
     let _ = writeln!(out, "        }});");
 }
 
-const NEW_GATE: &str = "new RiskGate(bounds, address(uint160(0xc0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0)), address(uint160(0xfafafafafafafafafafafafafafafafafafafafa)), address(uint160(0x4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b)))";
+const NEW_GATE: &str = "new RiskGate(bounds, address(uint160(0x00c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0)), address(uint160(0x00fafafafafafafafafafafafafafafafafafafafa)), address(uint160(0x004b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b)))";
 
 fn snapshot_lines(out: &mut String, s: &Snapshot) {
     let _ = writeln!(out, "        IRiskGate.Snapshot memory s = IRiskGate.Snapshot({{");

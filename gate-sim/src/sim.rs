@@ -63,16 +63,16 @@ pub struct SimConfig {
     pub step_secs: u64,
 }
 
-/// The bounds the simulator runs with: band [0.05, 0.95], 100 tUSD of payout per order,
-/// 10 minutes of headroom, 5 positions, 300 tUSD at risk (6 decimals).
+/// The bounds the simulator runs with: band [0.05, 0.95], 50 tUSD of payout per order,
+/// 10 minutes of headroom, 8 positions, 250 tUSD at risk (6 decimals).
 pub fn default_bounds() -> Bounds {
     Bounds {
         min_price: U256::from(50_000u64),
         max_price: U256::from(950_000u64),
-        max_size: U256::from(100_000_000u64),
+        max_size: U256::from(50_000_000u64),
         min_headroom_secs: 600,
-        max_concurrent: 5,
-        max_notional: U256::from(300_000_000u64),
+        max_concurrent: 8,
+        max_notional: U256::from(250_000_000u64),
     }
 }
 
@@ -115,7 +115,12 @@ impl Rng {
 // --- markets
 
 const TICKS: [u64; 7] = [0, 1, 1_000, 5_000, 10_000, 333, 30_000];
-const LOTS: [u64; 6] = [0, 1, 1_000_000, 3_000_000, 7_000_000, 150_000_000];
+// Mostly sane grids; 60 tUSD lots (above maxSize) snap the size to zero now and then.
+const LOTS: [u64; 10] = [
+    0, 1, 1_000_000, 1_000_000, 1_000_000, 3_000_000, 3_000_000, 7_000_000, 10_000_000, 60_000_000,
+];
+// Venue minimums; 80 tUSD (above maxSize) is one the gate can never meet.
+const MIN_QUANTITIES: [u64; 8] = [0, 0, 1, 1_000_000, 1_000_000, 5_000_000, 20_000_000, 80_000_000];
 
 struct Market {
     hidden_p: u64,
@@ -132,15 +137,15 @@ struct Market {
 impl Market {
     fn new(rng: &mut Rng, now: u64) -> Self {
         let hidden_p = rng.range(20_000, 980_000);
-        let expiry = now + rng.range(1_800, 86_400);
+        let expiry = now + rng.range(900, 7_200);
         Self {
             hidden_p,
             mid: rng.range(100_000, 900_000),
             tick: *rng.pick(&TICKS),
             lot: *rng.pick(&LOTS),
-            min_quantity: *rng.pick(&[0, 1, 5_000_000, 50_000_000, 200_000_000]),
+            min_quantity: *rng.pick(&MIN_QUANTITIES),
             expiry,
-            resolve_at: expiry + rng.range(0, 1_800),
+            resolve_at: expiry + rng.range(0, 600),
             finalized: false,
             up_won: false,
         }

@@ -1,0 +1,10 @@
+//! Shared by the integration tests: the compiled gate, which `make test` builds with forge first.
+
+use gate_sim::artifact::{self, GateArtifact};
+
+pub fn gate_artifact() -> GateArtifact {
+    let path = artifact::default_artifact_path();
+    GateArtifact::load(&path).unwrap_or_else(|e| {
+        panic!("{e}: the differential needs the compiled RiskGate (`make test` builds it first)")
+    })
+}
