@@ -38,62 +38,17 @@ sol! {
 /// (`reasonLabel`) and only uses these to check that the chain agrees.
 pub const REASON_COUNT: u8 = 12;
 
-pub mod decision {
-    //! `IRiskGate.Decision` with explicit struct types: the file-based expansion types the
-    //! `snapshot` field as raw bytes. Same name and types, so the same topic0.
-    use alloy::sol;
-
-    sol! {
-        /// `IRiskGate.Decision`'s data, decoded with explicit struct names (the file-based expansion
-        /// types the `snapshot` field as raw bytes).
-        #[derive(Debug, PartialEq, Eq)]
-        struct DecisionSnapshot {
-            uint256 bestBid;
-            uint256 bestAsk;
-            uint256 tickSize;
-            uint256 lotSize;
-            uint256 minQuantity;
-            uint64 expirySec;
-            uint64 nowSec;
-            bool finalized;
-            uint8 openPositions;
-            uint256 openNotional;
-            uint256 collateralAvailable;
-        }
-        #[derive(Debug, PartialEq, Eq)]
-        struct DecisionOrder {
-            uint256 pricePaid;
-            uint256 quantity;
-            uint256 cost;
-            uint256 filled;
-            uint256 spent;
-        }
-        #[derive(Debug, PartialEq, Eq)]
-        event Decision(
-            address indexed market,
-            bytes32 indexed promptHash,
-            uint8 indexed reason,
-            uint8 verdict,
-            uint16 failedMask,
-            DecisionSnapshot snapshot,
-            DecisionOrder order,
-            string raw
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use alloy::sol_types::SolEvent;
 
     #[test]
-    fn explicit_decision_event_has_the_interface_topic() {
-        // The signature is spelled out by hand from IRiskGate.sol: three indexed params, then
-        // verdict, mask, the 11-field Snapshot tuple, the 5-field Order tuple and the string.
-        let sig = "Decision(address,bytes32,uint8,uint8,uint16,(uint256,uint256,uint256,uint256,uint256,uint64,uint64,bool,uint8,uint256,uint256),(uint256,uint256,uint256,uint256,uint256),string)";
-        assert_eq!(super::decision::Decision::SIGNATURE, sig);
-        assert_eq!(super::decision::Decision::SIGNATURE_HASH, alloy::primitives::keccak256(sig));
-        // Params is (uint256,uint256,uint256,uint32,uint8,uint256).
+    fn decision_event_signature_matches_the_interface() {
+        // From IRiskGate.sol by hand: three indexed params, verdict, mask, the snapshot as
+        // `bytes` (abi.encode(Snapshot), empty when the book was not read), the 5-field Order
+        // tuple and the raw string.
+        let sig = "Decision(address,bytes32,uint8,uint8,uint16,bytes,(uint256,uint256,uint256,uint256,uint256),string)";
+        assert_eq!(super::IRiskGate::Decision::SIGNATURE, sig);
         assert_eq!(
             super::IRiskGate::GateDeployed::SIGNATURE,
             "GateDeployed(bytes32,(uint256,uint256,uint256,uint32,uint8,uint256),address,address,address)"

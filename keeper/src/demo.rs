@@ -1,12 +1,359 @@
-//! placeholder
-use crate::cli::DemoArgs;
-use std::path::Path;
+//! `keeper demo` (`make demo`): spawns anvil from the pinned toolchain, deploys, plays labelled
+//! scenarios that reach every reason code 0-11 through real transactions, runs a stretch of
+//! ordinary markets decided by the builtin model, resolves, redeems, writes results/, saves the
+//! chain state for `keeper report --check --load-state`, and always stops anvil.
+
+use crate::{
+    bindings::IRiskGate,
+    cli::DemoArgs,
+    collectors::{self, MarketInfo},
+    recorder::feed::FeedRow,
+    report::{STATE_FILE, STATE_META_FILE},
+    runner::{Answer, Keeper},
+    strategy::{replay::Replay, Prompt, Provider},
+    world::{World, WorldError},
+};
+use alloy::primitives::{Address, U256};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::{collections::BTreeSet, io::IsTerminal, path::Path, time::Instant};
 use tokio_util::sync::CancellationToken;
+
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
-    #[error("demo: {0}")]
-    Step(String),
+    #[error(transparent)]
+    World(#[from] WorldError),
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
+    #[error(transparent)]
+    Record(#[from] crate::recorder::RecordError),
+    #[error(transparent)]
+    Inference(#[from] crate::strategy::InferenceError),
+    #[error("demo step {step}: {reason}")]
+    Step { step: String, reason: String },
+    #[error("demo interrupted by a signal; anvil stopped")]
+    Cancelled,
 }
-pub async fn run(_a: &DemoArgs, _root: &Path, _c: CancellationToken) -> Result<(), DemoError> {
+
+pub type Result<T> = std::result::Result<T, DemoError>;
+
+/// The demo's bounds: band [0.05, 0.95], 10 units per order, 10 minutes of headroom, at most
+/// 3 open positions and 15 units of collateral at risk.
+pub fn demo_params() -> IRiskGate::Params {
+    IRiskGate::Params {
+        minPrice: U256::from(50_000u64),
+        maxPrice: U256::from(950_000u64),
+        maxSize: U256::from(10_000_000u64),
+        minHeadroom: 600,
+        maxConcurrent: 3,
+        maxNotional: U256::from(15_000_000u64),
+    }
+}
+
+/// Progress on a terminal (a bar), plain lines otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(steps: u64) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(steps);
+            if let Ok(style) =
+                ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {msg}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        Self { bar, start: Instant::now() }
+    }
+
+    fn step(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.inc(1);
+                b.set_message(msg.to_string());
+            }
+            None => eprintln!("demo [{:>5.1}s] {msg}", self.start.elapsed().as_secs_f64()),
+        }
+    }
+
+    fn done(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Asks `provider` about `markets` (as read now) and submits, labelled `scenario`.
+async fn play(
+    keeper: &mut Keeper,
+    markets: &[Address],
+    provider: &Provider,
+    scenario: &str,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    if cancel.is_cancelled() {
+        return Err(DemoError::Cancelled);
+    }
+    let head = collectors::head(&keeper.provider).await.map_err(crate::runner::RunError::from)?;
+    keeper.sync(head.0).await?;
+    let infos: Vec<MarketInfo> =
+        keeper.markets().iter().filter(|m| markets.contains(&m.address)).cloned().collect();
+    let states = keeper.read_open(&infos, head).await;
+    let answers = keeper.ask_all(states, provider, head, Some(scenario), cancel).await;
+    keeper.submit(answers, head).await;
+    Ok(())
+}
+
+fn replay(label: &str, answers: &[&str]) -> Provider {
+    Provider::Replay(Replay::from_answers(label, answers.iter().map(|s| s.to_string()).collect()))
+}
+
+pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Result<()> {
+    let results = root.join(&args.results);
+    std::fs::create_dir_all(&results).map_err(|e| DemoError::Step {
+        step: "results dir".into(),
+        reason: e.to_string(),
+    })?;
+    let state_path = results.join(STATE_FILE);
+    let _ = std::fs::remove_file(&state_path);
+    let anvil_bin = root.join(&args.anvil);
+    let started = Instant::now();
+    let progress = Progress::new(22);
+    progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
+    let world = World::start(
+        &anvil_bin,
+        root,
+        &demo_params(),
+        &["--dump-state".to_string(), state_path.display().to_string()],
+    )
+    .await?;
+    let outcome = scenarios(&world, &results, &progress, &cancel).await;
+    // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
+    let meta = world.deployment.clone();
+    world.stop().await;
+    progress.done();
+    let summary = outcome?;
+    let meta_text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    crate::recorder::write_atomic(&results.join(STATE_META_FILE), meta_text.as_bytes())?;
+    eprintln!(
+        "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}; {:.1}s",
+        summary.decisions,
+        summary.offchain,
+        summary.codes,
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!(
+        "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state {STATE_FILE}",
+        args.results.display()
+    );
+    eprintln!(
+        "demo: verify with: cargo run --release -p keeper -- report --check --load-state {}",
+        args.results.join(STATE_FILE).display()
+    );
+    Ok(())
+}
+
+struct Summary {
+    decisions: usize,
+    offchain: usize,
+    codes: BTreeSet<u8>,
+}
+
+async fn scenarios(
+    w: &World,
+    results: &Path,
+    p: &Progress,
+    cancel: &CancellationToken,
+) -> Result<Summary> {
+    let mut k = w.keeper(Some(results.to_path_buf()));
+    k.reask_secs = 900;
+    // Start from an empty record: this is a new chain.
+    let gate = w.deployment.gate;
+    let t0 = w.chain_time().await?;
+    let long = t0 + 7_200;
+
+    p.step("seeding scenario markets (grids 0.01/0.05/1e-6, minimum sizes, thin and empty books)");
+    // Grids: tick * lot is a multiple of 1e6 (the factory's rule).
+    let m_collateral = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_collateral, 400_000, 20_000_000).await?;
+    let m_abstain = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_abstain, 480_000, 10_000_000).await?;
+    w.bid(m_abstain, 460_000, 10_000_000).await?;
+    let m_down = w.create_market(50_000, 20, 0, long).await?;
+    w.bid(m_down, 550_000, 20_000_000).await?;
+    let m_notional = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_notional, 700_000, 10_000_000).await?;
+    let m_thin = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_thin, 250_000, 5_000_000).await?;
+    let m_band = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_band, 970_000, 10_000_000).await?;
+    let m_empty = w.create_market(10_000, 100, 0, long).await?;
+    let m_lot = w.create_market(1, 20_000_000, 0, long).await?;
+    w.ask(m_lot, 400_000, 20_000_000).await?;
+    let m_min = w.create_market(10_000, 100, 50_000_000, long).await?;
+    w.ask(m_min, 400_000, 50_000_000).await?;
+    let m_short = w.create_market(10_000, 100, 0, t0 + 400).await?;
+    w.ask(m_short, 400_000, 10_000_000).await?;
+    let m_final = w.create_market(10_000, 100, 0, t0 + 900).await?;
+    w.ask(m_final, 400_000, 10_000_000).await?;
+
+    // Collateral runs out: the gate holds 2 units, a BUY_UP at 0.40 x 10 costs 4 (rule 10).
+    w.mint(gate, U256::from(2_000_000u64)).await?;
+    p.step("scenario: collateral runs out (gate holds 2.0, order costs 4.0)");
+    play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "collateral runs out", cancel)
+        .await?;
+    w.mint(gate, U256::from(30_000_000u64)).await?;
+    p.step("scenario: model abstains");
+    play(&mut k, &[m_abstain], &replay("scripted", &["ABSTAIN"]), "model abstains", cancel).await?;
+    p.step("scenario: PASS, BUY_UP at 0.40 (cost 4.0)");
+    play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
+    p.step("scenario: PASS, BUY_DOWN against a 0.55 bid (DOWN costs 0.45)");
+    play(&mut k, &[m_down], &replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel)
+        .await?;
+    p.step("scenario: max notional (8.5 at risk + 7.0 > 15.0)");
+    play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max notional at risk", cancel)
+        .await?;
+    p.step("scenario: PASS against a thin book (partial fill, refund)");
+    play(&mut k, &[m_thin], &replay("scripted", &["BUY_UP"]), "pass: thin book, partial fill", cancel)
+        .await?;
+    p.step("scenario: max concurrent positions (3 open)");
+    play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max concurrent positions", cancel)
+        .await?;
+    p.step("scenario: book outside the band (ask 0.97 > 0.95)");
+    play(&mut k, &[m_band], &replay("scripted", &["BUY_UP"]), "price outside band", cancel).await?;
+    p.step("scenario: empty book");
+    play(&mut k, &[m_empty], &replay("scripted", &["BUY_UP"]), "empty book", cancel).await?;
+    p.step("scenario: lot larger than the size (snaps to zero)");
+    play(&mut k, &[m_lot], &replay("scripted", &["BUY_UP"]), "size snaps to zero", cancel).await?;
+    p.step("scenario: venue minimum 50 units > size 10");
+    play(&mut k, &[m_min], &replay("scripted", &["BUY_UP"]), "below venue minimum", cancel).await?;
+    p.step("scenario: 400 s to expiry < 600 s headroom");
+    play(&mut k, &[m_short], &replay("scripted", &["BUY_UP"]), "expiry headroom too short", cancel)
+        .await?;
+
+    p.step("scenario: market finalizes while the model is thinking");
+    finalize_while_thinking(w, &mut k, m_final, cancel).await?;
+
+    p.step("hostile segment: injection attempts replayed from keeper/demo/hostile.jsonl");
+    let hostile = Provider::Replay(Replay::from_lines(
+        "hostile.jsonl",
+        include_str!("../demo/hostile.jsonl"),
+    )?);
+    let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
+    k.sync(head.0).await?;
+    if let Some(info) = k.markets().iter().find(|m| m.address == m_abstain).cloned() {
+        let state = collectors::read_market(&k.provider, &info)
+            .await
+            .map_err(crate::runner::RunError::from)?;
+        let prompt = Prompt::render(&k.strategy_text, &state, head.1);
+        let mut answers = Vec::new();
+        while let Ok(raw) = hostile.ask(&prompt, &state).await {
+            answers.push(Answer {
+                market: m_abstain,
+                raw,
+                prompt_hash: prompt.hash(),
+                note: crate::recorder::Annotation {
+                    provider: Some(hostile.name().into()),
+                    model: Some(hostile.model()),
+                    strategy_hash: Some(
+                        crate::strategy::prompt::strategy_hash(&k.strategy_text).to_string(),
+                    ),
+                    scenario: Some("hostile model segment".into()),
+                },
+            });
+        }
+        k.submit(answers, head).await;
+    }
+
+    p.step("settling the scenario positions (time past expiry, resolve, redeem)");
+    w.advance(7_300).await?;
+    w.resolve(m_collateral, true).await?; // gate holds UP: wins
+    w.resolve(m_down, false).await?; // gate holds DOWN: wins
+    w.resolve(m_thin, false).await?; // gate holds UP: loses
+    for m in [m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short] {
+        w.resolve(m, true).await?;
+    }
+    let provider = Provider::Builtin;
+    k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+
+    p.step("ordinary markets: seeding six books");
+    let t1 = w.chain_time().await?;
+    let books: [(u64, u64, u64, u64); 6] = [
+        // (tick, lot, best bid, best ask); bid 0 = no bids
+        (10_000, 100, 300_000, 350_000),
+        (10_000, 100, 560_000, 620_000),
+        (10_000, 100, 480_000, 520_000),
+        (50_000, 20, 600_000, 700_000),
+        (10_000, 100, 0, 420_000),
+        (1_000, 1_000, 200_000, 260_000),
+    ];
+    let mut ordinary = Vec::new();
+    for (i, (tick, lot, bid, ask)) in books.iter().enumerate() {
+        let m = w.create_market(*tick, *lot, 0, t1 + 5_400 + 600 * i as u64).await?;
+        if *bid > 0 {
+            w.bid(m, *bid, 20_000_000).await?;
+        }
+        w.ask(m, *ask, 20_000_000).await?;
+        ordinary.push(m);
+    }
+    for round in 0..3u64 {
+        p.step(&format!("ordinary markets: cycle {} with the builtin rule-based model", round + 1));
+        k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+        w.advance(1_000).await?;
+        if cancel.is_cancelled() {
+            return Err(DemoError::Cancelled);
+        }
+    }
+    p.step("resolving ordinary markets, redeeming");
+    w.advance(9_000).await?;
+    for (i, m) in ordinary.iter().enumerate() {
+        w.resolve(*m, i % 2 == 0).await?;
+    }
+    w.resolve(m_final, true).await.ok(); // already final: resolved during the scenario
+    k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+    p.step("writing results");
+    let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
+    k.sync(head.0).await?;
+    k.write_results()?;
+    let rows = k.rows();
+    let codes: BTreeSet<u8> = rows
+        .iter()
+        .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d.reason) } else { None })
+        .collect();
+    let missing: Vec<u8> = (0..12).filter(|c| !codes.contains(c)).collect();
+    if !missing.is_empty() {
+        return Err(DemoError::Step {
+            step: "coverage".into(),
+            reason: format!("reason codes never reached: {missing:?}"),
+        });
+    }
+    Ok(Summary {
+        decisions: k.record.decisions.len(),
+        offchain: rows.len() - k.record.decisions.len(),
+        codes,
+    })
+}
+
+/// Reads the market and asks the model; while it "thinks", time passes its expiry and the
+/// resolver finalizes it; the answer then reaches a final market (reason 2).
+async fn finalize_while_thinking(
+    w: &World,
+    k: &mut Keeper,
+    market: Address,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
+    k.sync(head.0).await?;
+    let infos: Vec<MarketInfo> =
+        k.markets().iter().filter(|m| m.address == market).cloned().collect();
+    let states = k.read_open(&infos, head).await;
+    let provider = replay("scripted", &["BUY_UP"]);
+    let answers = k.ask_all(states, &provider, head, Some("finalized while thinking"), cancel).await;
+    w.advance(1_000).await?;
+    w.resolve(market, true).await?;
+    k.submit(answers, head).await;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! direction: when inference fails nothing is submitted and the failure is an off-chain row.
 
 pub mod anvil;
+pub mod world;
 pub mod bench;
 pub mod bindings;
 pub mod chain;

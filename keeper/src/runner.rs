@@ -169,7 +169,7 @@ impl Keeper {
                 &self.provider,
                 self.gate,
                 vec![
-                    crate::bindings::decision::Decision::SIGNATURE_HASH,
+                    crate::bindings::IRiskGate::Decision::SIGNATURE_HASH,
                     crate::bindings::IRiskGate::Settled::SIGNATURE_HASH,
                 ],
                 from,

@@ -76,7 +76,8 @@ pub struct DecisionRow {
     pub reason_label: String,
     pub failed_mask: u16,
     pub failed_rules: Vec<u8>,
-    pub book: BookRead,
+    /// What the gate read; None when it did not read the book (ABSTAIN, unparseable).
+    pub book: Option<BookRead>,
     pub price_paid: String,
     pub quantity: String,
     pub cost: String,
@@ -176,6 +177,28 @@ pub async fn gate_facts(
     })
 }
 
+/// Decodes the `abi.encode(Snapshot)` bytes of a `Decision`; empty means the book was not read.
+pub fn decode_snapshot(bytes: &[u8]) -> Option<BookRead> {
+    use alloy::sol_types::SolValue;
+    if bytes.is_empty() {
+        return None;
+    }
+    let sn = IRiskGate::Snapshot::abi_decode(bytes).ok()?;
+    Some(BookRead {
+        best_bid: s(sn.bestBid),
+        best_ask: s(sn.bestAsk),
+        tick_size: s(sn.tickSize),
+        lot_size: s(sn.lotSize),
+        min_quantity: s(sn.minQuantity),
+        expiry: sn.expirySec,
+        now: sn.nowSec,
+        finalized: sn.finalized,
+        open_positions: sn.openPositions,
+        open_notional: s(sn.openNotional),
+        collateral_available: s(sn.collateralAvailable),
+    })
+}
+
 fn failed_rules(mask: u16) -> Vec<u8> {
     (0..16u8).filter(|b| mask & (1 << b) != 0).collect()
 }
@@ -203,7 +226,7 @@ pub async fn read_chain_record(
         provider,
         gate,
         vec![
-            crate::bindings::decision::Decision::SIGNATURE_HASH,
+            crate::bindings::IRiskGate::Decision::SIGNATURE_HASH,
             IRiskGate::Settled::SIGNATURE_HASH,
         ],
         from,
@@ -266,9 +289,9 @@ pub fn decode_logs(
     for log in sorted {
         let block = log.block_number.unwrap_or_default();
         let time = times.get(&block).copied().unwrap_or_default();
-        if let Ok(ev) = crate::bindings::decision::Decision::decode_log(&log.inner) {
+        if let Ok(ev) = IRiskGate::Decision::decode_log(&log.inner) {
             let d = &ev.data;
-            let sn = &d.snapshot;
+            let book = decode_snapshot(&d.snapshot);
             let row = DecisionRow {
                 chain_id,
                 block,
@@ -283,19 +306,7 @@ pub fn decode_logs(
                 reason_label: labels.get(d.reason as usize).cloned().unwrap_or_default(),
                 failed_mask: d.failedMask,
                 failed_rules: failed_rules(d.failedMask),
-                book: BookRead {
-                    best_bid: s(sn.bestBid),
-                    best_ask: s(sn.bestAsk),
-                    tick_size: s(sn.tickSize),
-                    lot_size: s(sn.lotSize),
-                    min_quantity: s(sn.minQuantity),
-                    expiry: sn.expirySec,
-                    now: sn.nowSec,
-                    finalized: sn.finalized,
-                    open_positions: sn.openPositions,
-                    open_notional: s(sn.openNotional),
-                    collateral_available: s(sn.collateralAvailable),
-                },
+                book,
                 price_paid: s(d.order.pricePaid),
                 quantity: s(d.order.quantity),
                 cost: s(d.order.cost),

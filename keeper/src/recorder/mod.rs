@@ -38,6 +38,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| err(e.to_string()))?;
     tmp.write_all(bytes).map_err(|e| err(e.to_string()))?;
     tmp.as_file().sync_all().map_err(|e| err(e.to_string()))?;
+    // Published files are world-readable (the temp file starts as 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| err(e.to_string()))?;
+    }
     tmp.persist(path).map_err(|e| err(e.to_string()))?;
     Ok(())
 }
