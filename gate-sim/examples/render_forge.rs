@@ -35,10 +35,22 @@ fn main() {
         ))),
         got: unused.clone(),
     }];
-    for answer in [&b"\"BUY_DOWN\"\n"[..], b"BUY_UP\xc2\xa0", &[b' '; 65][..]] {
+    for (answer, dirty) in [
+        (&b"\"BUY_DOWN\"\n"[..], false),
+        (b"BUY_UP\xc2\xa0", false),
+        (&[b' '; 65][..], false),
+        (b"BUY_UP", true),
+        (b"BUY", true),
+    ] {
+        let calldata = if dirty {
+            abi::parse_verdict_calldata_dirty(answer)
+        } else {
+            abi::parse_verdict_calldata(answer)
+        };
         cases.push(Mismatch::Parse {
             bounds,
             answer: answer.to_vec(),
+            calldata,
             expected: diff::expected_parse(answer),
             got: unused.clone(),
         });

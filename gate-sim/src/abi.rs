@@ -76,6 +76,20 @@ pub fn evaluate_calldata(snapshot: &Snapshot, verdict: u8) -> Bytes {
     IRiskGate::evaluateCall { s: snapshot.into(), verdict }.abi_encode().into()
 }
 
+/// The same call with the ABI padding after the string set to 0xff and 40 bytes of garbage
+/// appended. The ABI decoder accepts both; a parser that reads 32-byte words in place must
+/// still see only the string's own bytes (the head is zero-padded).
+pub fn parse_verdict_calldata_dirty(raw: &[u8]) -> Bytes {
+    let mut data = parse_verdict_calldata(raw).to_vec();
+    let pad = (32 - raw.len() % 32) % 32;
+    let end = data.len();
+    for b in &mut data[end - pad..] {
+        *b = 0xff;
+    }
+    data.extend_from_slice(&[0xee; 40]);
+    data.into()
+}
+
 /// The revert data `UnknownVerdict(length, head)` must carry.
 pub fn unknown_verdict_data(e: &UnknownVerdict) -> Bytes {
     IRiskGate::UnknownVerdict { length: U256::from(e.length), head: FixedBytes(e.head) }

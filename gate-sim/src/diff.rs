@@ -39,6 +39,7 @@ pub enum Mismatch {
     Parse {
         bounds: Bounds,
         answer: Vec<u8>,
+        calldata: Bytes,
         expected: Outcome,
         got: Outcome,
     },
@@ -131,7 +132,12 @@ pub fn check_case(
     };
     for row in &case.rows {
         *rows_run += 1;
-        if let Some(m) = check_parse(chain, gate, &case.bounds, &row.answer)? {
+        let calldata = if row.dirty_calldata {
+            abi::parse_verdict_calldata_dirty(&row.answer)
+        } else {
+            abi::parse_verdict_calldata(&row.answer)
+        };
+        if let Some(m) = check_parse(chain, gate, &case.bounds, &row.answer, calldata)? {
             return Ok(Some(m));
         }
         if let Some(m) = check_evaluate(chain, gate, &case.bounds, &row.snapshot, row.verdict)? {
@@ -153,12 +159,14 @@ pub fn check_parse(
     gate: Address,
     bounds: &Bounds,
     answer: &[u8],
+    calldata: Bytes,
 ) -> Result<Option<Mismatch>> {
     let expected = expected_parse(answer);
-    let got = chain.call(gate, abi::parse_verdict_calldata(answer))?;
+    let got = chain.call(gate, calldata.clone())?;
     Ok((got != expected).then(|| Mismatch::Parse {
         bounds: *bounds,
         answer: answer.to_vec(),
+        calldata,
         expected,
         got,
     }))

@@ -106,25 +106,42 @@ pub fn render(m: &Mismatch, name: &str) -> String {
                 let _ = writeln!(out, "        assertTrue(address(gate).code.length > 0);");
             }
         }
-        Mismatch::Parse { bounds, answer, expected, .. } => {
+        Mismatch::Parse { bounds, answer, calldata, expected, .. } => {
             deploy_lines(&mut out, bounds);
             let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
             let _ = writeln!(out, "        // raw answer: {:?}", String::from_utf8_lossy(answer));
-            match expected {
-                Outcome::Reverted(data) => {
-                    let _ = writeln!(out, "        // {}", abi::describe_revert(data));
-                    let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(data));
-                    let _ = writeln!(out, "        gate.parseVerdict({});", bytes_literal(answer));
+            if calldata[..] != abi::parse_verdict_calldata(answer)[..] {
+                // Non-canonical calldata (dirty padding, trailing bytes): send it as is.
+                let (ok, data) = match expected {
+                    Outcome::Returned(d) => (true, d.clone()),
+                    Outcome::Reverted(d) => (false, d.clone()),
+                    Outcome::Halted(_) => (false, Default::default()),
+                };
+                let _ = writeln!(
+                    out,
+                    "        (bool ok, bytes memory ret) = address(gate).staticcall({});",
+                    bytes_literal(calldata)
+                );
+                let _ = writeln!(out, "        assertEq(ok, {ok});");
+                let _ = writeln!(out, "        assertEq(ret, {});", bytes_literal(&data));
+            } else {
+                match expected {
+                    Outcome::Reverted(data) => {
+                        let _ = writeln!(out, "        // {}", abi::describe_revert(data));
+                        let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(data));
+                        let _ =
+                            writeln!(out, "        gate.parseVerdict({});", bytes_literal(answer));
+                    }
+                    Outcome::Returned(data) => {
+                        let code = data.last().copied().unwrap_or_default();
+                        let _ = writeln!(
+                            out,
+                            "        assertEq(uint256(gate.parseVerdict({})), {code});",
+                            bytes_literal(answer)
+                        );
+                    }
+                    Outcome::Halted(_) => {}
                 }
-                Outcome::Returned(data) => {
-                    let code = data.last().copied().unwrap_or_default();
-                    let _ = writeln!(
-                        out,
-                        "        assertEq(uint256(gate.parseVerdict({})), {code});",
-                        bytes_literal(answer)
-                    );
-                }
-                Outcome::Halted(_) => {}
             }
         }
         Mismatch::Evaluate { bounds, snapshot, verdict, expected, .. } => {

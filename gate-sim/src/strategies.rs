@@ -14,6 +14,8 @@ pub const MAX_ROWS_PER_GATE: usize = 32;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub answer: Vec<u8>,
+    /// Send the answer with dirty ABI padding and trailing calldata.
+    pub dirty_calldata: bool,
     pub snapshot: Snapshot,
     pub verdict: u8,
 }
@@ -240,8 +242,17 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
         ]),
         around(vec![u(0), u(1), b.max_size, U256::MAX]),
     );
-    (answer(), verdict_code(), book, time, positions, place(), place()).prop_map(
-        move |(answer, verdict, book, time, open_positions, notional, collateral)| {
+    let answer = (answer(), prop_oneof![3 => Just(false), 1 => Just(true)]);
+    (answer, verdict_code(), book, time, positions, place(), place()).prop_map(
+        move |(
+            (answer, dirty_calldata),
+            verdict,
+            book,
+            time,
+            open_positions,
+            notional,
+            collateral,
+        )| {
             let (best_bid, best_ask, tick_size, lot_size, min_quantity) = book;
             let (now_sec, delta, finalized) = time;
             let expiry = (i128::from(now_sec) + delta).clamp(0, i128::from(u64::MAX));
@@ -266,7 +277,7 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
             let room = U512::from(b.max_notional).saturating_sub(U512::from(cost));
             snapshot.open_notional = resolve(notional, room);
             snapshot.collateral_available = resolve(collateral, U512::from(cost));
-            Row { answer, snapshot, verdict }
+            Row { answer, dirty_calldata, snapshot, verdict }
         },
     )
 }
