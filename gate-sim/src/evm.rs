@@ -49,8 +49,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// What a call or a deployment did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Returned data (for a deployment: the new address, left-padded to 32 bytes is not used;
-    /// see [`Deployed`]).
+    /// Returned data (a deployment's address is in [`Deployed`]).
     Returned(Bytes),
     /// `REVERT` with this data.
     Reverted(Bytes),
@@ -160,11 +159,22 @@ impl Chain for RevmChain {
 
 /// A real anvil node, started on 127.0.0.1 and a free port, stopped when dropped.
 pub struct AnvilChain {
-    child: Child,
     runtime: tokio::runtime::Runtime,
     provider: RootProvider,
     deployer: Address,
     pub url: String,
+    // Last: dropped (and the node stopped) after the provider.
+    _node: Node,
+}
+
+/// The anvil process; killed and reaped on drop, whatever step of the start-up failed.
+struct Node(Child);
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The anvil binary installed by `make bootstrap`, found from the workspace root.
@@ -180,55 +190,39 @@ fn free_port() -> Result<u16> {
 
 impl AnvilChain {
     pub fn spawn(anvil: &Path) -> Result<Self> {
+        const START_SECS: u64 = 20;
         let port = free_port()?;
-        let child = Command::new(anvil)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--silent"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| Error::AnvilSpawn { path: anvil.to_path_buf(), source })?;
-        let mut chain_child = Some(child);
-        let wait_secs = 20;
+        let node = Node(
+            Command::new(anvil)
+                .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--silent"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|source| Error::AnvilSpawn { path: anvil.to_path_buf(), source })?,
+        );
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(wait_secs) {
-                if let Some(mut c) = chain_child.take() {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                }
-                return Err(Error::AnvilTimeout { port, secs: wait_secs });
+            if started.elapsed() > Duration::from_secs(START_SECS) {
+                return Err(Error::AnvilTimeout { port, secs: START_SECS });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let child = chain_child.take().ok_or(Error::NoAccount)?;
         let url = format!("http://127.0.0.1:{port}");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(Error::Runtime)?;
         let parsed = url.parse().map_err(|e| Error::Rpc(format!("{e}")))?;
-        let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(parsed);
-        let mut chain = Self {
-            child,
-            runtime,
-            provider: provider.root().clone(),
-            deployer: Address::ZERO,
-            url,
-        };
-        let accounts = chain
-            .runtime
-            .block_on(chain.provider.get_accounts())
-            .map_err(|e| Error::Rpc(e.to_string()))?;
-        chain.deployer = *accounts.first().ok_or(Error::NoAccount)?;
-        Ok(chain)
-    }
-}
-
-impl Drop for AnvilChain {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let provider = ProviderBuilder::new()
+            .disable_recommended_fillers()
+            .connect_http(parsed)
+            .root()
+            .clone();
+        let accounts =
+            runtime.block_on(provider.get_accounts()).map_err(|e| Error::Rpc(e.to_string()))?;
+        let deployer = *accounts.first().ok_or(Error::NoAccount)?;
+        Ok(Self { runtime, provider, deployer, url, _node: node })
     }
 }
 
