@@ -39,7 +39,7 @@ test-sim: bootstrap
 	$(CARGO) run --release --locked -p gate-sim -- corpus --with-anvil
 	$(CARGO) run --release --locked -p gate-sim -- diff --cases 10000 --backend revm --seed 1
 	$(CARGO) run --release --locked -p gate-sim -- diff --cases 500 --backend anvil --seed 1
-	$(CARGO) run --release --locked -p gate-sim -- simulate --markets 100 --steps 1000 --seed 1 \
+	$(CARGO) run --release --locked -p gate-sim -- simulate --markets 10 --steps 10000 --seed 1 \
 		--model builtin,random,hostile --out target/gate-sim/SIMULATION.md
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain

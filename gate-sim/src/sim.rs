@@ -634,9 +634,9 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
     }
     let _ = writeln!(
         out,
-        "Markets settled: {}. Units bought: {}; spent {} tUSD; paid out {} tUSD; collateral at the end {} tUSD. Peak open notional {} tUSD (cap {}), peak open positions {} (cap {}).\n",
+        "Markets settled: {}. Bought {} tUSD of payout; spent {} tUSD; paid out {} tUSD; collateral at the end {} tUSD. Peak open notional {} tUSD (cap {}), peak open positions {} (cap {}).\n",
         r.markets_settled,
-        r.units_bought,
+        usdc(r.units_bought),
         usdc(r.spent),
         usdc(r.payout),
         usdc(r.final_collateral),
