@@ -77,9 +77,23 @@ impl Anvil {
         Err(AnvilError::NotReady { port: self.port, waited: max })
     }
 
+    /// Stops this anvil (SIGTERM, so a `--dump-state` is written) and starts a new one on the
+    /// same port, `down_for` later, with `extra` arguments (e.g. `--load-state FILE`).
+    pub async fn restart(&mut self, path: &Path, down_for: Duration, extra: &[String]) -> Result<()> {
+        self.terminate().await;
+        tokio::time::sleep(down_for).await;
+        let next = Self::start(path, Some(self.port), extra).await?;
+        *self = next;
+        Ok(())
+    }
+
     /// Stops with SIGTERM (anvil writes `--dump-state` on the way out), then waits up to 20 s
     /// before killing.
     pub async fn stop(mut self) {
+        self.terminate().await;
+    }
+
+    async fn terminate(&mut self) {
         if let Some(mut child) = self.child.take() {
             if let Some(pid) = child.id() {
                 // SAFETY: plain kill(2) on the pid of a child we spawned and have not reaped.

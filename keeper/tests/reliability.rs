@@ -1,0 +1,393 @@
+//! Reliability tests against a real anvil (from the pinned toolchain), the real contracts
+//! compiled from contracts/src, and a real HTTP inference server on loopback. No mocks.
+//!
+//! The tests share one compiled artifact set and run one at a time (a global lock), so the
+//! suite stays light on a 2-core machine.
+
+use alloy::primitives::{Address, U256};
+use keeper::{
+    anvil::Anvil,
+    bindings::IRiskGate,
+    compile::{self, Artifacts},
+    recorder::{feed, FeedRow},
+    strategy::{openai::OpenAiClient, Provider},
+    world::World,
+};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::{Mutex, MutexGuard, OnceLock},
+    time::Duration,
+};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpListener,
+};
+use tokio_util::sync::CancellationToken;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn anvil_bin() -> PathBuf {
+    root().join(".toolchain/bin/anvil")
+}
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn artifacts() -> Artifacts {
+    static ART: OnceLock<Artifacts> = OnceLock::new();
+    ART.get_or_init(|| compile::compile(&root()).expect("contracts/src compiles with tools/solc"))
+        .clone()
+}
+
+fn params() -> IRiskGate::Params {
+    IRiskGate::Params {
+        minPrice: U256::from(50_000u64),
+        maxPrice: U256::from(950_000u64),
+        maxSize: U256::from(10_000_000u64),
+        minHeadroom: 600,
+        maxConcurrent: 10,
+        maxNotional: U256::from(1_000_000_000u64),
+    }
+}
+
+async fn world(extra: &[String]) -> World {
+    let anvil = Anvil::start(&anvil_bin(), None, extra).await.expect("anvil starts");
+    let w = World::deploy_on(anvil, artifacts(), &params()).await.expect("deploys");
+    w.mint(w.deployment.gate, U256::from(100_000_000u64)).await.expect("funds the gate");
+    w
+}
+
+fn decisions(rows: &[FeedRow]) -> Vec<&feed::DecisionRow> {
+    rows.iter().filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None }).collect()
+}
+
+fn offchain(rows: &[FeedRow]) -> Vec<&feed::OffchainRow> {
+    rows.iter().filter_map(|r| if let FeedRow::Offchain(o) = r { Some(o) } else { None }).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_never_resubmits_inside_the_reask_interval() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    // Three books; the builtin model answers BUY_UP (ask 0.40), BUY_DOWN (bid 0.60), ABSTAIN.
+    let a = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(a, 400_000, 20_000_000).await.unwrap();
+    let b = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.bid(b, 600_000, 20_000_000).await.unwrap();
+    let c = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(c, 520_000, 1_000_000).await.unwrap();
+    let cancel = CancellationToken::new();
+
+    let mut first = w.keeper(Some(dir.path().to_path_buf()));
+    first.reask_secs = 3_600;
+    let r = first.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.submitted, 3, "one decision per market on the first cycle");
+    drop(first); // the "crash": all in-memory state is gone
+
+    // A new process: state comes from chain, the feed file only supplies annotations.
+    let mut second = w.keeper(Some(dir.path().to_path_buf()));
+    second.reask_secs = 3_600;
+    second.load_existing_feed().unwrap();
+    let r = second.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.submitted, 0, "inside the 3,600 s interval nothing is asked again");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(decisions(&rows).len(), 3, "no row lost, none duplicated");
+    assert!(decisions(&rows).iter().all(|d| d.note.provider.as_deref() == Some("builtin")));
+
+    // 3,599 s later is still inside the interval; at 3,600 s all three are due again.
+    w.advance(3_599).await.unwrap();
+    let mut third = w.keeper(Some(dir.path().to_path_buf()));
+    third.reask_secs = 3_600;
+    third.load_existing_feed().unwrap();
+    assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 0);
+    w.advance(1).await.unwrap();
+    assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 3);
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(decisions(&rows).len(), 6);
+    w.stop().await;
+}
+
+/// A tiny OpenAI-compatible server: answers the n-th request with `script[n]`.
+#[derive(Clone, Copy)]
+enum Reply {
+    Status500,
+    Garbage,
+    Hang,
+    Content(&'static str),
+}
+
+async fn inference_server(script: Vec<Reply>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut n = 0usize;
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let reply = script.get(n).copied().unwrap_or(Reply::Status500);
+            n += 1;
+            tokio::spawn(async move {
+                // Read headers and the body (Content-Length) before answering.
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Ok(k) = sock.read(&mut chunk).await else { return };
+                    if k == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let l = l.to_ascii_lowercase();
+                                l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0usize);
+                        if buf.len() >= end + 4 + len {
+                            break;
+                        }
+                    }
+                }
+                let (status, body) = match reply {
+                    Reply::Status500 => ("500 Internal Server Error", "{\"error\":\"boom\"}".to_string()),
+                    Reply::Garbage => ("200 OK", "<<<this is not json>>>".to_string()),
+                    Reply::Hang => {
+                        tokio::time::sleep(Duration::from_secs(120)).await;
+                        return;
+                    }
+                    Reply::Content(c) => (
+                        "200 OK",
+                        serde_json::json!({"choices":[{"message":{"role":"assistant","content":c}}]})
+                            .to_string(),
+                    ),
+                };
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    for _ in 0..5 {
+        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+        w.ask(m, 400_000, 20_000_000).await.unwrap();
+    }
+    // Markets are asked in discovery order, one at a time (concurrency 1).
+    let url = inference_server(vec![
+        Reply::Status500,
+        Reply::Garbage,
+        Reply::Hang,
+        Reply::Content("totally not a verdict"),
+        Reply::Content("\"BUY_UP\""),
+    ])
+    .await;
+    let provider = Provider::OpenAi(
+        OpenAiClient::new(&url, "test-model", Duration::from_millis(1_500)).unwrap(),
+    );
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    k.concurrency = 1;
+    let r = k.cycle(&provider, None, &CancellationToken::new()).await.unwrap();
+    assert_eq!(r.asked, 5);
+    assert_eq!(r.submitted, 2, "only the two real answers reach the chain");
+    assert_eq!(r.offchain_failures, 3);
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off = offchain(&rows);
+    assert_eq!(off.len(), 3);
+    assert!(off[0].error.contains("HTTP 500"), "{}", off[0].error);
+    assert!(off[1].error.contains("not JSON"), "{}", off[1].error);
+    assert!(off[2].error.contains("timed out"), "{}", off[2].error);
+    let ds = decisions(&rows);
+    assert_eq!(ds.len(), 2);
+    // The garbage text is submitted verbatim and the gate publishes it as reason 11, verdict 255.
+    assert_eq!(ds[0].raw, "totally not a verdict");
+    assert_eq!((ds[0].reason, ds[0].verdict), (11, 255));
+    // A quoted answer is submitted with its quotes; the gate trims them and passes it:
+    // ask 0.40 on a 0.01 grid -> price 400000, quantity 10e6 (lot 100), cost 4e6.
+    assert_eq!(ds[1].raw, "\"BUY_UP\"");
+    assert_eq!((ds[1].reason, ds[1].price_paid.as_str(), ds[1].cost.as_str()), (0, "400000", "4000000"));
+    assert!(ds.iter().all(|d| d.note.model.as_deref() == Some("test-model")));
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
+    let _g = serial();
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let dump = vec!["--dump-state".to_string(), state_file.display().to_string()];
+    let mut w = world(&dump).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m1 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(m1, 400_000, 20_000_000).await.unwrap();
+
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(root())
+        .args(["run", "--interval-secs", "1", "--reask-secs", "3600", "--rpc-url"])
+        .arg(w.anvil.url.as_str())
+        .arg("--gate")
+        .arg(w.deployment.gate.to_string())
+        .arg("--results")
+        .arg(dir.path())
+        .env("KEEPER_PRIVATE_KEY", keeper::chain::ANVIL_DEV_KEY_0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let feed_path = dir.path().join("feed.jsonl");
+    let wait_rows = |n: usize| {
+        let feed_path = feed_path.clone();
+        async move {
+            for _ in 0..200 {
+                let rows = feed::read_feed(&feed_path).unwrap_or_default();
+                if decisions(&rows).len() >= n {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            false
+        }
+    };
+    assert!(wait_rows(1).await, "first decision recorded");
+
+    // The node goes away (SIGTERM: state dumped), stays down 3 s, and comes back with it.
+    let reload = vec![
+        "--load-state".to_string(),
+        state_file.display().to_string(),
+    ];
+    w.anvil.restart(&anvil_bin(), Duration::from_secs(3), &reload).await.unwrap();
+    // A market created after the outage is found and decided in a later cycle.
+    let m2 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(m2, 400_000, 20_000_000).await.unwrap();
+    assert!(wait_rows(2).await, "the keeper resumed after the node came back");
+
+    // SIGTERM stops it cleanly.
+    let pid = child.id().unwrap() as libc::pid_t;
+    // SAFETY: kill(2) on the pid of the child this test spawned.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("stops within 30 s of SIGTERM")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "clean exit on SIGTERM: {err}");
+    assert!(err.contains("cycle failed"), "the outage is reported: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let rows = feed::read_feed(&feed_path).unwrap();
+    let ds = decisions(&rows);
+    let mut markets: Vec<&str> = ds.iter().map(|d| d.market.as_str()).collect();
+    markets.sort_unstable();
+    markets.dedup();
+    assert_eq!(markets.len(), 2, "each market decided once inside the interval");
+    assert_eq!(ds.len(), 2);
+    assert!(ds.iter().any(|d| d.market == m2.to_checksum(None)));
+    w.stop().await;
+}
+
+fn keeper_cmd(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(root())
+        .args(args)
+        .env_remove("KEEPER_RPC_URL")
+        .env_remove("KEEPER_GATE")
+        .env_remove("KEEPER_PRIVATE_KEY")
+        .env_remove("KEEPER_KEYSTORE")
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn assert_one_line_error(code: i32, err: &str, hint: &str) {
+    assert_ne!(code, 0, "non-zero exit: {err}");
+    assert!(!err.contains("panicked"), "never a panic: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(hint), "says how to fix it ({hint}): {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_configuration_is_one_line_with_a_fix_and_a_nonzero_exit() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let url = w.anvil.url.to_string();
+    let gate = w.deployment.gate.to_string();
+    let not_gate = w.deployment.collateral.to_string(); // has code, but is an ERC20
+    let no_code = Address::repeat_byte(0x42).to_string();
+    let dead = format!("http://127.0.0.1:{}", keeper::anvil::free_port().unwrap());
+
+    let (c, e) = keeper_cmd(&["run", "--once", "--gate", &gate]);
+    assert_one_line_error(c, &e, "KEEPER_RPC_URL");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url]);
+    assert_one_line_error(c, &e, "KEEPER_GATE");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &dead, "--gate", &gate]);
+    assert_one_line_error(c, &e, "is the node running");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--chain-id", "1", "--gate", &gate]);
+    assert_one_line_error(c, &e, "wrong --rpc-url or --chain-id");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &no_code]);
+    assert_one_line_error(c, &e, "has no code");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &not_gate]);
+    assert_one_line_error(c, &e, "wrong --gate");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &gate]);
+    assert_one_line_error(c, &e, "KEEPER_PRIVATE_KEY");
+    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &gate, "--model", "openai"]);
+    assert_one_line_error(c, &e, "KEEPER_OPENAI_URL");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_check_passes_on_demo_output_and_catches_tampering() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(root())
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (c, e) = run(&["demo", "--results", results]);
+    assert_eq!(c, 0, "demo runs end to end: {e}");
+    let state = dir.path().join("anvil-state.json");
+    let state = state.to_str().unwrap();
+    let (c, e) = run(&["report", "--check", "--load-state", state, "--results", results]);
+    assert_eq!(c, 0, "report --check passes on the demo's output: {e}");
+
+    // Every reason code 0..=11 appears in the demo's feed.
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    for code in 0..12u8 {
+        assert!(decisions(&rows).iter().any(|d| d.reason == code), "reason {code} reached");
+    }
+
+    // Rewrite one published answer: the check must fail.
+    let text = std::fs::read_to_string(dir.path().join("feed.jsonl")).unwrap();
+    let tampered = text.replacen("\"raw\":\"ABSTAIN\"", "\"raw\":\"BUY_UP\"", 1);
+    assert_ne!(text, tampered);
+    std::fs::write(dir.path().join("feed.jsonl"), tampered).unwrap();
+    let (c, e) = run(&["report", "--check", "--load-state", state, "--results", results]);
+    assert_ne!(c, 0, "tampered feed is caught");
+    assert!(e.contains("differs"), "{e}");
+}
