@@ -79,7 +79,12 @@ impl Anvil {
 
     /// Stops this anvil (SIGTERM, so a `--dump-state` is written) and starts a new one on the
     /// same port, `down_for` later, with `extra` arguments (e.g. `--load-state FILE`).
-    pub async fn restart(&mut self, path: &Path, down_for: Duration, extra: &[String]) -> Result<()> {
+    pub async fn restart(
+        &mut self,
+        path: &Path,
+        down_for: Duration,
+        extra: &[String],
+    ) -> Result<()> {
         self.terminate().await;
         tokio::time::sleep(down_for).await;
         let next = Self::start(path, Some(self.port), extra).await?;

@@ -113,10 +113,8 @@ fn replay(label: &str, answers: &[&str]) -> Provider {
 
 pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Result<()> {
     let results = root.join(&args.results);
-    std::fs::create_dir_all(&results).map_err(|e| DemoError::Step {
-        step: "results dir".into(),
-        reason: e.to_string(),
-    })?;
+    std::fs::create_dir_all(&results)
+        .map_err(|e| DemoError::Step { step: "results dir".into(), reason: e.to_string() })?;
     let state_path = results.join(STATE_FILE);
     let _ = std::fs::remove_file(&state_path);
     let anvil_bin = root.join(&args.anvil);
@@ -211,17 +209,28 @@ async fn scenarios(
     p.step("scenario: PASS, BUY_UP at 0.40 (cost 4.0)");
     play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
     p.step("scenario: PASS, BUY_DOWN against a 0.55 bid (DOWN costs 0.45)");
-    play(&mut k, &[m_down], &replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel)
-        .await?;
+    play(&mut k, &[m_down], &replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel).await?;
     p.step("scenario: max notional (8.5 at risk + 7.0 > 15.0)");
     play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max notional at risk", cancel)
         .await?;
     p.step("scenario: PASS against a thin book (partial fill, refund)");
-    play(&mut k, &[m_thin], &replay("scripted", &["BUY_UP"]), "pass: thin book, partial fill", cancel)
-        .await?;
+    play(
+        &mut k,
+        &[m_thin],
+        &replay("scripted", &["BUY_UP"]),
+        "pass: thin book, partial fill",
+        cancel,
+    )
+    .await?;
     p.step("scenario: max concurrent positions (3 open)");
-    play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max concurrent positions", cancel)
-        .await?;
+    play(
+        &mut k,
+        &[m_notional],
+        &replay("scripted", &["BUY_UP"]),
+        "max concurrent positions",
+        cancel,
+    )
+    .await?;
     p.step("scenario: book outside the band (ask 0.97 > 0.95)");
     play(&mut k, &[m_band], &replay("scripted", &["BUY_UP"]), "price outside band", cancel).await?;
     p.step("scenario: empty book");
@@ -351,7 +360,8 @@ async fn finalize_while_thinking(
         k.markets().iter().filter(|m| m.address == market).cloned().collect();
     let states = k.read_open(&infos, head).await;
     let provider = replay("scripted", &["BUY_UP"]);
-    let answers = k.ask_all(states, &provider, head, Some("finalized while thinking"), cancel).await;
+    let answers =
+        k.ask_all(states, &provider, head, Some("finalized while thinking"), cancel).await;
     w.advance(1_000).await?;
     w.resolve(market, true).await?;
     k.submit(answers, head).await;

@@ -21,6 +21,8 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum DeployError {
     #[error(transparent)]
+    Config(#[from] crate::cli::ConfigError),
+    #[error(transparent)]
     Chain(#[from] chain::ChainError),
     #[error(transparent)]
     Compile(#[from] compile::CompileError),

@@ -4,7 +4,6 @@
 //! direction: when inference fails nothing is submitted and the failure is an off-chain row.
 
 pub mod anvil;
-pub mod world;
 pub mod bench;
 pub mod bindings;
 pub mod chain;
@@ -18,3 +17,4 @@ pub mod recorder;
 pub mod report;
 pub mod runner;
 pub mod strategy;
+pub mod world;

@@ -454,17 +454,9 @@ impl Keeper {
 
     /// Redeems every open position whose market is final. Returns how many were redeemed.
     pub async fn redeem_final(&mut self) -> usize {
+        // Markets where the gate bought something that no `Settled` event has closed yet.
         let mut open: Vec<Address> = Vec::new();
-        let settled: HashSet<&str> =
-            self.record.settlements.iter().map(|(m, _)| m.as_str()).collect();
         for d in &self.record.decisions {
-            if d.filled != "0" && d.settlement.is_none() && !settled.contains(d.market.as_str()) {
-                if let Ok(a) = d.market.parse::<Address>() {
-                    if !open.contains(&a) {
-                        open.push(a);
-                    }
-                }
-            }
             if d.filled != "0" && d.settlement.is_none() {
                 if let Ok(a) = d.market.parse::<Address>() {
                     if !open.contains(&a) {

@@ -5,7 +5,7 @@
 
 use crate::{
     anvil::{Anvil, AnvilError},
-    bindings::{IBinaryMarket, IMarketFactory, ITestCollateral, IRiskGate},
+    bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral},
     chain::{self, short, ANVIL_DEV_KEY_0, ANVIL_DEV_KEY_1},
     compile::{self, Artifacts},
     deploy::{self, Deployment},
@@ -49,7 +49,11 @@ fn tx_err(what: &str) -> impl Fn(String) -> WorldError + '_ {
 }
 
 /// Waits for a mined, successful receipt.
-pub async fn confirm(p: &DynProvider, what: &str, tx: TxHash) -> Result<alloy::rpc::types::TransactionReceipt> {
+pub async fn confirm(
+    p: &DynProvider,
+    what: &str,
+    tx: TxHash,
+) -> Result<alloy::rpc::types::TransactionReceipt> {
     let r = executor::wait_receipt(p, tx, Duration::from_secs(60))
         .await
         .map_err(|e| tx_err(what)(e.to_string()))?;
@@ -72,16 +76,22 @@ impl World {
         Self::deploy_on(anvil, artifacts, params).await
     }
 
-    pub async fn deploy_on(anvil: Anvil, artifacts: Artifacts, params: &IRiskGate::Params) -> Result<Self> {
+    pub async fn deploy_on(
+        anvil: Anvil,
+        artifacts: Artifacts,
+        params: &IRiskGate::Params,
+    ) -> Result<Self> {
         let ks = chain::dev_signer(ANVIL_DEV_KEY_0)?;
         let ms = chain::dev_signer(ANVIL_DEV_KEY_1)?;
         let keeper_addr = ks.address();
         let maker_addr = ms.address();
         let keeper = chain::signing_provider(&anvil.url, ks);
         let maker = chain::signing_provider(&anvil.url, ms);
-        let chain_id = keeper.get_chain_id().await.map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
+        let chain_id =
+            keeper.get_chain_id().await.map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
         let deployment =
-            deploy::deploy_all(&keeper, chain_id, &artifacts, params, None, None, keeper_addr).await?;
+            deploy::deploy_all(&keeper, chain_id, &artifacts, params, None, None, keeper_addr)
+                .await?;
         let w = Self { anvil, keeper, maker, keeper_addr, maker_addr, deployment, artifacts };
         w.mint(maker_addr, U256::from(1_000_000_000_000u64)).await?;
         Ok(w)
@@ -100,26 +110,41 @@ impl World {
 
     /// Moves chain time forward and mines a block.
     pub async fn advance(&self, secs: u64) -> Result<()> {
-        let e = |x: alloy::transports::TransportError| tx_err("advance time")(short(&x.to_string()));
+        let e =
+            |x: alloy::transports::TransportError| tx_err("advance time")(short(&x.to_string()));
         let _: serde_json::Value =
             self.keeper.raw_request("evm_increaseTime".into(), (secs,)).await.map_err(e)?;
-        let _: serde_json::Value = self.keeper.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+        let _: serde_json::Value =
+            self.keeper.raw_request("evm_mine".into(), ()).await.map_err(e)?;
         Ok(())
     }
 
     /// Mints test collateral (open faucet).
     pub async fn mint(&self, to: Address, amount: U256) -> Result<()> {
         let c = ITestCollateral::new(self.deployment.collateral, &self.maker);
-        let tx = c.mint(to, amount).send().await.map_err(|e| tx_err("mint")(executor::describe(&e)))?;
+        let tx =
+            c.mint(to, amount).send().await.map_err(|e| tx_err("mint")(executor::describe(&e)))?;
         confirm(&self.maker, "mint", *tx.tx_hash()).await?;
         Ok(())
     }
 
     /// Creates a market resolved by the maker; returns its address.
-    pub async fn create_market(&self, tick: u64, lot: u64, min_qty: u64, expiry: u64) -> Result<Address> {
+    pub async fn create_market(
+        &self,
+        tick: u64,
+        lot: u64,
+        min_qty: u64,
+        expiry: u64,
+    ) -> Result<Address> {
         let f = IMarketFactory::new(self.deployment.factory, &self.maker);
         let tx = f
-            .createMarket(U256::from(tick), U256::from(lot), U256::from(min_qty), expiry, self.maker_addr)
+            .createMarket(
+                U256::from(tick),
+                U256::from(lot),
+                U256::from(min_qty),
+                expiry,
+                self.maker_addr,
+            )
             .send()
             .await
             .map_err(|e| tx_err("createMarket")(executor::describe(&e)))?;

@@ -3,6 +3,9 @@
 //!
 //! The tests share one compiled artifact set and run one at a time (a global lock), so the
 //! suite stays light on a 2-core machine.
+// Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
+// them (no task inside one runtime ever contends for it).
+#![allow(clippy::await_holding_lock)]
 
 use alloy::primitives::{Address, U256};
 use keeper::{
@@ -148,7 +151,8 @@ async fn inference_server(script: Vec<Reply>) -> String {
                             .lines()
                             .find_map(|l| {
                                 let l = l.to_ascii_lowercase();
-                                l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0))
+                                l.strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
                             })
                             .unwrap_or(0usize);
                         if buf.len() >= end + 4 + len {
@@ -223,7 +227,10 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     // A quoted answer is submitted with its quotes; the gate trims them and passes it:
     // ask 0.40 on a 0.01 grid -> price 400000, quantity 10e6 (lot 100), cost 4e6.
     assert_eq!(ds[1].raw, "\"BUY_UP\"");
-    assert_eq!((ds[1].reason, ds[1].price_paid.as_str(), ds[1].cost.as_str()), (0, "400000", "4000000"));
+    assert_eq!(
+        (ds[1].reason, ds[1].price_paid.as_str(), ds[1].cost.as_str()),
+        (0, "400000", "4000000")
+    );
     assert!(ds.iter().all(|d| d.note.model.as_deref() == Some("test-model")));
     w.stop().await;
 }
@@ -272,10 +279,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     assert!(wait_rows(1).await, "first decision recorded");
 
     // The node goes away (SIGTERM: state dumped), stays down 3 s, and comes back with it.
-    let reload = vec![
-        "--load-state".to_string(),
-        state_file.display().to_string(),
-    ];
+    let reload = vec!["--load-state".to_string(), state_file.display().to_string()];
     w.anvil.restart(&anvil_bin(), Duration::from_secs(3), &reload).await.unwrap();
     // A market created after the outage is found and decided in a later cycle.
     let m2 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
@@ -342,7 +346,8 @@ async fn bad_configuration_is_one_line_with_a_fix_and_a_nonzero_exit() {
     assert_one_line_error(c, &e, "KEEPER_GATE");
     let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &dead, "--gate", &gate]);
     assert_one_line_error(c, &e, "is the node running");
-    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--chain-id", "1", "--gate", &gate]);
+    let (c, e) =
+        keeper_cmd(&["run", "--once", "--rpc-url", &url, "--chain-id", "1", "--gate", &gate]);
     assert_one_line_error(c, &e, "wrong --rpc-url or --chain-id");
     let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &no_code]);
     assert_one_line_error(c, &e, "has no code");
@@ -350,7 +355,8 @@ async fn bad_configuration_is_one_line_with_a_fix_and_a_nonzero_exit() {
     assert_one_line_error(c, &e, "wrong --gate");
     let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &gate]);
     assert_one_line_error(c, &e, "KEEPER_PRIVATE_KEY");
-    let (c, e) = keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &gate, "--model", "openai"]);
+    let (c, e) =
+        keeper_cmd(&["run", "--once", "--rpc-url", &url, "--gate", &gate, "--model", "openai"]);
     assert_one_line_error(c, &e, "KEEPER_OPENAI_URL");
     w.stop().await;
 }

@@ -104,6 +104,8 @@ pub struct OffchainRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// Rows are few and short-lived; boxing the big variant would only add noise to every match.
+#[allow(clippy::large_enum_variant)]
 pub enum FeedRow {
     Decision(DecisionRow),
     Offchain(OffchainRow),

@@ -121,8 +121,10 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     }
 
     let _ = writeln!(md, "## Positions and settlements\n");
-    let _ =
-        writeln!(md, "| market | fills | bought (units) | spent | settled | outcome | payout | P&L |");
+    let _ = writeln!(
+        md,
+        "| market | fills | bought (units) | spent | settled | outcome | payout | P&L |"
+    );
     let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |");
     let mut markets: Vec<&str> =
         decisions.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
