@@ -119,7 +119,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
     let _ = std::fs::remove_file(&state_path);
     let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
-    let progress = Progress::new(22);
+    let progress = Progress::new(23);
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
     let world = World::start(
         &anvil_bin,
@@ -276,6 +276,15 @@ async fn scenarios(
         }
         k.submit(answers, head).await;
     }
+
+    p.step("inference unreachable: an off-chain row, nothing submitted");
+    let dead = crate::anvil::free_port().map_err(WorldError::from)?;
+    let unreachable = Provider::OpenAi(crate::strategy::openai::OpenAiClient::new(
+        &format!("http://127.0.0.1:{dead}"),
+        "no-server-listening",
+        std::time::Duration::from_secs(2),
+    )?);
+    play(&mut k, &[m_abstain], &unreachable, "inference unreachable", cancel).await?;
 
     p.step("settling the scenario positions (time past expiry, resolve, redeem)");
     w.advance(7_300).await?;
