@@ -5,7 +5,7 @@ FORGE := .toolchain/bin/forge
 SLITHER := .toolchain/venv/bin/slither
 CARGO ?= cargo
 
-.PHONY: all bootstrap build test test-sol test-rust slither demo deploy-local bench fmt lint clean
+.PHONY: all bootstrap build test test-sol test-rust test-sim test-record slither demo deploy-local bench fmt lint clean
 
 all: build
 
@@ -17,7 +17,7 @@ build: bootstrap
 	$(CARGO) build --release --locked --workspace
 
 ## test: the whole suite (forge unit/fuzz/invariant in the ci profile, slither, Rust tests)
-test: bootstrap test-sol slither test-rust test-sim
+test: bootstrap test-sol slither test-rust test-sim test-record
 
 test-sol: bootstrap
 	$(FORGE) fmt --check
@@ -41,6 +41,12 @@ test-sim: bootstrap
 	$(CARGO) run --release --locked -p gate-sim -- diff --cases 500 --backend anvil --seed 1
 	$(CARGO) run --release --locked -p gate-sim -- simulate --markets 10 --steps 10000 --seed 1 \
 		--model builtin,random,hostile --out target/gate-sim/SIMULATION.md
+
+## test-record: the published record in results/ must re-derive from its saved chain state, and
+## the gate's code on that chain must match contracts/src/RiskGate.sol (re-run make demo after
+## changing the contract)
+test-record: bootstrap
+	$(CARGO) run --release --locked -p keeper -- report --check --load-state results/anvil-state.json
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
 deploy-local: bootstrap

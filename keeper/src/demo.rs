@@ -297,9 +297,9 @@ async fn scenarios(
     let provider = Provider::Builtin;
     k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
 
-    p.step("ordinary markets: seeding six books");
+    p.step("ordinary markets: seeding twelve books");
     let t1 = w.chain_time().await?;
-    let books: [(u64, u64, u64, u64); 6] = [
+    let books: [(u64, u64, u64, u64); 12] = [
         // (tick, lot, best bid, best ask); bid 0 = no bids
         (10_000, 100, 300_000, 350_000),
         (10_000, 100, 560_000, 620_000),
@@ -307,28 +307,54 @@ async fn scenarios(
         (50_000, 20, 600_000, 700_000),
         (10_000, 100, 0, 420_000),
         (1_000, 1_000, 200_000, 260_000),
+        (10_000, 100, 700_000, 740_000),
+        (1_000, 1_000, 150_000, 190_000),
+        (10_000, 100, 400_000, 450_000),
+        (50_000, 20, 250_000, 350_000),
+        (10_000, 100, 820_000, 860_000),
+        (1_000, 1_000, 520_000, 545_000),
     ];
+    // Staggered expiries, one every 20 minutes from 1.5 h out, so that markets settle while the
+    // bot keeps running and the position cap frees up again, as it would in a long-lived run.
     let mut ordinary = Vec::new();
     for (i, (tick, lot, bid, ask)) in books.iter().enumerate() {
-        let m = w.create_market(*tick, *lot, 0, t1 + 5_400 + 600 * i as u64).await?;
+        let expiry = t1 + 5_400 + 1_200 * i as u64;
+        let m = w.create_market(*tick, *lot, 0, expiry).await?;
         if *bid > 0 {
             w.bid(m, *bid, 20_000_000).await?;
         }
         w.ask(m, *ask, 20_000_000).await?;
-        ordinary.push(m);
+        // The outcome is fixed up front from the mid price and a fixed draw, so a market the
+        // book prices at 0.7 resolves UP about 70% of the time: a fair test of the model.
+        let mid = if *bid > 0 { (bid + ask) / 2 } else { *ask };
+        let draw = (i as u64 * 611_953 + 187_123) % 1_000_000;
+        ordinary.push((m, expiry, draw < mid, false));
     }
-    for round in 0..3u64 {
-        p.step(&format!("ordinary markets: cycle {} with the builtin rule-based model", round + 1));
+    for round in 0..10u64 {
+        p.step(&format!(
+            "ordinary markets: cycle {} of 10 with the builtin rule-based model",
+            round + 1
+        ));
         k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
-        w.advance(1_000).await?;
+        w.advance(1_500).await?;
+        let now = w.chain_time().await?;
+        for entry in ordinary.iter_mut() {
+            let (m, expiry, up_wins, resolved) = *entry;
+            if !resolved && now >= expiry {
+                w.resolve(m, up_wins).await?;
+                entry.3 = true;
+            }
+        }
         if cancel.is_cancelled() {
             return Err(DemoError::Cancelled);
         }
     }
-    p.step("resolving ordinary markets, redeeming");
-    w.advance(9_000).await?;
-    for (i, m) in ordinary.iter().enumerate() {
-        w.resolve(*m, i % 2 == 0).await?;
+    p.step("resolving the remaining ordinary markets, redeeming");
+    w.advance(20_000).await?;
+    for (m, _, up_wins, resolved) in &ordinary {
+        if !resolved {
+            w.resolve(*m, *up_wins).await?;
+        }
     }
     w.resolve(m_final, true).await.ok(); // already final: resolved during the scenario
     k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
