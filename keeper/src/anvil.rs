@@ -16,6 +16,8 @@ pub enum AnvilError {
     NotReady { port: u16, waited: Duration },
     #[error("no free loopback port: {0}")]
     Port(String),
+    #[error("cannot read anvil's dev accounts from its --config-out file: {0}")]
+    DevKeys(String),
 }
 
 pub type Result<T> = std::result::Result<T, AnvilError>;
@@ -26,6 +28,18 @@ pub struct Anvil {
     child: Option<Child>,
     pub port: u16,
     pub url: reqwest::Url,
+    dev_keys: DevKeys,
+    _config_dir: tempfile::TempDir,
+}
+
+/// The development keys this anvil generated and published in its `--config-out` file. They
+/// are read from there rather than written into the repository, and never printed.
+struct DevKeys(Vec<String>);
+
+impl std::fmt::Debug for DevKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DevKeys(<{} redacted>)", self.0.len())
+    }
 }
 
 /// A free port on 127.0.0.1 (bound, read, released).
@@ -43,11 +57,15 @@ impl Anvil {
             Some(p) => p,
             None => free_port()?,
         };
+        let config_dir = tempfile::tempdir().map_err(|e| AnvilError::DevKeys(e.to_string()))?;
+        let config_path = config_dir.path().join("anvil.json");
         let child = Command::new(path)
             .arg("--host")
             .arg("127.0.0.1")
             .arg("--port")
             .arg(port.to_string())
+            .arg("--config-out")
+            .arg(&config_path)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -57,12 +75,29 @@ impl Anvil {
         let url: reqwest::Url = format!("http://127.0.0.1:{port}")
             .parse()
             .map_err(|e: url_parse::ParseError| AnvilError::Port(e.to_string()))?;
-        let anvil = Self { child: Some(child), port, url };
+        let mut anvil = Self {
+            child: Some(child),
+            port,
+            url,
+            dev_keys: DevKeys(Vec::new()),
+            _config_dir: config_dir,
+        };
         anvil.wait_ready(Duration::from_secs(20)).await?;
+        anvil.dev_keys = read_dev_keys(&config_path)?;
         Ok(anvil)
     }
 
+    /// Dev account `index`'s key, as this anvil published it (local use only).
+    pub fn dev_key(&self, index: usize) -> Result<&str> {
+        self.dev_keys
+            .0
+            .get(index)
+            .map(String::as_str)
+            .ok_or_else(|| AnvilError::DevKeys(format!("no dev account {index}")))
+    }
+
     async fn wait_ready(&self, max: Duration) -> Result<()> {
+        // anvil writes --config-out just before it starts serving.
         let start = std::time::Instant::now();
         let client = reqwest::Client::new();
         let body = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]});
@@ -116,4 +151,22 @@ impl Anvil {
 /// Keeps url parsing errors nameable without another import at each call site.
 mod url_parse {
     pub type ParseError = <reqwest::Url as std::str::FromStr>::Err;
+}
+
+/// Reads `private_keys` from anvil's `--config-out` JSON.
+fn read_dev_keys(path: &Path) -> Result<DevKeys> {
+    let text = std::fs::read_to_string(path).map_err(|e| AnvilError::DevKeys(e.to_string()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| AnvilError::DevKeys(e.to_string()))?;
+    let keys = json
+        .get("private_keys")
+        .and_then(|k| k.as_array())
+        .ok_or_else(|| AnvilError::DevKeys("no private_keys array".into()))?
+        .iter()
+        .filter_map(|k| k.as_str().map(str::to_owned))
+        .collect::<Vec<_>>();
+    if keys.len() < 2 {
+        return Err(AnvilError::DevKeys(format!("{} keys, need 2", keys.len())));
+    }
+    Ok(DevKeys(keys))
 }

@@ -4,7 +4,7 @@
 
 use crate::{
     bindings::IRiskGate,
-    chain::{short, ANVIL_DEV_KEY_0},
+    chain::short,
     cli::BenchArgs,
     compile, executor,
     strategy::Provider,
@@ -85,7 +85,8 @@ async fn throughput(w: &World, n: usize, tmp: &Path) -> Result<Throughput> {
     // Baseline: the same number of submitVerdict transactions, signed in advance, sent back to
     // back with alloy, then all receipts awaited.
     let signer =
-        crate::chain::dev_signer(ANVIL_DEV_KEY_0).map_err(|e| step("signer")(e.to_string()))?;
+        crate::chain::dev_signer(w.anvil.dev_key(0).map_err(|e| step("dev key")(e.to_string()))?)
+            .map_err(|e| step("signer")(e.to_string()))?;
     let wallet = EthereumWallet::from(signer);
     let p = &w.keeper;
     let nonce = p
@@ -146,8 +147,8 @@ async fn peak_rss(w: &World, n: usize, root: &Path, tmp: &Path) -> Result<(u64, 
         .arg(w.deployment.deploy_block.to_string())
         .arg("--results")
         .arg(tmp)
-        // The public anvil key, only against the anvil this bench spawned.
-        .env("KEEPER_PRIVATE_KEY", ANVIL_DEV_KEY_0)
+        // The dev key the anvil this bench spawned published, only against that anvil.
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).map_err(|e| step("dev key")(e.to_string()))?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let t = Instant::now();

@@ -36,14 +36,6 @@ pub enum ChainError {
 
 pub type Result<T> = std::result::Result<T, ChainError>;
 
-/// The first anvil development key. It is public knowledge, so it is only ever used against an
-/// anvil the keeper spawned itself (`demo`, `bench`, tests).
-pub const ANVIL_DEV_KEY_0: &str =
-    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-/// The second anvil development key (maker and resolver in local scenarios).
-pub const ANVIL_DEV_KEY_1: &str =
-    "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
-
 /// Loads the keeper key from KEEPER_PRIVATE_KEY or an encrypted keystore. The key itself never
 /// reaches an error message or a log line.
 pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
@@ -58,7 +50,7 @@ pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
     raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
 }
 
-/// A signer from a known public development key (local anvil only).
+/// A signer from a development key published by an anvil the keeper spawned (local only).
 pub fn dev_signer(key: &str) -> Result<PrivateKeySigner> {
     key.parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
 }

@@ -6,7 +6,7 @@
 use crate::{
     anvil::{Anvil, AnvilError},
     bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral},
-    chain::{self, short, ANVIL_DEV_KEY_0, ANVIL_DEV_KEY_1},
+    chain::{self, short},
     compile::{self, Artifacts},
     deploy::{self, Deployment},
     executor,
@@ -81,8 +81,8 @@ impl World {
         artifacts: Artifacts,
         params: &IRiskGate::Params,
     ) -> Result<Self> {
-        let ks = chain::dev_signer(ANVIL_DEV_KEY_0)?;
-        let ms = chain::dev_signer(ANVIL_DEV_KEY_1)?;
+        let ks = chain::dev_signer(anvil.dev_key(0)?)?;
+        let ms = chain::dev_signer(anvil.dev_key(1)?)?;
         let keeper_addr = ks.address();
         let maker_addr = ms.address();
         let keeper = chain::signing_provider(&anvil.url, ks);

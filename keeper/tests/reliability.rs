@@ -256,7 +256,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
         .arg(w.deployment.gate.to_string())
         .arg("--results")
         .arg(dir.path())
-        .env("KEEPER_PRIVATE_KEY", keeper::chain::ANVIL_DEV_KEY_0)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
