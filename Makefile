@@ -5,7 +5,7 @@ FORGE := .toolchain/bin/forge
 SLITHER := .toolchain/venv/bin/slither
 CARGO ?= cargo
 
-.PHONY: all bootstrap build test test-sol test-rust test-sim test-record slither demo deploy-local bench fmt lint clean
+.PHONY: all bootstrap build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local bench fmt lint clean
 
 all: build
 
@@ -17,7 +17,7 @@ build: bootstrap
 	$(CARGO) build --release --locked --workspace
 
 ## test: the whole suite (forge unit/fuzz/invariant in the ci profile, slither, Rust tests)
-test: bootstrap test-sol slither test-rust test-sim test-record
+test: bootstrap test-sol slither lint-rust test-rust test-sim test-record
 
 test-sol: bootstrap
 	$(FORGE) fmt --check
@@ -71,8 +71,11 @@ fmt:
 	$(FORGE) fmt
 	$(CARGO) fmt --all
 
-lint: bootstrap
+lint: bootstrap lint-rust
 	$(FORGE) fmt --check
+
+lint-rust: bootstrap
+	$(FORGE) build
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
