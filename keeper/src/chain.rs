@@ -6,7 +6,9 @@ use alloy::{
     network::EthereumWallet,
     primitives::{Address, B256},
     providers::{DynProvider, Provider, ProviderBuilder},
+    rpc::client::RpcClient,
     signers::local::{LocalSigner, PrivateKeySigner},
+    transports::http::Http,
 };
 use std::{future::Future, path::Path, time::Duration};
 
@@ -57,7 +59,20 @@ pub fn dev_signer(key: &str) -> Result<PrivateKeySigner> {
 
 /// Read-only provider.
 pub fn read_provider(url: &reqwest::Url) -> DynProvider {
-    ProviderBuilder::new().connect_http(url.clone()).erased()
+    ProviderBuilder::new().connect_client(rpc_client(url)).erased()
+}
+
+/// Every JSON-RPC request gives up after this long, so a node that hangs (rather than dies)
+/// fails the step instead of stalling the bot; the cycle's bounded backoff then takes over.
+pub const RPC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An HTTP JSON-RPC client with a per-request timeout.
+fn rpc_client(url: &reqwest::Url) -> RpcClient {
+    // Building a client with only a timeout cannot fail without a TLS backend to initialise;
+    // should it ever, the default client (no timeout) still works.
+    let http = reqwest::Client::builder().timeout(RPC_TIMEOUT).build().unwrap_or_default();
+    let is_local = url.host_str().is_some_and(|h| h == "127.0.0.1" || h == "localhost");
+    RpcClient::new(Http::with_client(http, url.clone()), is_local)
 }
 
 /// Signing provider with a local nonce cache, so many transactions can be in flight at once
@@ -69,7 +84,7 @@ pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> DynProv
         .with_gas_estimation()
         .fetch_chain_id()
         .wallet(EthereumWallet::from(signer))
-        .connect_http(url.clone())
+        .connect_client(rpc_client(url))
         .erased()
 }
 
