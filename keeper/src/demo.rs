@@ -107,6 +107,32 @@ async fn play(
     Ok(())
 }
 
+/// Prints the gate's address and its bounds as read back from the chain (not from the values
+/// the demo passed to the constructor), so what is shown is what the contract enforces.
+async fn announce_gate(world: &World, progress: &Progress) -> Result<()> {
+    let gate = IRiskGate::new(world.deployment.gate, &world.keeper);
+    let read_err = |what: &'static str| {
+        move |e: alloy::contract::Error| DemoError::Step {
+            step: format!("read {what} from the gate"),
+            reason: e.to_string(),
+        }
+    };
+    let b = gate.bounds().call().await.map_err(read_err("bounds"))?;
+    let hash = gate.paramsHash().call().await.map_err(read_err("paramsHash"))?;
+    progress.step(&format!(
+        "gate {} deployed; bounds read back from chain: minPrice {} maxPrice {} maxSize {} \
+         minHeadroom {} s maxConcurrent {} maxNotional {}; paramsHash {hash}",
+        world.deployment.gate,
+        b.minPrice,
+        b.maxPrice,
+        b.maxSize,
+        b.minHeadroom,
+        b.maxConcurrent,
+        b.maxNotional
+    ));
+    Ok(())
+}
+
 fn replay(label: &str, answers: &[&str]) -> Provider {
     Provider::Replay(Replay::from_answers(label, answers.iter().map(|s| s.to_string()).collect()))
 }
@@ -119,7 +145,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
     let _ = std::fs::remove_file(&state_path);
     let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
-    let progress = Progress::new(23);
+    let progress = Progress::new(32);
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
     let world = World::start(
         &anvil_bin,
@@ -128,6 +154,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
         &["--dump-state".to_string(), state_path.display().to_string()],
     )
     .await?;
+    announce_gate(&world, &progress).await?;
     let outcome = scenarios(&world, &results, &progress, &cancel).await;
     // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
     let meta = world.deployment.clone();
