@@ -13,38 +13,22 @@ out="results/bench/gas.md"
 die() { echo "bench-gas: $*" >&2; exit 1; }
 for tool in "$FORGE" "$ANVIL" "$CAST"; do [[ -x "$tool" ]] || die "$tool missing: run make bootstrap"; done
 
-workdir="$(mktemp -d)"
-anvil_pid=""
-cleanup() {
-  [[ -n "$anvil_pid" ]] && kill "$anvil_pid" 2>/dev/null && wait "$anvil_pid" 2>/dev/null
-  rm -rf "$workdir"
-}
-trap cleanup EXIT
-
-port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close();});')"
-rpc="http://127.0.0.1:$port"
-"$ANVIL" --host 127.0.0.1 --port "$port" --silent --config-out "$workdir/anvil.json" >"$workdir/anvil.log" 2>&1 &
-anvil_pid=$!
-for _ in $(seq 1 50); do
-  "$CAST" chain-id --rpc-url "$rpc" >/dev/null 2>&1 && [[ -s "$workdir/anvil.json" ]] && break
-  kill -0 "$anvil_pid" 2>/dev/null || die "anvil exited: $(cat "$workdir/anvil.log")"
-  sleep 0.2
-done
-# anvil's public dev key 0, from its own config file, only ever in the environment.
-ETH_PRIVATE_KEY="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).private_keys[0])' "$workdir/anvil.json")"
+# shellcheck source=lib/anvil.sh
+source "$root/script/lib/anvil.sh"
+start_anvil
 export ETH_RPC_URL="$rpc"
-# cast sends through anvil's unlocked dev account; only forge's deploy needs the key.
-me="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).available_accounts[0])' "$workdir/anvil.json")"
+# cast sends through anvil's unlocked dev account; only forge's deploy needs the key, and gets
+# it through the environment for that one command.
+me="$(anvil_config available_accounts 0)"
 export ETH_FROM="$me"
 
-DEPLOYER_PRIVATE_KEY="$ETH_PRIVATE_KEY" KEEPER_ADDRESS="$me" "$FORGE" script script/Deploy.s.sol --rpc-url "$rpc" \
+DEPLOYER_PRIVATE_KEY="$(anvil_config private_keys 0)" KEEPER_ADDRESS="$me" "$FORGE" script script/Deploy.s.sol --rpc-url "$rpc" \
   --broadcast >"$workdir/deploy.log" 2>&1 || { cat "$workdir/deploy.log" >&2; die "deploy failed"; }
 chain_id="$("$CAST" chain-id)"
 field() { node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"))[process.argv[2]])' "deployments/$chain_id.json" "$1"; }
 gate="$(field gate)"; factory="$(field marketFactory)"; token="$(field collateral)"
 rm -f "deployments/$chain_id.json"
 
-unset ETH_PRIVATE_KEY
 cs() { "$CAST" send --unlocked -q "$@"; }
 send() { "$CAST" send --unlocked --json "$@" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);if(r.status!=="0x1"){console.error("reverted");process.exit(1)}console.log(parseInt(r.gasUsed,16))})'; }
 now="$("$CAST" block latest -f timestamp)"

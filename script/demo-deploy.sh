@@ -25,45 +25,13 @@ for tool in "$FORGE" "$ANVIL" "$CAST"; do
 done
 command -v node >/dev/null || die "node not found (the pinned toolchain needs Node 20)"
 
-workdir="$(mktemp -d)"
-anvil_pid=""
-cleanup() {
-  if [[ -n "$anvil_pid" ]] && kill -0 "$anvil_pid" 2>/dev/null; then
-    kill "$anvil_pid" 2>/dev/null || true
-    wait "$anvil_pid" 2>/dev/null || true
-  fi
-  rm -rf "$workdir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# A free loopback port, chosen by the kernel.
-port="$(node -e '
-  const s = require("net").createServer();
-  s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
-')" || die "could not find a free loopback port"
-rpc="http://127.0.0.1:$port"
-
-"$ANVIL" --host 127.0.0.1 --port "$port" --silent --config-out "$workdir/anvil.json" \
-  >"$workdir/anvil.log" 2>&1 &
-anvil_pid=$!
-
-# Wait for the RPC to answer (up to ~10 s), failing fast if anvil died (e.g. port taken).
-for _ in $(seq 1 50); do
-  kill -0 "$anvil_pid" 2>/dev/null || die "anvil exited at start: $(cat "$workdir/anvil.log")"
-  if "$CAST" chain-id --rpc-url "$rpc" >/dev/null 2>&1 && [[ -s "$workdir/anvil.json" ]]; then
-    break
-  fi
-  sleep 0.2
-done
+# shellcheck source=lib/anvil.sh
+source "$root/script/lib/anvil.sh"
+start_anvil
 chain_id="$("$CAST" chain-id --rpc-url "$rpc" 2>/dev/null)" || die "anvil at $rpc did not answer"
 echo "demo-deploy: anvil up at $rpc (chain $chain_id)"
 
-DEPLOYER_PRIVATE_KEY="$(node -e '
-  const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  if (!c.private_keys || !c.private_keys[0]) process.exit(1);
-  process.stdout.write(c.private_keys[0]);
-' "$workdir/anvil.json")" || die "could not read anvil's dev key from its --config-out file"
+DEPLOYER_PRIVATE_KEY="$(anvil_config private_keys 0)"
 export DEPLOYER_PRIVATE_KEY
 
 if ! "$FORGE" script script/Deploy.s.sol --rpc-url "$rpc" --broadcast \
