@@ -10,7 +10,7 @@ use alloy::{
     signers::local::{LocalSigner, PrivateKeySigner},
     transports::http::Http,
 };
-use std::{future::Future, path::Path, time::Duration};
+use std::{path::Path, time::Duration};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChainError {
@@ -119,36 +119,6 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
     };
     contract.reasonLabel(11).call().await.map_err(not_gate)?;
     contract.paramsHash().call().await.map_err(not_gate)
-}
-
-/// Retries `op` with bounded exponential backoff (250 ms doubling up to 8 s) while `attempts`
-/// remain; returns the last error. Used when the node goes away mid-cycle.
-pub async fn with_backoff<T, E, F, Fut>(attempts: u32, mut op: F) -> std::result::Result<T, E>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = std::result::Result<T, E>>,
-    E: std::fmt::Display,
-{
-    let mut delay = Duration::from_millis(250);
-    let mut tries = 0;
-    loop {
-        match op().await {
-            Ok(v) => return Ok(v),
-            Err(e) => {
-                tries += 1;
-                if tries >= attempts {
-                    return Err(e);
-                }
-                eprintln!(
-                    "keeper: {} (retry {tries}/{attempts} in {:?})",
-                    short(&e.to_string()),
-                    delay
-                );
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(8));
-            }
-        }
-    }
 }
 
 /// Error text trimmed to one readable line.
