@@ -138,12 +138,7 @@ pub fn save(root: &Path, d: &Deployment) -> Result<()> {
 
 /// `keeper deploy`.
 pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
-    let chain_cfg = args.chain.to_config().map_err(|e| {
-        DeployError::Chain(chain::ChainError::Unreachable {
-            url: String::new(),
-            reason: e.to_string(),
-        })
-    })?;
+    let chain_cfg = args.chain.to_config()?;
     let (_, chain_id) = chain::connect_checked(&chain_cfg).await?;
     if (args.collateral.is_none() || args.factory.is_none()) && chain_id != 31337 {
         return Err(DeployError::NotLocal(chain_id));
