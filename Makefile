@@ -21,7 +21,7 @@ test: bootstrap test-sol slither lint-rust test-rust test-sim test-record
 
 test-sol: bootstrap
 	$(FORGE) fmt --check
-	FOUNDRY_PROFILE=ci $(FORGE) test --no-match-path "contracts/test/bench/*"
+	FOUNDRY_PROFILE=ci $(FORGE) test
 
 ## slither builds into its own out dir so it never races a forge build of the tests
 slither: bootstrap
@@ -60,11 +60,10 @@ demo: bootstrap
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
 bench: bootstrap
 	$(FORGE) build
-	./script/bench-gas.sh
 	$(CARGO) run --release --locked -p gate-sim -- bench --out results/bench/gate-sim.md
 	$(CARGO) run --release --locked -p keeper -- bench
 	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
-	  for f in gas gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
+	  for f in gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
 	@echo "wrote results/BENCH.md"
 
 fmt:
@@ -75,7 +74,6 @@ lint: bootstrap lint-rust
 	$(FORGE) fmt --check
 
 lint-rust: bootstrap
-	$(FORGE) build
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 

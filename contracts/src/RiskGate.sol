@@ -223,9 +223,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @inheritdoc IRiskGate
     function snapshotOf(address market) external view returns (Snapshot memory) {
         if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
-        Snapshot memory s = _emptySnapshot();
-        _readSnapshot(market, s);
-        return s;
+        return _readSnapshot(market);
     }
 
     // --- internal
@@ -241,24 +239,22 @@ contract RiskGate is IRiskGate, Ownable2Step {
         });
     }
 
-    function _emptySnapshot() internal pure returns (Snapshot memory s) {
-        return s;
-    }
-
     /// @dev Everything comes from the market and from the gate's own state, never from calldata.
-    function _readSnapshot(address market, Snapshot memory s) internal view {
+    function _readSnapshot(address market) internal view returns (Snapshot memory) {
         IBinaryMarket.GateQuote memory q = IBinaryMarket(market).gateQuote();
-        s.bestBid = q.bestBid;
-        s.bestAsk = q.bestAsk;
-        s.tickSize = q.tickSize;
-        s.lotSize = q.lotSize;
-        s.minQuantity = q.minQuantity;
-        s.expirySec = q.expiry;
-        s.nowSec = uint64(block.timestamp);
-        s.finalized = q.finalized;
-        s.openPositions = _openPositions;
-        s.openNotional = _openNotional;
-        s.collateralAvailable = _collateral.balanceOf(address(this));
+        return Snapshot({
+            bestBid: q.bestBid,
+            bestAsk: q.bestAsk,
+            tickSize: q.tickSize,
+            lotSize: q.lotSize,
+            minQuantity: q.minQuantity,
+            expirySec: q.expiry,
+            nowSec: uint64(block.timestamp),
+            finalized: q.finalized,
+            openPositions: _openPositions,
+            openNotional: _openNotional,
+            collateralAvailable: _collateral.balanceOf(address(this))
+        });
     }
 
     /// @dev Parses, reads, evaluates and, on PASS, executes, filling `order` in place. The
@@ -283,8 +279,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
             return (verdict, GateRules.ABSTAINED, uint16(1 << GateRules.ABSTAINED), "");
         }
 
-        Snapshot memory s = _emptySnapshot();
-        _readSnapshot(market, s);
+        Snapshot memory s = _readSnapshot(market);
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, verdict);
         if (o.reason == GateRules.PASS) {
             order.pricePaid = o.pricePaid;

@@ -121,10 +121,22 @@ contract RiskGateSubmitTest is GateVenueBase {
     function test_submitVerdict_refusesFinalizedMarket() public {
         vm.warp(EXPIRY);
         market.resolve(true);
-        // Finalized (2) and past expiry (3): reason 2, both in the mask.
-        vm.prank(keeperAddr);
-        uint8 reason = gate.submitVerdict(address(market), "BUY_UP", bytes32(0));
-        assertEq(reason, 2);
+        // Finalized (rule 2) and expiry <= now (rule 3): reason 2, both bits in the mask.
+        IRiskGate.Snapshot memory s = expectedSnapshot(market);
+        assertTrue(s.finalized);
+        IRiskGate.Order memory nothing;
+        vm.expectEmit(address(gate));
+        emit IRiskGate.Decision(
+            address(market),
+            keccak256("BUY_UP"),
+            2,
+            BUY_UP,
+            (uint16(1) << 2) | (uint16(1) << 3),
+            abi.encode(s),
+            nothing,
+            "BUY_UP"
+        );
+        assertEq(submit(market, "BUY_UP"), 2);
     }
 
     function test_submitVerdict_refusesWhenHeadroomShort() public {
@@ -148,7 +160,6 @@ contract RiskGateSubmitTest is GateVenueBase {
     }
 
     function test_submitVerdict_refusesWhenCollateralOneUnitShort() public {
-        vm.prank(address(this));
         gate.withdrawCollateral(address(this), GATE_FUNDS - 419); // 419 left; cost is 420
         assertEq(submit(market, "BUY_UP"), 10);
         token.mint(address(gate), 1); // exactly 420
