@@ -223,7 +223,11 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @inheritdoc IRiskGate
     function snapshotOf(address market) external view returns (Snapshot memory) {
         if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
-        return _readSnapshot(market);
+        // Zero-initialized by Solidity, then filled field by field.
+        // slither-disable-next-line uninitialized-local
+        Snapshot memory s;
+        _readSnapshot(market, s);
+        return s;
     }
 
     // --- internal
@@ -240,21 +244,22 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @dev Everything comes from the market and from the gate's own state, never from calldata.
-    function _readSnapshot(address market) internal view returns (Snapshot memory) {
+    /// Fills `s` in place rather than returning a new struct: slither's taint tracking would
+    /// otherwise follow `nowSec` into every later comparison and report them all as timestamp
+    /// comparisons, when only the headroom rule reads the clock.
+    function _readSnapshot(address market, Snapshot memory s) internal view {
         IBinaryMarket.GateQuote memory q = IBinaryMarket(market).gateQuote();
-        return Snapshot({
-            bestBid: q.bestBid,
-            bestAsk: q.bestAsk,
-            tickSize: q.tickSize,
-            lotSize: q.lotSize,
-            minQuantity: q.minQuantity,
-            expirySec: q.expiry,
-            nowSec: uint64(block.timestamp),
-            finalized: q.finalized,
-            openPositions: _openPositions,
-            openNotional: _openNotional,
-            collateralAvailable: _collateral.balanceOf(address(this))
-        });
+        s.bestBid = q.bestBid;
+        s.bestAsk = q.bestAsk;
+        s.tickSize = q.tickSize;
+        s.lotSize = q.lotSize;
+        s.minQuantity = q.minQuantity;
+        s.expirySec = q.expiry;
+        s.nowSec = uint64(block.timestamp);
+        s.finalized = q.finalized;
+        s.openPositions = _openPositions;
+        s.openNotional = _openNotional;
+        s.collateralAvailable = _collateral.balanceOf(address(this));
     }
 
     /// @dev Parses, reads, evaluates and, on PASS, executes, filling `order` in place. The
@@ -279,7 +284,10 @@ contract RiskGate is IRiskGate, Ownable2Step {
             return (verdict, GateRules.ABSTAINED, uint16(1 << GateRules.ABSTAINED), "");
         }
 
-        Snapshot memory s = _readSnapshot(market);
+        // Zero-initialized by Solidity, then filled field by field.
+        // slither-disable-next-line uninitialized-local
+        Snapshot memory s;
+        _readSnapshot(market, s);
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, verdict);
         if (o.reason == GateRules.PASS) {
             order.pricePaid = o.pricePaid;
