@@ -19,7 +19,6 @@ use alloy::{
     primitives::{Address, TxHash, B256},
     providers::DynProvider,
     rpc::types::Log,
-    sol_types::SolEvent,
 };
 use futures::{stream, StreamExt};
 use std::{
@@ -165,18 +164,8 @@ impl Keeper {
         }
         let from = self.gate_scanned_to.map_or(self.from_block, |b| b + 1);
         if from <= head {
-            let logs = collectors::logs_in_ranges(
-                &self.provider,
-                self.gate,
-                vec![
-                    crate::bindings::IRiskGate::Decision::SIGNATURE_HASH,
-                    crate::bindings::IRiskGate::Settled::SIGNATURE_HASH,
-                ],
-                from,
-                head,
-                self.log_range,
-            )
-            .await?;
+            let logs =
+                feed::gate_logs(&self.provider, self.gate, from, head, self.log_range).await?;
             self.gate_logs.extend(logs);
             self.gate_scanned_to = Some(head);
         }
@@ -193,48 +182,12 @@ impl Keeper {
                 .await?,
             );
         }
-        let labels = self.facts.as_ref().map(|f| f.labels.clone()).unwrap_or_default();
-        let times = self.block_times().await?;
-        self.record = feed::decode_logs(&self.gate_logs, self.chain_id, &labels, &times)?;
+        // Times already attached to decoded rows are reused; only new blocks are fetched.
+        let known = self.record.decisions.iter().map(|d| (d.block, d.time)).collect();
+        let times = feed::block_times(&self.provider, &self.gate_logs, known).await?;
+        let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
+        self.record = feed::decode_logs(&self.gate_logs, self.chain_id, labels, &times)?;
         Ok(())
-    }
-
-    async fn block_times(&self) -> Result<HashMap<u64, u64>> {
-        // Reuse times already attached to decoded rows; fetch only new blocks.
-        let mut known: HashMap<u64, u64> = HashMap::new();
-        for d in &self.record.decisions {
-            known.insert(d.block, d.time);
-        }
-        let missing: Vec<u64> = {
-            let mut m: Vec<u64> = self
-                .gate_logs
-                .iter()
-                .filter_map(|l| l.block_number)
-                .filter(|n| !known.contains_key(n))
-                .collect();
-            m.sort_unstable();
-            m.dedup();
-            m
-        };
-        let fetched: Vec<std::result::Result<(u64, u64), RunError>> = stream::iter(missing)
-            .map(|n| async move {
-                use alloy::providers::Provider;
-                let b = self
-                    .provider
-                    .get_block_by_number(n.into())
-                    .await
-                    .map_err(|e| collectors::CollectError::Rpc(short(&e.to_string())))?
-                    .ok_or_else(|| collectors::CollectError::Rpc(format!("block {n} missing")))?;
-                Ok((n, b.header.timestamp))
-            })
-            .buffer_unordered(16)
-            .collect()
-            .await;
-        for f in fetched {
-            let (n, t) = f?;
-            known.insert(n, t);
-        }
-        Ok(known)
     }
 
     /// Chain time of the latest decision per market, from the gate's own events.

@@ -213,6 +213,26 @@ fn hex_tx(h: Option<TxHash>) -> String {
     h.map(|h| h.to_string()).unwrap_or_default()
 }
 
+/// The gate's `Decision` and `Settled` logs over `[from, to]`, in bounded block ranges.
+pub async fn gate_logs(
+    provider: &DynProvider,
+    gate: Address,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<Vec<Log>> {
+    logs_in_ranges(
+        provider,
+        gate,
+        vec![IRiskGate::Decision::SIGNATURE_HASH, IRiskGate::Settled::SIGNATURE_HASH],
+        from,
+        to,
+        range,
+    )
+    .await
+    .map_err(|e| RecordError::Chain(e.to_string()))
+}
+
 /// Decodes the gate's `Decision` and `Settled` logs over `[from, to]` into rows. Block times are
 /// read from the blocks themselves.
 pub async fn read_chain_record(
@@ -224,25 +244,19 @@ pub async fn read_chain_record(
     to: u64,
     range: u64,
 ) -> Result<ChainRecord> {
-    let logs = logs_in_ranges(
-        provider,
-        gate,
-        vec![
-            crate::bindings::IRiskGate::Decision::SIGNATURE_HASH,
-            IRiskGate::Settled::SIGNATURE_HASH,
-        ],
-        from,
-        to,
-        range,
-    )
-    .await
-    .map_err(|e| RecordError::Chain(e.to_string()))?;
-    let times = block_times(provider, &logs).await?;
+    let logs = gate_logs(provider, gate, from, to, range).await?;
+    let times = block_times(provider, &logs, HashMap::new()).await?;
     decode_logs(&logs, chain_id, labels, &times)
 }
 
-async fn block_times(provider: &DynProvider, logs: &[Log]) -> Result<HashMap<u64, u64>> {
-    let mut times = HashMap::new();
+/// Timestamps of the blocks `logs` come from: from the logs themselves when the node includes
+/// them, else from `known`, else fetched (at most 16 blocks in flight).
+pub async fn block_times(
+    provider: &DynProvider,
+    logs: &[Log],
+    known: HashMap<u64, u64>,
+) -> Result<HashMap<u64, u64>> {
+    let mut times = known;
     let mut missing = Vec::new();
     for l in logs {
         if let Some(n) = l.block_number {
