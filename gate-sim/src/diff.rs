@@ -210,11 +210,17 @@ impl Report {
     }
 }
 
-fn rng_for(seed: u64) -> TestRng {
+/// A proptest runner that replays from `seed`: ChaCha keyed by the seed's little-endian bytes
+/// followed by `tag` (its first 24 bytes), so that two users of one seed draw different streams.
+pub(crate) fn seeded_runner(seed: u64, tag: &[u8]) -> TestRunner {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    bytes[8..16].copy_from_slice(b"gate-sim");
-    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+    let n = tag.len().min(24);
+    bytes[8..8 + n].copy_from_slice(&tag[..n]);
+    TestRunner::new_with_rng(
+        Config { failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
 }
 
 /// Shrink attempts before giving up and reporting the smallest case found so far.
@@ -229,10 +235,7 @@ pub fn run(
     seed: u64,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Report> {
-    let mut runner = TestRunner::new_with_rng(
-        Config { failure_persistence: None, ..Config::default() },
-        rng_for(seed),
-    );
+    let mut runner = seeded_runner(seed, b"gate-sim");
     let strategy = strategies::gate_case();
     let started = Instant::now();
     let mut report = Report {

@@ -14,8 +14,8 @@ use crate::{
 };
 use alloy::primitives::{U256, U512};
 use proptest::{
-    strategy::{Strategy, ValueTree},
-    test_runner::{Config, RngAlgorithm, TestRng, TestRunner},
+    strategy::{BoxedStrategy, Strategy, ValueTree},
+    test_runner::TestRunner,
 };
 use std::time::{Duration, Instant};
 
@@ -196,21 +196,23 @@ struct Position {
 struct Answerer {
     kind: ModelKind,
     runner: TestRunner,
+    // Built once: a strategy allocates its tables when it is built, not when it is drawn from.
+    valid: BoxedStrategy<Vec<u8>>,
+    hostile: BoxedStrategy<Vec<u8>>,
 }
 
 impl Answerer {
     fn new(kind: ModelKind, seed: u64) -> Self {
-        let mut bytes = [0u8; 32];
-        bytes[..8].copy_from_slice(&seed.to_le_bytes());
-        bytes[8..11].copy_from_slice(b"sim");
-        let runner = TestRunner::new_with_rng(
-            Config { failure_persistence: None, ..Config::default() },
-            TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
-        );
-        Self { kind, runner }
+        Self {
+            kind,
+            runner: diff::seeded_runner(seed, b"sim"),
+            valid: strategies::valid_answer().boxed(),
+            hostile: strategies::hostile_answer().boxed(),
+        }
     }
 
-    fn draw(&mut self, s: impl Strategy<Value = Vec<u8>>) -> Result<Vec<u8>> {
+    fn draw(&mut self, hostile: bool) -> Result<Vec<u8>> {
+        let s = if hostile { &self.hostile } else { &self.valid };
         Ok(s.new_tree(&mut self.runner).map_err(|e| Error::Generate(e.to_string()))?.current())
     }
 
@@ -235,15 +237,12 @@ impl Answerer {
                 dressed(rng, v)
             }
             ModelKind::Random => {
-                if rng.chance(50_000) {
-                    self.draw(strategies::hostile_answer())?
-                } else {
-                    self.draw(strategies::valid_answer())?
-                }
+                let hostile = rng.chance(50_000);
+                self.draw(hostile)?
             }
             ModelKind::Hostile => {
                 if rng.chance(400_000) {
-                    self.draw(strategies::hostile_answer())?
+                    self.draw(true)?
                 } else {
                     // Buy the side whose price is worst (most expensive), or either at random.
                     let up_price = ask;
