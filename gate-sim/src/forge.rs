@@ -9,7 +9,7 @@ use crate::{
     evm::{Deployed, Outcome},
     model::{Bounds, Snapshot},
 };
-use alloy::primitives::{hex, U256};
+use alloy::primitives::{hex, Address, U256};
 use std::fmt::Write;
 
 fn num(v: U256) -> String {
@@ -35,7 +35,18 @@ fn deploy_lines(out: &mut String, bounds: &Bounds) {
     let _ = writeln!(out, "        }});");
 }
 
-const NEW_GATE: &str = "new RiskGate(bounds, address(uint160(0x00c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0)), address(uint160(0x00fafafafafafafafafafafafafafafafafafafafa)), address(uint160(0x004b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b)))";
+/// `new RiskGate(...)` with the same placeholder addresses the differential deploys with. Each is
+/// written as a 42-digit number so that solc does not take it for an address literal (which would
+/// need a checksum).
+fn new_gate() -> String {
+    let addr = |a: Address| format!("address(uint160(0x00{}))", hex::encode(a));
+    format!(
+        "new RiskGate(bounds, {}, {}, {})",
+        addr(abi::DUMMY_COLLATERAL),
+        addr(abi::DUMMY_FACTORY),
+        addr(abi::DUMMY_KEEPER)
+    )
+}
 
 fn snapshot_lines(out: &mut String, s: &Snapshot) {
     let _ = writeln!(out, "        IRiskGate.Snapshot memory s = IRiskGate.Snapshot({{");
@@ -100,15 +111,15 @@ pub fn render(m: &Mismatch, name: &str) -> String {
                 }
                 let _ = writeln!(out, "        // {}", abi::describe_revert(first));
                 let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(first));
-                let _ = writeln!(out, "        {NEW_GATE};");
+                let _ = writeln!(out, "        {};", new_gate());
             } else {
-                let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+                let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
                 let _ = writeln!(out, "        assertTrue(address(gate).code.length > 0);");
             }
         }
         Mismatch::Parse { bounds, answer, calldata, expected, .. } => {
             deploy_lines(&mut out, bounds);
-            let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+            let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
             let _ = writeln!(out, "        // raw answer: {:?}", String::from_utf8_lossy(answer));
             if calldata[..] != abi::parse_verdict_calldata(answer)[..] {
                 // Non-canonical calldata (dirty padding, trailing bytes): send it as is.
@@ -146,7 +157,7 @@ pub fn render(m: &Mismatch, name: &str) -> String {
         }
         Mismatch::Evaluate { bounds, snapshot, verdict, expected, .. } => {
             deploy_lines(&mut out, bounds);
-            let _ = writeln!(out, "        RiskGate gate = {NEW_GATE};");
+            let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
             snapshot_lines(&mut out, snapshot);
             let _ = writeln!(
                 out,
