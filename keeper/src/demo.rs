@@ -291,14 +291,7 @@ async fn scenarios(
                 market: m_abstain,
                 raw,
                 prompt_hash: prompt.hash(),
-                note: crate::recorder::Annotation {
-                    provider: Some(hostile.name().into()),
-                    model: Some(hostile.model()),
-                    strategy_hash: Some(
-                        crate::strategy::prompt::strategy_hash(&k.strategy_text).to_string(),
-                    ),
-                    scenario: Some("hostile model segment".into()),
-                },
+                note: k.note(&hostile, Some("hostile model segment")),
             });
         }
         k.submit(answers, head).await;

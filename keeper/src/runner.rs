@@ -7,7 +7,7 @@ use crate::{
     chain::{self, short},
     cli::RunConfig,
     collectors::{self, MarketInfo, MarketState},
-    executor::{self, Fees},
+    executor,
     recorder::{
         self,
         feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow},
@@ -214,7 +214,8 @@ impl Keeper {
             .collect()
     }
 
-    fn note(&self, provider: &Provider, scenario: Option<&str>) -> Annotation {
+    /// The annotation every row answered by `provider` carries.
+    pub fn note(&self, provider: &Provider, scenario: Option<&str>) -> Annotation {
         Annotation {
             provider: Some(provider.name().to_string()),
             model: Some(provider.model()),
@@ -331,7 +332,15 @@ impl Keeper {
         };
         let mut sent = Vec::new();
         for a in answers {
-            match self.send_one(&a, fees).await {
+            let send = executor::send_submit(
+                &self.provider,
+                self.gate,
+                a.market,
+                &a.raw,
+                a.prompt_hash,
+                fees,
+            );
+            match send.await {
                 Ok(tx) => sent.push((tx, a)),
                 Err(e) => {
                     eprintln!("keeper: market {}: {e}", a.market);
@@ -398,11 +407,6 @@ impl Keeper {
             }
         }
         ok
-    }
-
-    async fn send_one(&self, a: &Answer, fees: Fees) -> executor::Result<TxHash> {
-        executor::send_submit(&self.provider, self.gate, a.market, &a.raw, a.prompt_hash, fees)
-            .await
     }
 
     /// Redeems every open position whose market is final. Returns how many were redeemed.
@@ -486,7 +490,9 @@ impl Keeper {
         let asked = states.len();
         let answers = self.ask_all(states, provider, head, scenario, cancel).await;
         let submitted = self.submit(answers, head).await.len();
-        let redeemed = self.redeem_final_after_sync().await?;
+        // Positions as synced at the start of the cycle: one filled just now sits in a market
+        // that was open when read, so it is redeemed by a later cycle.
+        let redeemed = self.redeem_final().await;
         let head_after = collectors::head(&self.provider).await?;
         self.sync(head_after.0).await?;
         if !self.dry_run {
@@ -500,12 +506,6 @@ impl Keeper {
             redeemed,
             head: head_after.0,
         })
-    }
-
-    async fn redeem_final_after_sync(&mut self) -> Result<usize> {
-        let head = collectors::head(&self.provider).await?;
-        self.sync(head.0).await?;
-        Ok(self.redeem_final().await)
     }
 
     /// All feed rows: chain rows with annotations, plus off-chain rows.
