@@ -269,7 +269,7 @@ fn run_simulate(
             "{}: {} decisions, {} accepted, {} violations, {} disagreements, {:.0} decisions/s",
             model.name(),
             report.decisions,
-            report.accepted,
+            report.accepted(),
             report.violations,
             report.disagreements,
             report.decisions_per_sec()

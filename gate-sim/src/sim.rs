@@ -385,7 +385,6 @@ pub struct SimReport {
     pub by_reason: [u64; 12],
     pub by_rule: [u64; 12],
     pub by_verdict: [u64; 4],
-    pub accepted: u64,
     pub violations: u64,
     pub violation_examples: Vec<String>,
     pub disagreements: u64,
@@ -400,6 +399,11 @@ pub struct SimReport {
 }
 
 impl SimReport {
+    /// Decisions that passed every rule (reason 0).
+    pub fn accepted(&self) -> u64 {
+        self.by_reason[0]
+    }
+
     pub fn decisions_per_sec(&self) -> f64 {
         self.decisions as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
@@ -437,7 +441,6 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
         by_reason: [0; 12],
         by_rule: [0; 12],
         by_verdict: [0; 4],
-        accepted: 0,
         violations: 0,
         violation_examples: Vec::new(),
         disagreements: 0,
@@ -484,7 +487,6 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
                 }
             }
             if d.accepted() {
-                report.accepted += 1;
                 if let Err(what) = check_accepted(&bounds, &snapshot, code, &d) {
                     violation(&mut report, what);
                     continue;
@@ -608,7 +610,7 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
         out,
         "| {} | {} | {} | {} | {} | {} | **{}** | {:.0} decisions/s ({:.2} s) |\n",
         r.decisions,
-        r.accepted,
+        r.accepted(),
         r.by_verdict[0],
         r.by_verdict[1],
         r.by_verdict[2],

@@ -23,7 +23,7 @@ fn reference_gate_never_lets_a_violation_through() {
         let r = sim::run(&config(model), None).expect("runs");
         assert_eq!(r.decisions, 20_000);
         assert_eq!(r.violations, 0, "{:?}", r.violation_examples);
-        assert!(r.accepted > 0, "{model:?}: no order accepted, the checks saw nothing");
+        assert!(r.accepted() > 0, "{model:?}: no order accepted, the checks saw nothing");
         // Every decision has exactly one reason.
         assert_eq!(r.by_reason.iter().sum::<u64>(), r.decisions);
     }
