@@ -543,12 +543,8 @@ pub fn write_record(
 pub fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Option<u64> {
     let text =
         std::fs::read_to_string(root.join("deployments").join(format!("{chain_id}.json"))).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let saved: Address = v.get("gate")?.as_str()?.parse().ok()?;
-    if saved != gate {
-        return None;
-    }
-    v.get("deploy_block")?.as_u64()
+    let saved: crate::deploy::Deployment = serde_json::from_str(&text).ok()?;
+    (saved.gate == gate).then_some(saved.deploy_block)
 }
 
 /// `keeper run`.
