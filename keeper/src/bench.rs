@@ -40,15 +40,13 @@ fn step(step: &str) -> impl Fn(String) -> BenchError + '_ {
     move |reason| BenchError::Step { step: step.to_string(), reason }
 }
 
-/// Wide bounds so that the throughput run measures the keeper, not the gate's limits.
+/// The demo's bounds with the position caps opened wide, so that the throughput run measures
+/// the keeper, not the gate's limits.
 fn bench_params() -> IRiskGate::Params {
     IRiskGate::Params {
-        minPrice: U256::from(50_000u64),
-        maxPrice: U256::from(950_000u64),
-        maxSize: U256::from(10_000_000u64),
-        minHeadroom: 600,
         maxConcurrent: 255,
         maxNotional: U256::from(1_000_000_000_000u64),
+        ..crate::demo::demo_params()
     }
 }
 
