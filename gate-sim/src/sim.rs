@@ -656,3 +656,95 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
 
 /// The checks listed once at the top of the report.
 pub const CHECKS: &str = "Every accepted order is re-checked from the bounds and the snapshot alone: a buy verdict; market not finalized; at least `minHeadroom` seconds before expiry; price paid inside [minPrice, maxPrice] and below 1.0; the UP limit price on the tick grid and marketable (BUY_UP at or above the best ask, BUY_DOWN at or below the best bid); quantity on the lot grid, in (0, maxSize] and at least the venue minimum; cost exactly ceil(quantity x price / 1e6); open positions below the cap; openNotional + cost <= maxNotional; cost <= collateral available. After each fill: open notional <= maxNotional, open positions <= maxConcurrent, spend <= checked cost.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(v: u64) -> U256 {
+        U256::from(v)
+    }
+
+    /// Band [0.30, 0.70], maxSize 1000, headroom 3600 s, 3 positions, notional 10_000; a book
+    /// bid 0.40 / ask 0.45 on a 0.01 tick, lot 10, 10_000 s left.
+    fn case() -> (Bounds, Snapshot) {
+        let b = Bounds {
+            min_price: u(300_000),
+            max_price: u(700_000),
+            max_size: u(1_000),
+            min_headroom_secs: 3_600,
+            max_concurrent: 3,
+            max_notional: u(10_000),
+        };
+        let s = Snapshot {
+            best_bid: u(400_000),
+            best_ask: u(450_000),
+            tick_size: u(10_000),
+            lot_size: u(10),
+            min_quantity: u(10),
+            expiry_sec: 20_000,
+            now_sec: 10_000,
+            finalized: false,
+            open_positions: 0,
+            open_notional: U256::ZERO,
+            collateral_available: u(1_000_000),
+        };
+        (b, s)
+    }
+
+    fn pass(price: u64, quantity: u64, cost: u64) -> Decision {
+        Decision {
+            reason: 0,
+            failed_mask: 0,
+            price_paid: u(price),
+            quantity: u(quantity),
+            cost: u(cost),
+        }
+    }
+
+    #[test]
+    fn the_checker_accepts_a_correct_order_and_flags_each_broken_promise() {
+        let (b, s) = case();
+        // BUY_UP lifts the ask 450_000 (on the grid); 1000 units; cost = 1000 * 0.45 = 450.
+        assert_eq!(check_accepted(&b, &s, 1, &pass(450_000, 1_000, 450)), Ok(()));
+        // BUY_DOWN hits the bid 400_000 and pays 1e6 - 400_000 = 600_000; cost 600.
+        assert_eq!(check_accepted(&b, &s, 2, &pass(600_000, 1_000, 600)), Ok(()));
+        let broken = [
+            // not a buy
+            (0u8, pass(450_000, 1_000, 450)),
+            // cost one unit under and one over ceil(450) = 450
+            (1, pass(450_000, 1_000, 449)),
+            (1, pass(450_000, 1_000, 451)),
+            // 995 is not a multiple of the lot 10 (cost 995 * 0.45 = 447.75 -> 448 is right)
+            (1, pass(450_000, 995, 448)),
+            // 1010 > maxSize 1000 (cost 454.5 -> 455)
+            (1, pass(450_000, 1_010, 455)),
+            // 455_000 is off the 10_000 tick (cost 455)
+            (1, pass(455_000, 1_000, 455)),
+            // 440_000 is below the ask 450_000: not marketable (cost 440)
+            (1, pass(440_000, 1_000, 440)),
+            // 710_000 is above maxPrice 700_000 (cost 710)
+            (1, pass(710_000, 1_000, 710)),
+            // DOWN limit 1e6 - 590_000 = 410_000 is above the bid 400_000 (cost 590)
+            (2, pass(590_000, 1_000, 590)),
+        ];
+        for (verdict, d) in broken {
+            assert!(check_accepted(&b, &s, verdict, &d).is_err(), "{verdict} {d:?}");
+        }
+        // A refusal passed off as a PASS.
+        let refused = Decision { reason: 5, failed_mask: 1 << 5, ..pass(450_000, 1_000, 450) };
+        assert!(check_accepted(&b, &s, 1, &refused).is_err());
+        // The state-based limits: finalized, 3599 s of headroom, 3 positions open, notional
+        // 9_551 + 450 = 10_001 > 10_000, collateral 449 < 450.
+        let d = pass(450_000, 1_000, 450);
+        for bad in [
+            Snapshot { finalized: true, ..s },
+            Snapshot { expiry_sec: 13_599, ..s },
+            Snapshot { open_positions: 3, ..s },
+            Snapshot { open_notional: u(9_551), ..s },
+            Snapshot { collateral_available: u(449), ..s },
+        ] {
+            assert!(check_accepted(&b, &bad, 1, &d).is_err(), "{bad:?}");
+        }
+    }
+}
