@@ -485,8 +485,9 @@ impl Keeper {
         let head = collectors::head(&self.provider).await?;
         self.sync(head.0).await?;
         let due = self.due_markets(head.1);
-        let states = self.read_open(&due, head).await;
+        // Counted before the book reads: a market whose read fails is an off-chain row too.
         let before_off = self.offchain.len();
+        let states = self.read_open(&due, head).await;
         let asked = states.len();
         let answers = self.ask_all(states, provider, head, scenario, cancel).await;
         let submitted = self.submit(answers, head).await.len();
