@@ -12,18 +12,28 @@ import {VerdictParser} from "./libraries/VerdictParser.sol";
 
 /// @title RiskGate
 /// @notice Turns a model's one-word answer into an order whose price and size come only from the
-/// live book and from bounds fixed at deploy. The keeper chooses a market and relays the answer;
-/// it never supplies a number. The owner can pause, rotate the keeper and withdraw collateral,
-/// and can never change a bound.
+/// live book and from bounds fixed at deploy. The keeper chooses a market, relays the answer and
+/// may tighten the price with its quote; it never loosens a bound. The owner can pause, rotate
+/// the keeper and withdraw collateral, and can never change a bound or a trusted resolver.
 contract RiskGate is IRiskGate, Ownable2Step {
     using SafeERC20 for IERC20;
 
     /// @notice The lowest `minHeadroom` any deployment may choose, in seconds.
     uint32 public constant MIN_HEADROOM_FLOOR = 120;
+    /// @notice The lowest `writeOffGrace` any deployment may choose, in seconds: a resolver gets
+    /// at least an hour after expiry before its market's position is counted as lost.
+    uint32 public constant WRITE_OFF_GRACE_FLOOR = 3600;
+    /// @notice The most trusted resolvers a gate may name (each is an immutable).
+    uint256 public constant MAX_TRUSTED_RESOLVERS = 8;
     /// @notice Probability 1.0 in price units; `maxPrice` must stay below it.
     uint256 public constant PRICE_ONE = GateRules.ONE;
+    /// @notice 100 % in basis points; `minFillBps` must not exceed it.
+    uint16 public constant BPS = uint16(GateRules.BPS);
     /// @notice The `verdict` of a `Decision` whose raw answer did not parse.
     uint8 public constant VERDICT_INVALID = type(uint8).max;
+    /// @notice How much of the raw answer the `Decision` log carries; every parseable answer is
+    /// at most this long, so a valid answer is always logged whole.
+    uint256 public constant RAW_HEAD_BYTES = 64;
 
     uint256 internal immutable _minPrice;
     uint256 internal immutable _maxPrice;
@@ -31,9 +41,33 @@ contract RiskGate is IRiskGate, Ownable2Step {
     uint32 internal immutable _minHeadroom;
     uint8 internal immutable _maxConcurrent;
     uint256 internal immutable _maxNotional;
+    uint32 internal immutable _maxHorizon;
+    uint256 internal immutable _maxDrawdown;
+    uint32 internal immutable _writeOffGrace;
+    uint16 internal immutable _minFillBps;
     bytes32 internal immutable _paramsHash;
     IERC20 internal immutable _collateral;
     IMarketFactory internal immutable _factory;
+
+    // Trusted resolvers as immutables (no storage read per decision); unused ones are zero.
+    uint256 internal immutable _resolverCount;
+    address internal immutable _resolver0;
+    address internal immutable _resolver1;
+    address internal immutable _resolver2;
+    address internal immutable _resolver3;
+    address internal immutable _resolver4;
+    address internal immutable _resolver5;
+    address internal immutable _resolver6;
+    address internal immutable _resolver7;
+
+    /// @dev One decision on its way to the log.
+    struct Decided {
+        uint8 verdict;
+        uint8 reason;
+        uint32 failedMask;
+        bytes snapshot; // abi.encode(Snapshot), or empty when the book was not read
+        Order order;
+    }
 
     // One slot: every submitVerdict reads keeper and paused, and a PASS updates the count.
     address internal _keeper;
@@ -41,27 +75,26 @@ contract RiskGate is IRiskGate, Ownable2Step {
     uint8 internal _openPositions;
 
     uint256 internal _openNotional;
+    uint256 internal _highWaterMark;
     mapping(address market => Position) internal _positions;
 
     // ---
 
-    constructor(Params memory bounds_, address collateral_, address marketFactory_, address keeper_)
-        Ownable(msg.sender)
-    {
-        if (bounds_.minPrice == 0) revert MinPriceZero();
-        if (bounds_.minPrice >= bounds_.maxPrice) {
-            revert PriceBandEmpty(bounds_.minPrice, bounds_.maxPrice);
-        }
-        if (bounds_.maxPrice >= PRICE_ONE) revert MaxPriceAtCertainty(bounds_.maxPrice, PRICE_ONE);
-        if (bounds_.maxSize == 0) revert MaxSizeZero();
-        if (bounds_.minHeadroom < MIN_HEADROOM_FLOOR) {
-            revert MinHeadroomBelowFloor(bounds_.minHeadroom, MIN_HEADROOM_FLOOR);
-        }
-        if (bounds_.maxConcurrent == 0) revert MaxConcurrentZero();
-        if (bounds_.maxNotional == 0) revert MaxNotionalZero();
+    constructor(
+        Params memory bounds_,
+        address[] memory trustedResolvers_,
+        address collateral_,
+        address marketFactory_,
+        address keeper_
+    ) Ownable(msg.sender) {
+        _checkBounds(bounds_);
+        _checkResolvers(trustedResolvers_);
         if (collateral_ == address(0)) revert ZeroAddress("collateral");
         if (marketFactory_ == address(0)) revert ZeroAddress("marketFactory");
         if (keeper_ == address(0)) revert ZeroAddress("keeper");
+        // A factory over another token would make every PASS revert, publishing nothing.
+        address traded = IMarketFactory(marketFactory_).collateral();
+        if (traded != collateral_) revert FactoryCollateralMismatch(traded, collateral_);
 
         _minPrice = bounds_.minPrice;
         _maxPrice = bounds_.maxPrice;
@@ -69,12 +102,29 @@ contract RiskGate is IRiskGate, Ownable2Step {
         _minHeadroom = bounds_.minHeadroom;
         _maxConcurrent = bounds_.maxConcurrent;
         _maxNotional = bounds_.maxNotional;
-        _paramsHash = keccak256(abi.encode(bounds_));
+        _maxHorizon = bounds_.maxHorizon;
+        _maxDrawdown = bounds_.maxDrawdown;
+        _writeOffGrace = bounds_.writeOffGrace;
+        _minFillBps = bounds_.minFillBps;
+        _paramsHash = keccak256(abi.encode(bounds_, trustedResolvers_));
         _collateral = IERC20(collateral_);
         _factory = IMarketFactory(marketFactory_);
         _keeper = keeper_;
 
-        emit GateDeployed(_paramsHash, bounds_, collateral_, marketFactory_, keeper_);
+        uint256 n = trustedResolvers_.length;
+        _resolverCount = n;
+        _resolver0 = trustedResolvers_[0];
+        _resolver1 = n > 1 ? trustedResolvers_[1] : address(0);
+        _resolver2 = n > 2 ? trustedResolvers_[2] : address(0);
+        _resolver3 = n > 3 ? trustedResolvers_[3] : address(0);
+        _resolver4 = n > 4 ? trustedResolvers_[4] : address(0);
+        _resolver5 = n > 5 ? trustedResolvers_[5] : address(0);
+        _resolver6 = n > 6 ? trustedResolvers_[6] : address(0);
+        _resolver7 = n > 7 ? trustedResolvers_[7] : address(0);
+
+        emit GateDeployed(
+            _paramsHash, bounds_, trustedResolvers_, collateral_, marketFactory_, keeper_
+        );
         emit KeeperRotated(address(0), keeper_);
     }
 
@@ -88,33 +138,69 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @inheritdoc IRiskGate
-    function evaluate(Snapshot calldata s, uint8 verdict)
+    function evaluate(Snapshot calldata s, Quote calldata q, uint8 verdict)
         external
         view
-        returns (uint8 reason, uint16 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost)
+        returns (uint8 reason, uint32 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost)
     {
-        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, verdict);
+        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, q, verdict);
         return (o.reason, o.failedMask, o.pricePaid, o.quantity, o.cost);
     }
 
     /// @inheritdoc IRiskGate
-    function submitVerdict(address market, string calldata raw, bytes32 promptHash)
-        external
-        returns (uint8 reason)
-    {
+    function submitVerdict(
+        address market,
+        string calldata raw,
+        bytes32 promptHash,
+        Quote calldata quote
+    ) external returns (uint8 reason) {
         if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
         if (_paused) revert GatePaused();
         // A keeper must not be able to point the gate at a look-alike market.
         if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
 
-        Order memory order = Order(0, 0, 0, 0, 0);
-        uint8 verdict;
-        uint16 failedMask;
-        bytes memory snapshot;
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
-        (verdict, reason, failedMask, snapshot) = _decide(market, raw, order);
-        emit Decision(market, promptHash, reason, verdict, failedMask, snapshot, order, raw);
+        Decided memory d = _decide(market, raw, quote);
+        _publish(market, promptHash, quote, d, _rawAnswer(raw));
+        return d.reason;
+    }
+
+    /// @inheritdoc IRiskGate
+    function executeOrder(
+        address market,
+        uint8 verdict,
+        uint256 limit,
+        uint256 quantity,
+        uint256 cost
+    ) external returns (uint256 filled, uint256 spent) {
+        if (msg.sender != address(this)) revert OnlySelf(msg.sender);
+        IBinaryMarket m = IBinaryMarket(market);
+        _collateral.forceApprove(market, cost);
+        // The market is factory-made code (checked in submitVerdict) and submitVerdict is
+        // keeper-only, so a callback cannot re-enter it; the position can only be booked after
+        // the fill is known, and a fill below the minimum is undone by this frame's revert.
+        // slither-disable-start reentrancy-benign,reentrancy-no-eth
+        if (verdict == VerdictParser.BUY_UP) {
+            (filled, spent) = m.buyUp(limit, quantity);
+        } else {
+            (filled, spent) = m.buyDown(GateRules.upLimitForDown(limit), quantity);
+        }
+        if (filled > quantity || spent > cost) {
+            revert FillOutOfBounds(filled, quantity, spent, cost);
+        }
+        if (GateRules.fillBelowMinimum(filled, quantity, _minFillBps)) {
+            revert FillBelowMinimum(filled, spent);
+        }
+        if (spent < cost) _collateral.forceApprove(market, 0);
+
+        Position storage pos = _positions[market];
+        if (pos.upUnits == 0 && pos.downUnits == 0) _openPositions += 1;
+        if (verdict == VerdictParser.BUY_UP) pos.upUnits += filled;
+        else pos.downUnits += filled;
+        pos.notional += spent;
+        _openNotional += spent;
+        // slither-disable-end reentrancy-benign,reentrancy-no-eth
     }
 
     /// @inheritdoc IRiskGate
@@ -127,14 +213,42 @@ contract RiskGate is IRiskGate, Ownable2Step {
         bool upWon = m.upWins();
 
         delete _positions[market];
-        _openPositions -= 1;
-        _openNotional -= pos.notional;
+        if (!pos.writtenOff) {
+            _openPositions -= 1;
+            _openNotional -= pos.notional;
+        }
 
         // A losing position pays 0 and still closes: the market's redeem never reverts for it.
-        // State is settled before the call; the event needs the payout, so it follows it.
-        // slither-disable-next-line reentrancy-events
+        // State is settled before the call; the event and the high-water mark need the payout.
+        // slither-disable-next-line reentrancy-events,reentrancy-benign
         payout = m.redeem();
         emit Settled(market, upWon, pos.upUnits, pos.downUnits, pos.notional, payout);
+        _raiseHighWaterMark();
+    }
+
+    /// @inheritdoc IRiskGate
+    /// @dev Allowed while paused, and to anyone: it only releases a slot that is stuck.
+    function writeOff(address market) external {
+        Position storage pos = _positions[market];
+        if (pos.upUnits == 0 && pos.downUnits == 0) revert NoOpenPosition(market);
+        if (pos.writtenOff) revert AlreadyWrittenOff(market);
+        IBinaryMarket m = IBinaryMarket(market);
+        if (m.finalized()) revert MarketAlreadyFinal(market);
+        uint64 expiry = m.expiry();
+        uint256 allowedAfter = uint256(expiry) + _writeOffGrace;
+        // The grace is an hour or more; seconds of validator skew do not matter.
+        // slither-disable-next-line timestamp
+        if (block.timestamp <= allowedAfter) {
+            revert WriteOffTooEarly(market, block.timestamp, allowedAfter);
+        }
+
+        // Peak equity is taken before the loss, so the loss counts against the drawdown.
+        _raiseHighWaterMark();
+        uint256 notional = pos.notional;
+        pos.writtenOff = true;
+        _openPositions -= 1;
+        _openNotional -= notional;
+        emit WrittenOff(market, pos.upUnits, pos.downUnits, notional, expiry);
     }
 
     /// @inheritdoc IRiskGate
@@ -152,6 +266,11 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @inheritdoc IRiskGate
     function withdrawCollateral(address to, uint256 amount) external onlyOwner {
         if (to == address(0)) revert ZeroAddress("to");
+        uint256 hwm = _raiseHighWaterMark();
+        // Money taken out is not a loss: the mark drops with it, so the drawdown stays the same.
+        uint256 lowered = hwm > amount ? hwm - amount : 0;
+        _highWaterMark = lowered;
+        emit HighWaterMark(lowered);
         _collateral.safeTransfer(to, amount);
         emit CollateralWithdrawn(to, amount);
     }
@@ -178,6 +297,29 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @inheritdoc IRiskGate
     function bounds() external view returns (Params memory) {
         return _bounds();
+    }
+
+    /// @inheritdoc IRiskGate
+    function trustedResolvers() external view returns (address[] memory list) {
+        list = new address[](_resolverCount);
+        address[8] memory all = [
+            _resolver0,
+            _resolver1,
+            _resolver2,
+            _resolver3,
+            _resolver4,
+            _resolver5,
+            _resolver6,
+            _resolver7
+        ];
+        for (uint256 i; i < list.length; ++i) {
+            list[i] = all[i];
+        }
+    }
+
+    /// @inheritdoc IRiskGate
+    function isTrustedResolver(address resolver) external view returns (bool) {
+        return _isTrusted(resolver);
     }
 
     /// @inheritdoc IRiskGate
@@ -216,6 +358,11 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @inheritdoc IRiskGate
+    function highWaterMark() external view returns (uint256) {
+        return _highWaterMark;
+    }
+
+    /// @inheritdoc IRiskGate
     function positionOf(address market) external view returns (Position memory) {
         return _positions[market];
     }
@@ -227,6 +374,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
         // slither-disable-next-line uninitialized-local
         Snapshot memory s;
         _readSnapshot(market, s);
+        s.highWaterMark =
+            GateRules.highWaterMark(_highWaterMark, s.collateralAvailable, s.openNotional);
         return s;
     }
 
@@ -239,8 +388,66 @@ contract RiskGate is IRiskGate, Ownable2Step {
             maxSize: _maxSize,
             minHeadroom: _minHeadroom,
             maxConcurrent: _maxConcurrent,
-            maxNotional: _maxNotional
+            maxNotional: _maxNotional,
+            maxHorizon: _maxHorizon,
+            maxDrawdown: _maxDrawdown,
+            writeOffGrace: _writeOffGrace,
+            minFillBps: _minFillBps
         });
+    }
+
+    function _checkBounds(Params memory b) internal pure {
+        if (b.minPrice == 0) revert MinPriceZero();
+        if (b.minPrice >= b.maxPrice) revert PriceBandEmpty(b.minPrice, b.maxPrice);
+        if (b.maxPrice >= PRICE_ONE) revert MaxPriceAtCertainty(b.maxPrice, PRICE_ONE);
+        if (b.maxSize == 0) revert MaxSizeZero();
+        if (b.minHeadroom < MIN_HEADROOM_FLOOR) {
+            revert MinHeadroomBelowFloor(b.minHeadroom, MIN_HEADROOM_FLOOR);
+        }
+        if (b.maxConcurrent == 0) revert MaxConcurrentZero();
+        if (b.maxNotional == 0) revert MaxNotionalZero();
+        if (b.maxHorizon < b.minHeadroom) {
+            revert MaxHorizonBelowHeadroom(b.maxHorizon, b.minHeadroom);
+        }
+        if (b.maxDrawdown == 0) revert MaxDrawdownZero();
+        if (b.writeOffGrace < WRITE_OFF_GRACE_FLOOR) {
+            revert WriteOffGraceBelowFloor(b.writeOffGrace, WRITE_OFF_GRACE_FLOOR);
+        }
+        if (b.minFillBps == 0 || b.minFillBps > BPS) {
+            revert MinFillBpsOutOfRange(b.minFillBps, BPS);
+        }
+    }
+
+    /// @dev Strictly ascending rules out duplicates with one comparison per entry.
+    function _checkResolvers(address[] memory list) internal pure {
+        if (list.length == 0) revert TrustedResolversEmpty();
+        if (list.length > MAX_TRUSTED_RESOLVERS) {
+            revert TooManyTrustedResolvers(list.length, MAX_TRUSTED_RESOLVERS);
+        }
+        for (uint256 i; i < list.length; ++i) {
+            if (list[i] == address(0)) revert TrustedResolverZero(i);
+            if (i > 0 && list[i] <= list[i - 1]) {
+                revert TrustedResolversNotAscending(i, list[i - 1], list[i]);
+            }
+        }
+    }
+
+    function _isTrusted(address resolver) internal view returns (bool) {
+        // Unused immutables are zero, and a zero resolver is never trusted.
+        if (resolver == address(0)) return false;
+        return resolver == _resolver0 || resolver == _resolver1 || resolver == _resolver2
+            || resolver == _resolver3 || resolver == _resolver4 || resolver == _resolver5
+            || resolver == _resolver6 || resolver == _resolver7;
+    }
+
+    /// @dev H = max(H, balance + openNotional), stored (and announced) only when it rises.
+    function _raiseHighWaterMark() internal returns (uint256 hwm) {
+        uint256 stored = _highWaterMark;
+        hwm = GateRules.highWaterMark(stored, _collateral.balanceOf(address(this)), _openNotional);
+        if (hwm != stored) {
+            _highWaterMark = hwm;
+            emit HighWaterMark(hwm);
+        }
     }
 
     /// @dev Everything comes from the market and from the gate's own state, never from calldata.
@@ -248,7 +455,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// otherwise follow `nowSec` into every later comparison and report them all as timestamp
     /// comparisons, when only the headroom rule reads the clock.
     function _readSnapshot(address market, Snapshot memory s) internal view {
-        IBinaryMarket.GateQuote memory q = IBinaryMarket(market).gateQuote();
+        IBinaryMarket m = IBinaryMarket(market);
+        IBinaryMarket.GateQuote memory q = m.gateQuote();
         s.bestBid = q.bestBid;
         s.bestAsk = q.bestAsk;
         s.tickSize = q.tickSize;
@@ -260,74 +468,115 @@ contract RiskGate is IRiskGate, Ownable2Step {
         s.openPositions = _openPositions;
         s.openNotional = _openNotional;
         s.collateralAvailable = _collateral.balanceOf(address(this));
+        s.resolverTrusted = _isTrusted(m.resolver());
+        Position storage pos = _positions[market];
+        if (pos.upUnits != 0) s.heldSide = GateRules.SIDE_UP;
+        else if (pos.downUnits != 0) s.heldSide = GateRules.SIDE_DOWN;
+        s.highWaterMark = _highWaterMark;
     }
 
-    /// @dev Parses, reads, evaluates and, on PASS, executes, filling `order` in place. The
-    /// snapshot comes back ABI-encoded, or empty when the book was not read: 11 words of zeros
-    /// would cost 2_816 gas of log data on every ABSTAIN and would read like an empty book.
-    function _decide(address market, string calldata raw, Order memory order)
+    /// @dev Parses, reads, evaluates and, on PASS, executes. The snapshot comes back
+    /// ABI-encoded, or empty when the book was not read: 14 words of zeros would cost log data on
+    /// every ABSTAIN and would read like an empty book.
+    function _decide(address market, string calldata raw, Quote calldata quote)
         internal
-        returns (uint8 verdict, uint8 reason, uint16 failedMask, bytes memory snapshot)
+        returns (Decided memory d)
     {
         bool ok;
-        (ok, verdict) = VerdictParser.tryParse(raw);
+        (ok, d.verdict) = VerdictParser.tryParse(raw);
         if (!ok) {
-            return (
-                VERDICT_INVALID,
-                GateRules.INVALID_VERDICT,
-                uint16(1 << GateRules.INVALID_VERDICT),
-                ""
-            );
+            d.verdict = VERDICT_INVALID;
+            d.reason = GateRules.INVALID_VERDICT;
+            d.failedMask = uint32(1 << GateRules.INVALID_VERDICT);
+            return d;
         }
-        if (verdict == VerdictParser.ABSTAIN) {
+        if (d.verdict == VerdictParser.ABSTAIN) {
             // Nothing else is evaluated, so the book is not read.
-            return (verdict, GateRules.ABSTAINED, uint16(1 << GateRules.ABSTAINED), "");
+            d.reason = GateRules.ABSTAINED;
+            d.failedMask = uint32(1 << GateRules.ABSTAINED);
+            return d;
         }
 
         // Zero-initialized by Solidity, then filled field by field.
         // slither-disable-next-line uninitialized-local
         Snapshot memory s;
         _readSnapshot(market, s);
-        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, verdict);
-        if (o.reason == GateRules.PASS) {
-            order.pricePaid = o.pricePaid;
-            order.quantity = o.quantity;
-            order.cost = o.cost;
-            (order.filled, order.spent) = _execute(market, verdict, o);
+        // H is raised to the equity seen now, before the rule reads it.
+        uint256 hwm =
+            GateRules.highWaterMark(s.highWaterMark, s.collateralAvailable, s.openNotional);
+        if (hwm != s.highWaterMark) {
+            _highWaterMark = hwm;
+            s.highWaterMark = hwm;
+            emit HighWaterMark(hwm);
         }
-        return (verdict, o.reason, o.failedMask, abi.encode(s));
+        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, quote, d.verdict);
+        d.reason = o.reason;
+        d.failedMask = o.failedMask;
+        d.snapshot = abi.encode(s);
+        if (o.reason == GateRules.PASS) {
+            d.order.pricePaid = o.pricePaid;
+            d.order.limit = o.limit;
+            d.order.quantity = o.quantity;
+            d.order.cost = o.cost;
+            (d.reason, d.failedMask, d.order.filled, d.order.spent) =
+                _tryExecute(market, d.verdict, o);
+        }
     }
 
-    /// @dev Sends the immediate-or-cancel order. The market may pull at most `cost` (the
-    /// allowance), so open notional can never grow past what rule 9 approved; it grows by what
-    /// was actually spent, and any allowance left is cleared at once.
-    function _execute(address market, uint8 verdict, GateRules.Outcome memory o)
+    /// @dev Runs the order in a self-call so that a fill below the minimum can be undone whole:
+    /// the market's state, the collateral and the position all roll back with that frame. Any
+    /// other revert (a market that misbehaves, an allowance short) propagates, as in v1.
+    function _tryExecute(address market, uint8 verdict, GateRules.Outcome memory o)
         internal
+        returns (uint8 reason, uint32 failedMask, uint256 filled, uint256 spent)
+    {
+        try this.executeOrder(market, verdict, o.limit, o.quantity, o.cost) returns (
+            uint256 f, uint256 sp
+        ) {
+            return (GateRules.PASS, 0, f, sp);
+        } catch (bytes memory err) {
+            if (err.length == 68 && bytes4(err) == FillBelowMinimum.selector) {
+                (filled, spent) = _decodeFillBelowMinimum(err);
+                return
+                    (GateRules.FILL_BELOW_MIN, uint32(1 << GateRules.FILL_BELOW_MIN), filled, spent);
+            }
+            // Re-raise anything else unchanged.
+            assembly ("memory-safe") {
+                revert(add(err, 0x20), mload(err))
+            }
+        }
+    }
+
+    /// @dev Reads the two words after the selector of `FillBelowMinimum(filled, spent)`.
+    function _decodeFillBelowMinimum(bytes memory err)
+        internal
+        pure
         returns (uint256 filled, uint256 spent)
     {
-        IBinaryMarket m = IBinaryMarket(market);
-        _collateral.forceApprove(market, o.cost);
-        // The market is factory-made code (checked in submitVerdict) and submitVerdict is
-        // keeper-only, so a callback cannot re-enter it; the position can only be booked after
-        // the fill is known.
-        // slither-disable-start reentrancy-benign
-        if (verdict == VerdictParser.BUY_UP) {
-            (filled, spent) = m.buyUp(o.pricePaid, o.quantity);
-        } else {
-            (filled, spent) = m.buyDown(GateRules.downLimit(o.pricePaid), o.quantity);
+        assembly ("memory-safe") {
+            filled := mload(add(err, 0x24))
+            spent := mload(add(err, 0x44))
         }
-        if (filled > o.quantity || spent > o.cost) {
-            revert FillOutOfBounds(filled, o.quantity, spent, o.cost);
-        }
-        if (spent < o.cost) _collateral.forceApprove(market, 0);
-        if (filled == 0) return (filled, spent);
+    }
 
-        Position storage pos = _positions[market];
-        if (pos.upUnits == 0 && pos.downUnits == 0) _openPositions += 1;
-        if (verdict == VerdictParser.BUY_UP) pos.upUnits += filled;
-        else pos.downUnits += filled;
-        pos.notional += spent;
-        _openNotional += spent;
-        // slither-disable-end reentrancy-benign
+    /// @dev The first RAW_HEAD_BYTES of `raw`, its length and its hash; the rest of a long
+    /// answer is hashed, never logged.
+    function _rawAnswer(string calldata raw) internal pure returns (RawAnswer memory) {
+        bytes calldata all = bytes(raw);
+        bytes memory head = all.length > RAW_HEAD_BYTES ? all[:RAW_HEAD_BYTES] : all;
+        return RawAnswer(head, all.length, keccak256(all));
+    }
+
+    /// @dev Its own frame, so the eleven event fields fit on the stack.
+    function _publish(
+        address market,
+        bytes32 promptHash,
+        Quote calldata quote,
+        Decided memory d,
+        RawAnswer memory raw
+    ) internal {
+        emit Decision(
+            market, promptHash, d.reason, d.verdict, d.failedMask, d.snapshot, quote, d.order, raw
+        );
     }
 }

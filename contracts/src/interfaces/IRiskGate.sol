@@ -9,6 +9,14 @@ pragma solidity 0.8.30;
 /// published as one `Decision` event carrying a stable reason code.
 /// @dev Units: prices are probabilities in 1e6 units (1_000_000 = 1.0). A quantity is collateral
 /// base units of payout: quantity q pays q base units if its side wins.
+///
+/// v2 bounds the total loss, not only each order:
+/// - only markets whose resolver is in the deploy-fixed `trustedResolvers` are traded (rule 12);
+/// - a high-water mark `H` of equity (collateral balance + open notional) is kept, and no order
+///   may take the balance below `H - maxDrawdown` (rule 14). Invariant: balance >= H - maxDrawdown;
+/// - the keeper's `Quote` can only tighten the order's limit, never loosen it (rules 15, 16);
+/// - a position whose market never resolves can be written off by anyone after
+///   `expiry + writeOffGrace`, freeing its slot and counting it as lost.
 interface IRiskGate {
     /// @notice The bounds, fixed at deploy as immutables.
     struct Params {
@@ -18,6 +26,17 @@ interface IRiskGate {
         uint32 minHeadroom; // seconds that must remain before expiry, >= MIN_HEADROOM_FLOOR
         uint8 maxConcurrent; // open positions allowed at once
         uint256 maxNotional; // collateral at risk across open positions
+        uint32 maxHorizon; // the longest `expiry - now` accepted, seconds, >= minHeadroom
+        uint256 maxDrawdown; // collateral units the balance may fall below the high-water mark
+        uint32 writeOffGrace; // seconds after expiry before an unresolved position is written off
+        uint16 minFillBps; // smallest fill kept, in basis points of the order's quantity, 1..10000
+    }
+
+    /// @notice The keeper's bound on one answer. It can only tighten what the gate would do.
+    /// Not looked at for ABSTAIN and unparseable answers.
+    struct Quote {
+        uint256 maxPricePaid; // worst price accepted for the token bought, 1e6 units
+        uint64 deadline; // chain time (seconds) after which the answer is stale
     }
 
     /// @notice What `evaluate` looks at. Bids and asks are UP prices on one shared book.
@@ -33,22 +52,37 @@ interface IRiskGate {
         uint8 openPositions;
         uint256 openNotional;
         uint256 collateralAvailable;
+        bool resolverTrusted; // the market's resolver() is one of trustedResolvers
+        uint8 heldSide; // the gate's position in this market: 0 none, 1 UP, 2 DOWN
+        uint256 highWaterMark; // H; submitVerdict raises it to equity before reading
     }
 
-    /// @notice The order a decision produced; all zero on a refusal.
+    /// @notice The order a decision produced; all zero on a refusal other than reason 18. On
+    /// reason 18 `filled` and `spent` are what the market offered and the gate undid: nothing
+    /// moved.
     struct Order {
-        uint256 pricePaid; // per unit of the token bought, 1e6 units
+        uint256 pricePaid; // best level's price for the token bought, 1e6 units
+        uint256 limit; // the order's limit for the token bought: min(maxPrice, maxPricePaid) on grid
         uint256 quantity; // lot-snapped maxSize sent to the market
-        uint256 cost; // worst case, ceil(quantity * pricePaid / 1e6)
+        uint256 cost; // worst case, ceil(quantity * limit / 1e6)
         uint256 filled; // units actually bought (immediate-or-cancel)
         uint256 spent; // collateral actually spent; open notional grows by exactly this
     }
 
-    /// @notice The gate's open exposure in one market.
+    /// @notice The model's answer as logged: its head verbatim, its length and its hash. The
+    /// whole answer is never logged, so a hostile 100 KB answer costs only calldata and hashing.
+    struct RawAnswer {
+        bytes head; // the first RAW_HEAD_BYTES (64) bytes; every parseable answer fits whole
+        uint256 length; // full length in bytes
+        bytes32 hash; // keccak256 of the whole answer, to check a published full text
+    }
+
+    /// @notice The gate's exposure in one market.
     struct Position {
         uint256 upUnits;
         uint256 downUnits;
-        uint256 notional; // collateral actually spent, released on redeem
+        uint256 notional; // collateral actually spent
+        bool writtenOff; // slot and notional already released by `writeOff`; the claim is kept
     }
 
     // --- constructor validation: each names the field and the value
@@ -61,6 +95,15 @@ interface IRiskGate {
     error MaxConcurrentZero();
     error MaxNotionalZero();
     error ZeroAddress(string field);
+    error MaxHorizonBelowHeadroom(uint32 maxHorizon, uint32 minHeadroom);
+    error MaxDrawdownZero();
+    error WriteOffGraceBelowFloor(uint32 writeOffGrace, uint32 floor);
+    error MinFillBpsOutOfRange(uint16 minFillBps, uint16 max);
+    error TrustedResolversEmpty();
+    error TooManyTrustedResolvers(uint256 count, uint256 max);
+    error TrustedResolverZero(uint256 index);
+    error TrustedResolversNotAscending(uint256 index, address previous, address current);
+    error FactoryCollateralMismatch(address factoryCollateral, address collateral);
 
     // --- operation
 
@@ -72,17 +115,27 @@ interface IRiskGate {
     error UnknownMarket(address market, address factory);
     error NoOpenPosition(address market);
     error MarketNotFinal(address market);
+    error MarketAlreadyFinal(address market);
+    error WriteOffTooEarly(address market, uint256 nowSec, uint256 allowedAfterSec);
+    error AlreadyWrittenOff(address market);
     error RenounceDisabled();
     error UnknownReason(uint8 reason);
     /// @notice The market returned more than was asked for; the whole call reverts.
     error FillOutOfBounds(uint256 filled, uint256 quantity, uint256 spent, uint256 cost);
+    /// @notice Internal: the fill was below `minFillBps` and is undone. Never escapes
+    /// `submitVerdict`, which catches it and publishes reason 18.
+    error FillBelowMinimum(uint256 filled, uint256 spent);
+    /// @notice `executeOrder` is the gate's own self-call.
+    error OnlySelf(address caller);
 
     // ---
 
-    /// @notice Emitted once, at deploy: the bounds and their hash.
+    /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and their hash,
+    /// `keccak256(abi.encode(params, trustedResolvers))`.
     event GateDeployed(
         bytes32 indexed paramsHash,
         Params params,
+        address[] trustedResolvers,
         address collateral,
         address marketFactory,
         address keeper
@@ -91,19 +144,21 @@ interface IRiskGate {
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, VERDICT_INVALID when `raw` did not parse.
     /// @param snapshot `abi.encode(Snapshot)` of what the gate read, or empty when it read
-    /// nothing (ABSTAIN and unparseable answers evaluate nothing else, so the book is not read;
-    /// an empty field says so, where zeros would look like an empty book).
-    /// @param order Price, quantity and worst-case cost, and what actually filled and was spent.
-    /// @param raw The model's answer exactly as submitted.
+    /// nothing (ABSTAIN and unparseable answers evaluate nothing else, so the book is not read).
+    /// @param quote The keeper's quote as submitted (looked at only for BUY_UP and BUY_DOWN).
+    /// @param order Price, limit, quantity and worst-case cost, and what filled and was spent.
+    /// @param raw The model's answer: its first 64 bytes verbatim (bytes, since a cut may split a
+    /// UTF-8 character), its full length and its keccak256.
     event Decision(
         address indexed market,
         bytes32 indexed promptHash,
         uint8 indexed reason,
         uint8 verdict,
-        uint16 failedMask,
+        uint32 failedMask,
         bytes snapshot,
+        Quote quote,
         Order order,
-        string raw
+        RawAnswer raw
     );
 
     /// @notice A position closed after its market finalized. `payout` is 0 for a loss.
@@ -115,6 +170,15 @@ interface IRiskGate {
         uint256 notional,
         uint256 payout
     );
+
+    /// @notice A position whose market did not finalize by `expiry + writeOffGrace` was counted
+    /// as lost: its slot and notional are released. The claim stays; `redeem` still collects.
+    event WrittenOff(
+        address indexed market, uint256 upUnits, uint256 downUnits, uint256 notional, uint64 expiry
+    );
+
+    /// @notice The high-water mark changed (raised to equity, or lowered by a withdrawal).
+    event HighWaterMark(uint256 highWaterMark);
 
     event KeeperRotated(address indexed previousKeeper, address indexed newKeeper);
     event Paused(address indexed by);
@@ -136,32 +200,63 @@ interface IRiskGate {
     /// BUY_DOWN); 5 price paid outside [minPrice, maxPrice] (when the side is non-empty; a book
     /// value >= 1e6 is outside every band); 6 quantity 0; 7 `0 < quantity < minQuantity`;
     /// 8 `openPositions >= maxConcurrent`; 9 `openNotional + cost > maxNotional`;
-    /// 10 `cost > collateralAvailable` (9 and 10 when rule 4 passed and quantity > 0);
-    /// 11 a verdict code other than 0, 1, 2 (nothing else evaluated).
-    /// BUY_UP pays `bestAsk` rounded up onto the tick grid. BUY_DOWN sets the UP limit to
-    /// `bestBid` rounded down onto the grid and pays `1e6 - limit`. quantity = maxSize rounded
-    /// down onto the lot grid; cost = ceil(quantity * pricePaid / 1e6), saturating at 2^256-1.
-    /// A book value >= 1e6 is outside every band and is not rounded: BUY_UP then pays `bestAsk`
-    /// as it stands, BUY_DOWN pays 0 (the difference saturates), and rules 9 and 10 use that.
+    /// 10 `cost > collateralAvailable`; 11 a verdict code other than 0, 1, 2 (nothing else
+    /// evaluated); 12 `!resolverTrusted`; 13 `expirySec > nowSec` and
+    /// `expirySec - nowSec > maxHorizon`; 14 `H - (collateralAvailable - cost) > maxDrawdown`
+    /// with `H = max(highWaterMark, collateralAvailable + openNotional)` (saturating sum), computed
+    /// exactly, without overflow or underflow; 15 `pricePaid > maxPricePaid` (when the side is
+    /// non-empty); 16 `nowSec > deadline`; 17 `heldSide` is neither 0 nor the verdict's side
+    /// (a value above 2 fails both sides). Rules 9, 10 and 14 are evaluated when the side is
+    /// non-empty and quantity > 0. 18 (fill below minimum) is decided only by `submitVerdict`.
+    ///
+    /// Prices: BUY_UP pays `bestAsk` rounded up onto the tick grid. BUY_DOWN pays `1e6 - bestBid`
+    /// with the bid rounded down onto the grid. A book value >= 1e6 is not rounded: BUY_UP pays it
+    /// as it stands, BUY_DOWN pays 0 (saturating). quantity = maxSize rounded down onto the lot
+    /// grid. The limit: L = min(maxPrice, maxPricePaid); BUY_UP limit = L rounded down onto the
+    /// grid; BUY_DOWN limit = 1e6 - (1e6 - L rounded up onto the grid), saturating at 0.
+    /// cost = ceil(quantity * limit / 1e6), saturating at 2^256-1: the most the order can spend.
     /// A tick or lot of 0 means no grid.
-    function evaluate(Snapshot calldata s, uint8 verdict)
+    function evaluate(Snapshot calldata s, Quote calldata q, uint8 verdict)
         external
         view
-        returns (uint8 reason, uint16 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost);
+        returns (uint8 reason, uint32 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost);
 
-    /// @notice Parses `raw`, reads `market` and the gate's own state, evaluates, and on PASS
-    /// buys immediate-or-cancel at the gate's limit price. Keeper only; the market must come
-    /// from the immutable factory. An unparseable `raw` is a published reason-11 row.
-    function submitVerdict(address market, string calldata raw, bytes32 promptHash)
-        external
-        returns (uint8 reason);
+    /// @notice Parses `raw`, reads `market` and the gate's own state, raises the high-water mark
+    /// to the current equity, evaluates, and on PASS buys immediate-or-cancel at the order's
+    /// limit. A fill below `minFillBps` of the quantity is undone entirely and published as
+    /// reason 18. Keeper only; the market must come from the immutable factory. An unparseable
+    /// `raw` is a published reason-11 row.
+    function submitVerdict(
+        address market,
+        string calldata raw,
+        bytes32 promptHash,
+        Quote calldata quote
+    ) external returns (uint8 reason);
 
-    /// @notice Closes the gate's position in a final market, collecting any payout. Anyone may
-    /// call it; a losing position closes with payout 0.
+    /// @notice Internal self-call that executes a passed order so that a fill below the minimum
+    /// can be undone by reverting. Only the gate itself may call it.
+    function executeOrder(
+        address market,
+        uint8 verdict,
+        uint256 limit,
+        uint256 quantity,
+        uint256 cost
+    ) external returns (uint256 filled, uint256 spent);
+
+    /// @notice Closes the gate's position in a final market, collecting any payout, then raises
+    /// the high-water mark to the equity after settlement. Anyone may call it; a losing position
+    /// closes with payout 0. A written-off position only collects (its slot is already free).
     function redeem(address market) external returns (uint256 payout);
+
+    /// @notice Counts a position whose market has not finalized by `expiry + writeOffGrace` as
+    /// lost: raises the high-water mark to the equity before the loss, then releases the slot
+    /// and the notional. Anyone may call it, paused or not. The claim stays for `redeem`.
+    function writeOff(address market) external;
 
     function pause() external;
     function unpause() external;
+    /// @notice Sends collateral out and lowers the high-water mark by `amount` (not below 0),
+    /// after raising it to the equity before the withdrawal.
     function withdrawCollateral(address to, uint256 amount) external;
     function setKeeper(address newKeeper) external;
 
@@ -169,6 +264,8 @@ interface IRiskGate {
 
     function reasonLabel(uint8 reason) external pure returns (string memory);
     function bounds() external view returns (Params memory);
+    function trustedResolvers() external view returns (address[] memory);
+    function isTrustedResolver(address resolver) external view returns (bool);
     function paramsHash() external view returns (bytes32);
     function collateral() external view returns (address);
     function marketFactory() external view returns (address);
@@ -176,7 +273,10 @@ interface IRiskGate {
     function paused() external view returns (bool);
     function openPositions() external view returns (uint8);
     function openNotional() external view returns (uint256);
+    /// @notice H as stored: the peak of collateral balance + open notional, net of withdrawals.
+    function highWaterMark() external view returns (uint256);
     function positionOf(address market) external view returns (Position memory);
-    /// @notice The snapshot `submitVerdict` would evaluate for `market` right now.
+    /// @notice The snapshot `submitVerdict` would evaluate for `market` right now (with the
+    /// high-water mark it would store first).
     function snapshotOf(address market) external view returns (Snapshot memory);
 }

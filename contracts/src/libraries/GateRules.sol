@@ -4,10 +4,12 @@ pragma solidity 0.8.30;
 import {IRiskGate} from "../interfaces/IRiskGate.sol";
 
 /// @title GateRules
-/// @notice The pure decision rule of RiskGate: from bounds, a snapshot and a verdict to a reason
-/// code, the mask of every failing rule, and the order's price, quantity and worst-case cost.
-/// @dev Never reverts, whatever the snapshot holds: grids of 0 mean "no grid", book values at or
-/// above certainty are outside every band, and all products saturate instead of overflowing.
+/// @notice The pure decision rule of RiskGate: from bounds, a snapshot, the keeper's quote and a
+/// verdict to a reason code, the mask of every failing rule, and the order's price, limit,
+/// quantity and worst-case cost.
+/// @dev Never reverts, whatever the snapshot and quote hold: grids of 0 mean "no grid", book
+/// values at or above certainty are outside every band, and all sums and products saturate or
+/// are compared without being formed.
 library GateRules {
     uint8 internal constant PASS = 0;
     uint8 internal constant ABSTAINED = 1;
@@ -21,42 +23,53 @@ library GateRules {
     uint8 internal constant MAX_NOTIONAL = 9;
     uint8 internal constant COLLATERAL = 10;
     uint8 internal constant INVALID_VERDICT = 11;
+    uint8 internal constant RESOLVER_UNTRUSTED = 12;
+    uint8 internal constant HORIZON = 13;
+    uint8 internal constant DRAWDOWN = 14;
+    uint8 internal constant QUOTE_LIMIT = 15;
+    uint8 internal constant EXPIRED = 16;
+    uint8 internal constant OPPOSITE_SIDE = 17;
+    uint8 internal constant FILL_BELOW_MIN = 18;
 
     /// @notice Probability 1.0 in price units.
     uint256 internal constant ONE = 1_000_000;
+    /// @notice 100 % in basis points.
+    uint256 internal constant BPS = 10_000;
+
+    /// @notice `heldSide` values; they equal the verdict codes of the matching purchase.
+    uint8 internal constant SIDE_NONE = 0;
+    uint8 internal constant SIDE_UP = 1;
+    uint8 internal constant SIDE_DOWN = 2;
 
     struct Outcome {
         uint8 reason;
-        uint16 failedMask;
+        uint32 failedMask;
         uint256 pricePaid; // for the token bought
+        uint256 limit; // for the token bought, on the grid, tightened by the quote
         uint256 quantity;
-        uint256 cost; // ceil(quantity * pricePaid / ONE)
+        uint256 cost; // ceil(quantity * limit / ONE)
     }
 
     /// @notice Evaluates every rule and reports all failures at once.
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN; anything else is INVALID_VERDICT.
-    function evaluate(IRiskGate.Params memory p, IRiskGate.Snapshot memory s, uint8 verdict)
-        internal
-        pure
-        returns (Outcome memory o)
-    {
+    function evaluate(
+        IRiskGate.Params memory p,
+        IRiskGate.Snapshot memory s,
+        IRiskGate.Quote memory q,
+        uint8 verdict
+    ) internal pure returns (Outcome memory o) {
         if (verdict == 0) {
             o.reason = ABSTAINED;
-            o.failedMask = uint16(1 << ABSTAINED);
+            o.failedMask = uint32(1 << ABSTAINED);
             return o;
         }
         if (verdict > 2) {
             o.reason = INVALID_VERDICT;
-            o.failedMask = uint16(1 << INVALID_VERDICT);
+            o.failedMask = uint32(1 << INVALID_VERDICT);
             return o;
         }
 
-        uint256 mask = 0;
-        if (s.finalized) mask |= 1 << FINALIZED;
-        // Exactly minHeadroom seconds left is allowed; the subtraction runs only when positive.
-        if (s.expirySec <= s.nowSec || s.expirySec - s.nowSec < p.minHeadroom) {
-            mask |= 1 << HEADROOM;
-        }
+        uint256 mask = marketRules(p, s, q, verdict);
 
         bool buyUp = verdict == 1;
         uint256 bookPrice = buyUp ? s.bestAsk : s.bestBid;
@@ -67,34 +80,112 @@ library GateRules {
             pricePaid =
                 buyUp ? upPricePaid(bookPrice, s.tickSize) : downPricePaid(bookPrice, s.tickSize);
             if (pricePaid < p.minPrice || pricePaid > p.maxPrice) mask |= 1 << PRICE_BAND;
+            if (pricePaid > q.maxPricePaid) mask |= 1 << QUOTE_LIMIT;
         }
 
         uint256 quantity = roundDown(p.maxSize, s.lotSize);
         if (quantity == 0) mask |= 1 << SIZE_ZERO;
         else if (quantity < s.minQuantity) mask |= 1 << SIZE_BELOW_MIN;
 
-        if (s.openPositions >= p.maxConcurrent) mask |= 1 << MAX_CONCURRENT;
-
+        uint256 limit = orderLimit(p.maxPrice, q.maxPricePaid, s.tickSize, buyUp);
         uint256 cost = 0;
         if (bookPrice != 0 && quantity != 0) {
-            cost = costUp(quantity, pricePaid);
-            // openNotional + cost > maxNotional, written so that it cannot overflow.
-            if (cost > p.maxNotional || s.openNotional > p.maxNotional - cost) {
-                mask |= 1 << MAX_NOTIONAL;
-            }
-            if (cost > s.collateralAvailable) mask |= 1 << COLLATERAL;
+            cost = costUp(quantity, limit);
+            mask |= moneyRules(p, s, cost);
         }
 
         if (mask == 0) {
             o.pricePaid = pricePaid;
+            o.limit = limit;
             o.quantity = quantity;
             o.cost = cost;
             return o;
         }
-        // Only bits 2..10 can be set here, so the mask fits in 16 bits.
+        // Only bits 2..10 and 12..17 can be set here, so the mask fits in 32 bits.
         // forge-lint: disable-next-line(unsafe-typecast)
-        o.failedMask = uint16(mask);
+        o.failedMask = uint32(mask);
         o.reason = lowestReason(mask);
+    }
+
+    /// @notice The rules that read neither the book's prices nor the order's size: 2, 3, 8, 12,
+    /// 13, 16 and 17.
+    function marketRules(
+        IRiskGate.Params memory p,
+        IRiskGate.Snapshot memory s,
+        IRiskGate.Quote memory q,
+        uint8 verdict
+    ) internal pure returns (uint256 mask) {
+        if (s.finalized) mask |= 1 << FINALIZED;
+        // Exactly minHeadroom seconds left is allowed; the subtraction runs only when positive.
+        if (s.expirySec <= s.nowSec || s.expirySec - s.nowSec < p.minHeadroom) {
+            mask |= 1 << HEADROOM;
+        }
+        if (s.openPositions >= p.maxConcurrent) mask |= 1 << MAX_CONCURRENT;
+        if (!s.resolverTrusted) mask |= 1 << RESOLVER_UNTRUSTED;
+        // Exactly maxHorizon seconds out is allowed; only a future expiry can be too far out.
+        if (s.expirySec > s.nowSec && s.expirySec - s.nowSec > p.maxHorizon) mask |= 1 << HORIZON;
+        if (s.nowSec > q.deadline) mask |= 1 << EXPIRED;
+        if (s.heldSide != SIDE_NONE && s.heldSide != verdict) mask |= 1 << OPPOSITE_SIDE;
+    }
+
+    /// @notice The rules that read the worst-case cost: 9, 10 and 14.
+    function moneyRules(IRiskGate.Params memory p, IRiskGate.Snapshot memory s, uint256 cost)
+        internal
+        pure
+        returns (uint256 mask)
+    {
+        // openNotional + cost > maxNotional, written so that it cannot overflow.
+        if (cost > p.maxNotional || s.openNotional > p.maxNotional - cost) {
+            mask |= 1 << MAX_NOTIONAL;
+        }
+        if (cost > s.collateralAvailable) mask |= 1 << COLLATERAL;
+        uint256 hwm = highWaterMark(s.highWaterMark, s.collateralAvailable, s.openNotional);
+        if (drawdownExceeded(hwm, s.collateralAvailable, cost, p.maxDrawdown)) {
+            mask |= 1 << DRAWDOWN;
+        }
+    }
+
+    /// @notice The order's limit for the token bought: L = min(maxPrice, maxPricePaid), put on
+    /// the tick grid in the direction that tightens (see `downLimitPrice` for DOWN).
+    function orderLimit(uint256 maxPrice, uint256 maxPricePaid, uint256 tickSize, bool buyUp)
+        internal
+        pure
+        returns (uint256)
+    {
+        uint256 quoted = maxPrice < maxPricePaid ? maxPrice : maxPricePaid;
+        return buyUp ? roundDown(quoted, tickSize) : downLimitPrice(quoted, tickSize);
+    }
+
+    /// @notice H = max(stored, available + openNotional), the sum saturating at 2^256 - 1.
+    function highWaterMark(uint256 stored, uint256 available, uint256 openNotional)
+        internal
+        pure
+        returns (uint256)
+    {
+        uint256 equity;
+        unchecked {
+            // Saturating add: a wrapped sum is smaller than either operand.
+            equity = available + openNotional;
+            if (equity < available) equity = type(uint256).max;
+        }
+        return equity > stored ? equity : stored;
+    }
+
+    /// @notice Whether `hwm - (available - cost) > maxDrawdown`, over the integers, exactly.
+    /// @dev The left side is `(hwm - available) + cost` when hwm >= available, and
+    /// `cost - (available - hwm)` otherwise; neither is ever formed where it could overflow or
+    /// go negative.
+    function drawdownExceeded(uint256 hwm, uint256 available, uint256 cost, uint256 maxDrawdown)
+        internal
+        pure
+        returns (bool)
+    {
+        if (hwm >= available) {
+            uint256 below = hwm - available;
+            return below > maxDrawdown || cost > maxDrawdown - below;
+        }
+        uint256 above = available - hwm;
+        return cost > above && cost - above > maxDrawdown;
     }
 
     /// @notice Price paid for UP: the best ask rounded UP onto the tick grid, so that an off-grid
@@ -116,14 +207,50 @@ library GateRules {
         return ONE - roundDown(bestBid, tickSize);
     }
 
-    /// @notice The UP limit price sent to the market for a DOWN purchase paying `pricePaid`.
-    function downLimit(uint256 pricePaid) internal pure returns (uint256) {
-        return ONE - pricePaid;
+    /// @notice The DOWN limit for a DOWN price bound `quoted`: the UP price `ONE - quoted` is
+    /// rounded UP onto the grid (tightening: DOWN then pays less), and the DOWN limit is what is
+    /// left of ONE, saturating at 0. The market gets the on-grid UP price `ONE - limit`.
+    function downLimitPrice(uint256 quoted, uint256 tickSize) internal pure returns (uint256) {
+        if (quoted >= ONE) quoted = ONE; // the quote is never above maxPrice < ONE; stay total
+        uint256 upPrice = roundUp(ONE - quoted, tickSize);
+        return upPrice >= ONE ? 0 : ONE - upPrice;
+    }
+
+    /// @notice The UP limit price sent to the market for a DOWN purchase at DOWN limit `limit`.
+    function upLimitForDown(uint256 limit) internal pure returns (uint256) {
+        return ONE - limit;
     }
 
     /// @notice `x` rounded down onto the grid of `step`; a step of 0 is no grid.
     function roundDown(uint256 x, uint256 step) internal pure returns (uint256) {
         return step == 0 ? x : x - (x % step);
+    }
+
+    /// @notice `x <= ONE` rounded up onto the grid of `step`; a step of 0 is no grid. Returns at
+    /// least ONE whenever the rounded value would reach it (callers saturate there), so no
+    /// rounding of a value near 2^256 is ever needed.
+    function roundUp(uint256 x, uint256 step) internal pure returns (uint256) {
+        if (step == 0) return x;
+        if (step >= ONE) return x == 0 ? 0 : ONE;
+        uint256 rem = x % step;
+        // x <= ONE and step < ONE, so x - rem + step < 2 * ONE: no overflow.
+        return rem == 0 ? x : x - rem + step;
+    }
+
+    /// @notice Whether a fill is below the minimum: `filled * BPS < quantity * minFillBps`, with
+    /// the products compared exactly (quantity * minFillBps saturating only above any fill).
+    function fillBelowMinimum(uint256 filled, uint256 quantity, uint16 minFillBps)
+        internal
+        pure
+        returns (bool)
+    {
+        // filled <= quantity (checked before), and minFillBps <= BPS, so both products are below
+        // quantity * BPS; a quantity above 2^256 / BPS is compared through division instead.
+        if (quantity <= type(uint256).max / BPS) return filled * BPS < quantity * minFillBps;
+        // ceil(quantity * minFillBps / BPS) without the product: a fill reaches the minimum iff
+        // it is at least that many units.
+        uint256 need = quantity / BPS * minFillBps + (quantity % BPS * minFillBps + BPS - 1) / BPS;
+        return filled < need;
     }
 
     /// @notice ceil(quantity * price / ONE), exact, saturating at 2^256 - 1.
@@ -170,6 +297,13 @@ library GateRules {
         if (reason == MAX_NOTIONAL) return "max notional at risk reached";
         if (reason == COLLATERAL) return "insufficient collateral";
         if (reason == INVALID_VERDICT) return "model output not a valid verdict";
+        if (reason == RESOLVER_UNTRUSTED) return "market resolver not trusted";
+        if (reason == HORIZON) return "expiry too far out";
+        if (reason == DRAWDOWN) return "max drawdown reached";
+        if (reason == QUOTE_LIMIT) return "book moved past the quoted limit";
+        if (reason == EXPIRED) return "verdict expired";
+        if (reason == OPPOSITE_SIDE) return "opposite side already held";
+        if (reason == FILL_BELOW_MIN) return "fill below minimum";
         revert IRiskGate.UnknownReason(reason);
     }
 }
