@@ -65,7 +65,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
         uint8 verdict;
         uint8 reason;
         uint32 failedMask;
-        bytes snapshot; // abi.encode(Snapshot), or empty when the book was not read
+        bytes snapshot; // abi.encode(Snapshot, Quote), or empty when nothing was evaluated
         Order order;
     }
 
@@ -162,7 +162,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
         Decided memory d = _decide(market, raw, quote);
-        _publish(market, promptHash, quote, d, _rawAnswer(raw));
+        _publish(market, promptHash, d, _rawHead(raw), bytes(raw).length, keccak256(bytes(raw)));
         return d.reason;
     }
 
@@ -475,9 +475,9 @@ contract RiskGate is IRiskGate, Ownable2Step {
         s.highWaterMark = _highWaterMark;
     }
 
-    /// @dev Parses, reads, evaluates and, on PASS, executes. The snapshot comes back
-    /// ABI-encoded, or empty when the book was not read: 14 words of zeros would cost log data on
-    /// every ABSTAIN and would read like an empty book.
+    /// @dev Parses, reads, evaluates and, on PASS, executes. The snapshot and quote come back
+    /// ABI-encoded, or empty when nothing was evaluated: 16 words of zeros would cost 4 kgas of
+    /// log data on every ABSTAIN and would read like an empty book.
     function _decide(address market, string calldata raw, Quote calldata quote)
         internal
         returns (Decided memory d)
@@ -512,7 +512,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, quote, d.verdict);
         d.reason = o.reason;
         d.failedMask = o.failedMask;
-        d.snapshot = abi.encode(s);
+        d.snapshot = abi.encode(s, quote);
         if (o.reason == GateRules.PASS) {
             d.order.pricePaid = o.pricePaid;
             d.order.limit = o.limit;
@@ -559,24 +559,33 @@ contract RiskGate is IRiskGate, Ownable2Step {
         }
     }
 
-    /// @dev The first RAW_HEAD_BYTES of `raw`, its length and its hash; the rest of a long
-    /// answer is hashed, never logged.
-    function _rawAnswer(string calldata raw) internal pure returns (RawAnswer memory) {
+    /// @dev The first RAW_HEAD_BYTES of `raw`, copied; the rest of a long answer is hashed,
+    /// never logged.
+    function _rawHead(string calldata raw) internal pure returns (bytes memory) {
         bytes calldata all = bytes(raw);
-        bytes memory head = all.length > RAW_HEAD_BYTES ? all[:RAW_HEAD_BYTES] : all;
-        return RawAnswer(head, all.length, keccak256(all));
+        return all.length > RAW_HEAD_BYTES ? all[:RAW_HEAD_BYTES] : all;
     }
 
-    /// @dev Its own frame, so the eleven event fields fit on the stack.
+    /// @dev Its own frame, so the event's fields fit on the stack.
     function _publish(
         address market,
         bytes32 promptHash,
-        Quote calldata quote,
         Decided memory d,
-        RawAnswer memory raw
+        bytes memory rawHead,
+        uint256 rawLength,
+        bytes32 rawHash
     ) internal {
         emit Decision(
-            market, promptHash, d.reason, d.verdict, d.failedMask, d.snapshot, quote, d.order, raw
+            market,
+            promptHash,
+            d.reason,
+            d.verdict,
+            d.failedMask,
+            d.snapshot,
+            d.order,
+            rawHead,
+            rawLength,
+            rawHash
         );
     }
 }

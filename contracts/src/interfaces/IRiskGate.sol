@@ -69,14 +69,6 @@ interface IRiskGate {
         uint256 spent; // collateral actually spent; open notional grows by exactly this
     }
 
-    /// @notice The model's answer as logged: its head verbatim, its length and its hash. The
-    /// whole answer is never logged, so a hostile 100 KB answer costs only calldata and hashing.
-    struct RawAnswer {
-        bytes head; // the first RAW_HEAD_BYTES (64) bytes; every parseable answer fits whole
-        uint256 length; // full length in bytes
-        bytes32 hash; // keccak256 of the whole answer, to check a published full text
-    }
-
     /// @notice The gate's exposure in one market.
     struct Position {
         uint256 upUnits;
@@ -143,12 +135,16 @@ interface IRiskGate {
 
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, VERDICT_INVALID when `raw` did not parse.
-    /// @param snapshot `abi.encode(Snapshot)` of what the gate read, or empty when it read
-    /// nothing (ABSTAIN and unparseable answers evaluate nothing else, so the book is not read).
-    /// @param quote The keeper's quote as submitted (looked at only for BUY_UP and BUY_DOWN).
+    /// @param snapshot Everything `evaluate` was given: `abi.encode(Snapshot, Quote)` with the
+    /// snapshot the gate read and the keeper's quote, or empty when nothing was evaluated
+    /// (ABSTAIN and unparseable answers evaluate nothing else, so neither the book nor the quote
+    /// is looked at; an empty field says so, where zeros would look like an empty book).
     /// @param order Price, limit, quantity and worst-case cost, and what filled and was spent.
-    /// @param raw The model's answer: its first 64 bytes verbatim (bytes, since a cut may split a
-    /// UTF-8 character), its full length and its keccak256.
+    /// @param rawHead The first `RAW_HEAD_BYTES` (64) bytes of the model's answer, verbatim
+    /// (bytes, since a cut may split a UTF-8 character). Every parseable answer fits whole.
+    /// @param rawLength The answer's full length in bytes.
+    /// @param rawHash `keccak256` of the whole answer, so a published full text can be checked.
+    /// The whole answer is never logged: a hostile 100 KB answer costs only calldata and hashing.
     event Decision(
         address indexed market,
         bytes32 indexed promptHash,
@@ -156,9 +152,10 @@ interface IRiskGate {
         uint8 verdict,
         uint32 failedMask,
         bytes snapshot,
-        Quote quote,
         Order order,
-        RawAnswer raw
+        bytes rawHead,
+        uint256 rawLength,
+        bytes32 rawHash
     );
 
     /// @notice A position closed after its market finalized. `payout` is 0 for a loss.
