@@ -34,6 +34,9 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @notice How much of the raw answer the `Decision` log carries; every parseable answer is
     /// at most this long, so a valid answer is always logged whole.
     uint256 public constant RAW_HEAD_BYTES = 64;
+    /// @dev ABI sizes of the two static structs `evaluate` copies from calldata.
+    uint256 internal constant SNAPSHOT_BYTES = 14 * 32;
+    uint256 internal constant QUOTE_BYTES = 2 * 32;
 
     uint256 internal immutable _minPrice;
     uint256 internal immutable _maxPrice;
@@ -143,7 +146,28 @@ contract RiskGate is IRiskGate, Ownable2Step {
         view
         returns (uint8 reason, uint32 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost)
     {
-        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, q, verdict);
+        // Both structs are static, so their calldata words are their memory layout. One copy each
+        // instead of Solidity's per-field validated copy: a passing BUY_UP evaluation cost 6,540
+        // gas with that copy and 5,655 with this one (struct-log trace on anvil); the masks that
+        // follow cost 213 of it back. Narrow fields are masked to their width, so non-canonical
+        // high bits are ignored instead of reverting: evaluate never reverts.
+        // slither-disable-next-line uninitialized-local
+        Snapshot memory sm;
+        // slither-disable-next-line uninitialized-local
+        Quote memory qm;
+        assembly ("memory-safe") {
+            calldatacopy(sm, s, SNAPSHOT_BYTES)
+            calldatacopy(qm, q, QUOTE_BYTES)
+            let u64 := 0xffffffffffffffff
+            mstore(add(sm, 0xa0), and(mload(add(sm, 0xa0)), u64)) // expirySec
+            mstore(add(sm, 0xc0), and(mload(add(sm, 0xc0)), u64)) // nowSec
+            mstore(add(sm, 0xe0), iszero(iszero(mload(add(sm, 0xe0))))) // finalized
+            mstore(add(sm, 0x100), and(mload(add(sm, 0x100)), 0xff)) // openPositions
+            mstore(add(sm, 0x160), iszero(iszero(mload(add(sm, 0x160))))) // resolverTrusted
+            mstore(add(sm, 0x180), and(mload(add(sm, 0x180)), 0xff)) // heldSide
+            mstore(add(qm, 0x20), and(mload(add(qm, 0x20)), u64)) // deadline
+        }
+        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), sm, qm, verdict);
         return (o.reason, o.failedMask, o.pricePaid, o.quantity, o.cost);
     }
 

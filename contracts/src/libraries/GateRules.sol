@@ -116,14 +116,20 @@ library GateRules {
         uint8 verdict
     ) internal pure returns (uint256 mask) {
         if (s.finalized) mask |= 1 << FINALIZED;
-        // Exactly minHeadroom seconds left is allowed; the subtraction runs only when positive.
-        if (s.expirySec <= s.nowSec || s.expirySec - s.nowSec < p.minHeadroom) {
+        if (s.expirySec <= s.nowSec) {
             mask |= 1 << HEADROOM;
+        } else {
+            uint256 left;
+            // expirySec > nowSec was just checked.
+            unchecked {
+                left = s.expirySec - s.nowSec;
+            }
+            // Exactly minHeadroom seconds left is allowed, and exactly maxHorizon seconds out.
+            if (left < p.minHeadroom) mask |= 1 << HEADROOM;
+            if (left > p.maxHorizon) mask |= 1 << HORIZON;
         }
         if (s.openPositions >= p.maxConcurrent) mask |= 1 << MAX_CONCURRENT;
         if (!s.resolverTrusted) mask |= 1 << RESOLVER_UNTRUSTED;
-        // Exactly maxHorizon seconds out is allowed; only a future expiry can be too far out.
-        if (s.expirySec > s.nowSec && s.expirySec - s.nowSec > p.maxHorizon) mask |= 1 << HORIZON;
         if (s.nowSec > q.deadline) mask |= 1 << EXPIRED;
         if (s.heldSide != SIDE_NONE && s.heldSide != verdict) mask |= 1 << OPPOSITE_SIDE;
     }
@@ -204,7 +210,10 @@ library GateRules {
     /// above ONE would make the price negative; it saturates at 0, outside every band.
     function downPricePaid(uint256 bestBid, uint256 tickSize) internal pure returns (uint256) {
         if (bestBid >= ONE) return 0;
-        return ONE - roundDown(bestBid, tickSize);
+        // roundDown(bestBid) <= bestBid < ONE.
+        unchecked {
+            return ONE - roundDown(bestBid, tickSize);
+        }
     }
 
     /// @notice The DOWN limit for a DOWN price bound `quoted`: the UP price `ONE - quoted` is
@@ -212,8 +221,11 @@ library GateRules {
     /// left of ONE, saturating at 0. The market gets the on-grid UP price `ONE - limit`.
     function downLimitPrice(uint256 quoted, uint256 tickSize) internal pure returns (uint256) {
         if (quoted >= ONE) quoted = ONE; // the quote is never above maxPrice < ONE; stay total
-        uint256 upPrice = roundUp(ONE - quoted, tickSize);
-        return upPrice >= ONE ? 0 : ONE - upPrice;
+        // quoted <= ONE, and the result is formed only when upPrice < ONE.
+        unchecked {
+            uint256 upPrice = roundUp(ONE - quoted, tickSize);
+            return upPrice >= ONE ? 0 : ONE - upPrice;
+        }
     }
 
     /// @notice The UP limit price sent to the market for a DOWN purchase at DOWN limit `limit`.
@@ -223,7 +235,11 @@ library GateRules {
 
     /// @notice `x` rounded down onto the grid of `step`; a step of 0 is no grid.
     function roundDown(uint256 x, uint256 step) internal pure returns (uint256) {
-        return step == 0 ? x : x - (x % step);
+        if (step == 0) return x;
+        // x % step <= x.
+        unchecked {
+            return x - (x % step);
+        }
     }
 
     /// @notice `x <= ONE` rounded up onto the grid of `step`; a step of 0 is no grid. Returns at
@@ -234,7 +250,9 @@ library GateRules {
         if (step >= ONE) return x == 0 ? 0 : ONE;
         uint256 rem = x % step;
         // x <= ONE and step < ONE, so x - rem + step < 2 * ONE: no overflow.
-        return rem == 0 ? x : x - rem + step;
+        unchecked {
+            return rem == 0 ? x : x - rem + step;
+        }
     }
 
     /// @notice Whether a fill is below the minimum: `filled * BPS < quantity * minFillBps`, with
