@@ -223,6 +223,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
         if (verdict == VerdictParser.BUY_UP) pos.upUnits += filled;
         else pos.downUnits += filled;
         pos.notional += spent;
+        // The Decision event that submitVerdict emits next carries `spent`.
+        // slither-disable-next-line events-maths
         _openNotional += spent;
         // slither-disable-end reentrancy-benign,reentrancy-no-eth
     }
