@@ -68,7 +68,8 @@ interface IBinaryMarket {
     /// `quantity * (1e6 - price) / 1e6` collateral.
     function placeAsk(uint256 price, uint256 quantity) external returns (uint256 orderId);
 
-    /// @notice Cancels a resting order and refunds the escrow of its unfilled part.
+    /// @notice Cancels a resting order and refunds the escrow of its unfilled part. The order
+    /// leaves its level at once (O(1)), so cancelled orders never cost a later taker gas.
     function cancel(uint256 orderId) external returns (uint256 refund);
 
     /// @notice Immediate-or-cancel: buy up to `quantity` UP from asks priced at or below

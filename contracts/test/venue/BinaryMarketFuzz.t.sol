@@ -55,6 +55,61 @@ contract BinaryMarketFuzzTest is VenueFixture {
         assertEq(usd.balanceOf(alice) + usd.balanceOf(bob) + usd.balanceOf(carol), 3 * FUNDS, "sum");
     }
 
+    /// One ask level at 0.45 under random appends, cancels (head, middle or tail alike) and
+    /// taker buys, against a model of its FIFO: fills come from the live orders oldest first, a
+    /// cancel refunds exactly what its order had left, a dead order refuses a second cancel, and
+    /// the level's quantity is always what the live orders have left.
+    function testFuzz_cancel_keepsFifoOfLiveOrders(uint256 seed) public {
+        uint256[] memory ids = new uint256[](STEPS);
+        uint256[] memory left = new uint256[](STEPS); // the model: what each order has left
+        uint256 placed;
+        for (uint256 i; i < STEPS; ++i) {
+            uint256 r = uint256(keccak256(abi.encode(seed, i)));
+            uint256 action = r % 3;
+            if (action == 0 || placed == 0) {
+                address maker = _actors[(r >> 8) % 2]; // alice or bob
+                uint256 quantity = bound(r >> 16, MIN_QTY / LOT, 6) * LOT;
+                ids[placed] = _ask(maker, 450_000, quantity);
+                _ownerOf[ids[placed]] = maker;
+                left[placed++] = quantity;
+            } else if (action == 1) {
+                uint256 k = (r >> 16) % placed;
+                vm.prank(_ownerOf[ids[k]]);
+                if (left[k] == 0) {
+                    vm.expectRevert(
+                        abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, ids[k])
+                    );
+                    market.cancel(ids[k]);
+                } else {
+                    // An ask's escrow is its DOWN leg: left * 0.55.
+                    assertEq(market.cancel(ids[k]), left[k] * 550_000 / ONE, "refund");
+                    left[k] = 0;
+                    _assertConserved();
+                }
+            } else {
+                uint256 want = bound(r >> 16, MIN_QTY / LOT, 20) * LOT;
+                vm.recordLogs();
+                (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, want);
+                uint256[] memory fillIds = _recordedFillIds();
+                // The model's fills: live orders oldest first, each for min(left, still wanted).
+                uint256 expectedFilled;
+                uint256 fills;
+                for (uint256 k; k < placed && expectedFilled < want; ++k) {
+                    if (left[k] == 0) continue;
+                    uint256 fill = left[k] < want - expectedFilled ? left[k] : want - expectedFilled;
+                    assertLt(fills, fillIds.length, "too few fills");
+                    assertEq(fillIds[fills++], ids[k], "fill order");
+                    left[k] -= fill;
+                    expectedFilled += fill;
+                }
+                assertEq(fillIds.length, fills, "too many fills");
+                assertEq(filled, expectedFilled, "filled");
+                assertEq(spent, filled * 450_000 / ONE, "spent at 0.45");
+            }
+            _assertAskLevel(left, placed);
+        }
+    }
+
     /// Every input region of a taker order: each invalid region reverts with its exact error,
     /// a valid order against one resting ask of 300 @ 0.45 fills min(quantity, 300) when the
     /// limit reaches 0.45, at 0.45 per unit.
@@ -130,6 +185,23 @@ contract BinaryMarketFuzzTest is VenueFixture {
         vm.prank(_ownerOf[id]);
         try market.cancel(id) {} catch {}
         _assertConserved();
+    }
+
+    /// The 0.45 ask level holds exactly what the model's live orders have left, and is gone
+    /// when they have nothing left.
+    function _assertAskLevel(uint256[] memory left, uint256 placed) private view {
+        uint256 total;
+        for (uint256 k; k < placed; ++k) {
+            total += left[k];
+        }
+        IBinaryMarket.Level[] memory asks = market.getBookLevels(false, 2);
+        if (total == 0) {
+            assertEq(asks.length, 0, "empty level removed");
+            assertEq(market.bestAsk(), 0, "no best ask");
+        } else {
+            assertEq(asks.length, 1, "one level");
+            _assertLevel(asks[0], 450_000, total);
+        }
     }
 
     /// Before resolution every minted unit is one UP plus one DOWN: the two sides' totals are

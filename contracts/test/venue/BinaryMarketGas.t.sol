@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {VenueFixture} from "./VenueFixture.sol";
 import {console} from "../utils/Test.sol";
+import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 
 /// @notice Gas of the gate's PASS path on the venue side: one taker buy against one resting
 /// level, with every slot cold (set-up ran in an earlier transaction) and first-time balances.
@@ -41,5 +42,129 @@ contract BinaryMarketGasTest is VenueFixture {
         // Cold market account 2_600 + one cold slot 2_100 + call and ABI encoding of the
         // seven-word struct (~4k): a second storage slot read would add 2_100.
         assertLt(used, 9_000, "gateQuote is on the gate's hot path");
+    }
+}
+
+/// @notice A buy costs the same whether or not thousands of cancelled orders went through its
+/// level, so nobody can push a taker past the 16,777,216-gas transaction cap by placing and
+/// cancelling. Two markets get the same live book: asks a (alice 300) and b (bob 300) at 0.45,
+/// c (alice 300) at 0.46. On `_griefed`, mallory also placed 3,000 asks of 200 at 0.45 and
+/// cancelled them all: 2,000 queued ahead of a, 1,000 between a and b. Cancelling is O(1) too:
+/// the middle of a 1,001-order queue costs what the middle of a 3-order queue costs.
+contract BinaryMarketCancelGasTest is VenueFixture {
+    uint256 private constant CANCELLED_AHEAD = 2_000;
+    uint256 private constant CANCELLED_BETWEEN = 1_000;
+    /// Visiting even one cancelled order would cost two cold slot reads (4,200 gas).
+    uint256 private constant TOLERANCE = 1_000;
+
+    BinaryMarket private _griefed;
+    BinaryMarket private _clean;
+    address private _dave;
+    uint256 private _longQueueMiddle;
+    uint256 private _shortQueueMiddle;
+
+    function setUp() public override {
+        super.setUp();
+        address mallory = makeAddr("mallory");
+        _fund(mallory);
+        _griefed = market;
+        uint256[] memory spam = new uint256[](CANCELLED_AHEAD + CANCELLED_BETWEEN);
+        _placeAsks(mallory, spam, 0, CANCELLED_AHEAD);
+        _ask(alice, 450_000, 300);
+        _placeAsks(mallory, spam, CANCELLED_AHEAD, spam.length);
+        _ask(bob, 450_000, 300);
+        _ask(alice, 460_000, 300);
+        vm.startPrank(mallory);
+        for (uint256 i; i < spam.length; ++i) {
+            _griefed.cancel(spam[i]);
+        }
+        vm.stopPrank();
+        // For the cancel test: bob queues 1,001 asks of 200 at 0.47 here, alice 3 on `_clean`.
+        uint256[] memory queue = new uint256[](1_001);
+        vm.startPrank(bob);
+        for (uint256 i; i < queue.length; ++i) {
+            queue[i] = _griefed.placeAsk(470_000, 200);
+        }
+        vm.stopPrank();
+        _longQueueMiddle = queue[500];
+        _assertConserved();
+
+        // The same live book on a second market; dave is its taker, carol is `_griefed`'s.
+        market = BinaryMarket(factory.createMarket(TICK, LOT, MIN_QTY, EXPIRY, resolver));
+        _clean = market;
+        _dave = makeAddr("dave");
+        _fund(alice);
+        _fund(bob);
+        _fund(_dave);
+        _ask(alice, 450_000, 300);
+        _ask(bob, 450_000, 300);
+        _ask(alice, 460_000, 300);
+        _ask(alice, 470_000, 200);
+        _shortQueueMiddle = _ask(alice, 470_000, 200);
+        _ask(alice, 470_000, 200);
+    }
+
+    function test_buyUp_gasIndependentOfCancelledOrders() public {
+        // Warm the shared collateral token and both takers' balances, so the two buys meet the
+        // same warm and cold slots (each market's own state is cold for its buy).
+        usd.balanceOf(carol);
+        usd.balanceOf(_dave);
+
+        vm.prank(carol);
+        uint256 before = gasleft();
+        (uint256 griefedFilled, uint256 griefedSpent) = _griefed.buyUp(460_000, 800);
+        uint256 griefedGas = before - gasleft();
+
+        vm.prank(_dave);
+        before = gasleft();
+        (uint256 cleanFilled, uint256 cleanSpent) = _clean.buyUp(460_000, 800);
+        uint256 cleanGas = before - gasleft();
+
+        console.log("buyUp, book with 3,000 cancelled orders, gas", griefedGas);
+        console.log("buyUp, same book never griefed, gas", cleanGas);
+        // a 300 @ 0.45 + b 300 @ 0.45 + 200 of c @ 0.46: filled 800, spent 135 + 135 + 92 = 362
+        assertEq(griefedFilled, 800);
+        assertEq(griefedSpent, 362);
+        assertEq(cleanFilled, 800);
+        assertEq(cleanSpent, 362);
+        uint256 gap = griefedGas > cleanGas ? griefedGas - cleanGas : cleanGas - griefedGas;
+        assertLe(gap, TOLERANCE, "cancelled orders changed a buy's gas");
+        _assertLevel(_griefed.getBookLevels(false, 2)[0], 460_000, 100);
+    }
+
+    function test_cancel_gasIndependentOfQueueLength() public {
+        // Warm the shared token and both owners' balances, which the refunds credit.
+        usd.balanceOf(bob);
+        usd.balanceOf(alice);
+
+        vm.prank(bob);
+        uint256 before = gasleft();
+        uint256 longRefund = _griefed.cancel(_longQueueMiddle);
+        uint256 longGas = before - gasleft();
+
+        vm.prank(alice);
+        before = gasleft();
+        uint256 shortRefund = _clean.cancel(_shortQueueMiddle);
+        uint256 shortGas = before - gasleft();
+
+        console.log("cancel, middle of 1,001 orders, gas", longGas);
+        console.log("cancel, middle of 3 orders, gas", shortGas);
+        // 200 * (1 - 0.47) = 106 each
+        assertEq(longRefund, 106);
+        assertEq(shortRefund, 106);
+        uint256 gap = longGas > shortGas ? longGas - shortGas : shortGas - longGas;
+        assertLe(gap, TOLERANCE, "cancel walked the queue");
+        // 1,000 * 200 and 2 * 200 left at 0.47
+        _assertLevel(_griefed.getBookLevels(false, 3)[2], 470_000, 200_000);
+        _assertLevel(_clean.getBookLevels(false, 3)[2], 470_000, 400);
+    }
+
+    /// Places asks of 200 at 0.45 for `who`, ids into `ids[from..to)`.
+    function _placeAsks(address who, uint256[] memory ids, uint256 from, uint256 to) private {
+        vm.startPrank(who);
+        for (uint256 i = from; i < to; ++i) {
+            ids[i] = market.placeAsk(450_000, 200);
+        }
+        vm.stopPrank();
     }
 }
