@@ -16,7 +16,8 @@ import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
 /// Must never hold more or less collateral than `escrowTotal + outstanding` (a direct donation
 /// to the contract is the only way to exceed it, and it is simply never paid out).
 /// Each level's FIFO is doubly linked, so `cancel` unlinks its order in O(1) and every order in
-/// a FIFO has something left to fill: a taker never walks dead entries.
+/// a FIFO has something left to fill: a taker never walks dead entries, and one taker order
+/// matches at most `MAX_MATCHES_PER_TAKE` resting orders, whatever the book holds.
 contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
@@ -62,6 +63,9 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
 
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
     uint256 private constant ONE = 1_000_000;
+
+    /// @inheritdoc IBinaryMarket
+    uint256 public constant MAX_MATCHES_PER_TAKE = 64;
 
     IERC20 private immutable _collateral;
     uint256 public immutable tickSize;
@@ -412,21 +416,28 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         else if (orderId != head) _orders[next].prev = prev;
     }
 
-    /// @dev Walks the opposite side best first while it crosses `limit`, level by level. The
-    /// taker buys UP against asks (`hitBids` false) or DOWN against bids (`hitBids` true).
-    /// Releases the makers' escrow into `outstanding`; the caller collects `spent`.
+    /// @dev Walks the opposite side best first while it crosses `limit`, level by level, for at
+    /// most `MAX_MATCHES_PER_TAKE` resting orders. The taker buys UP against asks (`hitBids`
+    /// false) or DOWN against bids (`hitBids` true). Releases the makers' escrow into
+    /// `outstanding`; the caller collects `spent`.
     function _take(Top memory top, bool hitBids, uint256 limit, uint256 quantity)
         private
         returns (uint256 filled, uint256 spent)
     {
         uint256 released = 0;
-        while (filled < quantity) {
+        uint256 matchesLeft = MAX_MATCHES_PER_TAKE;
+        // Every level holds at least one order and every visit matches one, so both loops end.
+        while (filled < quantity && matchesLeft != 0) {
             uint256 price = hitBids ? top.bestBid : top.bestAsk;
             if (price == 0 || (hitBids ? price < limit : price > limit)) break;
-            (uint256 levelFilled, uint256 levelSpent, bool emptied) =
-                _takeLevel(hitBids, price, quantity - filled);
+            (uint256 levelFilled, uint256 levelSpent, uint256 matched, bool emptied) =
+                _takeLevel(hitBids, price, quantity - filled, matchesLeft);
             filled += levelFilled;
             spent += levelSpent;
+            // Cannot underflow: _takeLevel matches at most `matchesLeft` orders. Saves ~60 gas.
+            unchecked {
+                matchesLeft -= matched;
+            }
             // The maker's leg of each unit is the unit minus the taker's leg (legs sum to one).
             released += levelFilled - levelSpent;
             if (emptied) _unlinkLevel(top, hitBids, price);
@@ -439,23 +450,27 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         }
     }
 
-    /// @dev Fills up to `want` from one level, FIFO, dropping the orders it fills completely.
-    /// Returns what was filled, what the taker owes, and whether the level is now empty (the
-    /// caller unlinks it).
-    function _takeLevel(bool hitBids, uint256 price, uint256 want)
+    /// @dev Fills up to `want` from one level, FIFO, from at most `maxMatches` orders, dropping
+    /// the ones it fills completely. Returns what was filled, what the taker owes, how many
+    /// orders it matched, and whether the level is now empty (the caller unlinks it).
+    function _takeLevel(bool hitBids, uint256 price, uint256 want, uint256 maxMatches)
         private
-        returns (uint256 filled, uint256 spent, bool emptied)
+        returns (uint256 filled, uint256 spent, uint256 matched, bool emptied)
     {
         PriceLevel storage level = hitBids ? _bidLevels[price] : _askLevels[price];
         uint256 orderId = level.head;
         // No order in a FIFO is empty, so each pass fills something from the head, and the
         // level is used up exactly when the walk passes its tail (whose `next` is 0).
-        while (filled < want && orderId != 0) {
+        while (filled < want && orderId != 0 && matched < maxMatches) {
             Order storage order = _orders[orderId];
             uint256 remaining = order.remaining;
             uint256 fill = remaining < want - filled ? remaining : want - filled;
             spent += _mintPair(hitBids, orderId, order.owner, price, fill);
             filled += fill;
+            // Cannot overflow: the loop stops at `maxMatches` (at most 64). Saves ~60 gas.
+            unchecked {
+                ++matched;
+            }
             if (fill == remaining) {
                 // Filled: drop it and move the FIFO head on.
                 uint256 next = order.next;
@@ -467,7 +482,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
                 order.remaining = uint208(remaining - fill);
             }
         }
-        if (orderId == 0) return (filled, spent, true);
+        if (orderId == 0) return (filled, spent, matched, true);
         // casting to 'uint48' is safe because order ids are minted as uint48.
         // forge-lint: disable-next-line(unsafe-typecast)
         level.head = uint48(orderId);

@@ -743,6 +743,32 @@ contract BinaryMarketTest is VenueFixture {
         assertEq(market.downBalanceOf(alice), 300);
     }
 
+    function test_buyDown_stopsAtMatchCapWhenOrdersSpanLevels() public {
+        assertEq(market.MAX_MATCHES_PER_TAKE(), 64);
+        for (uint256 i; i < 40; ++i) {
+            _bid(alice, 420_000, 200);
+        }
+        for (uint256 i; i < 40; ++i) {
+            _bid(bob, 410_000, 200);
+        }
+        // Escrow 40 * 200 * 0.42 = 3_360 plus 40 * 200 * 0.41 = 3_280.
+        assertEq(market.escrowTotal(), 6_640);
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyDown(carol, 410_000, 80 * 200);
+        // 64 matches: all 40 at 0.42, then 24 at 0.41; the other 16 * 200 stay unfilled.
+        // filled 64 * 200 = 12_800; spent 40 * 200 * 0.58 + 24 * 200 * 0.59 = 4_640 + 2_832
+        assertEq(_recordedFillIds().length, 64, "fills");
+        assertEq(filled, 12_800);
+        assertEq(spent, 7_472);
+        assertEq(market.upBalanceOf(alice), 8_000);
+        assertEq(market.upBalanceOf(bob), 4_800);
+        assertEq(market.bestBid(), 410_000);
+        _assertLevel(market.getBookLevels(true, 1)[0], 410_000, 3_200);
+        // Escrow left: 16 * 200 * 0.41 = 1_312
+        assertEq(market.escrowTotal(), 1_312);
+        assertEq(market.outstanding(), 12_800);
+    }
+
     // --- resolve
 
     function test_resolve_revertsWhenCallerNotResolver() public {
