@@ -68,17 +68,22 @@ interface IBinaryMarket {
     /// `quantity * (1e6 - price) / 1e6` collateral.
     function placeAsk(uint256 price, uint256 quantity) external returns (uint256 orderId);
 
-    /// @notice Cancels a resting order and refunds the escrow of its unfilled part.
+    /// @notice Cancels a resting order and refunds the escrow of its unfilled part. The order
+    /// leaves its level at once (O(1)), so cancelled orders never cost a later taker gas.
     function cancel(uint256 orderId) external returns (uint256 refund);
 
     /// @notice Immediate-or-cancel: buy up to `quantity` UP from asks priced at or below
-    /// `limitPrice`. Pulls exactly what was spent; nothing rests.
+    /// `limitPrice`, matching at most `MAX_MATCHES_PER_TAKE` resting orders (best price first,
+    /// FIFO within a price). Whatever is still unfilled then is dropped, not rested. Pulls
+    /// exactly what was spent.
     function buyUp(uint256 limitPrice, uint256 quantity)
         external
         returns (uint256 filled, uint256 spent);
 
     /// @notice Immediate-or-cancel: buy up to `quantity` DOWN from bids priced at or above the UP
-    /// price `upLimitPrice` (paying `1e6 - bid` per unit). Pulls exactly what was spent.
+    /// price `upLimitPrice` (paying `1e6 - bid` per unit), matching at most
+    /// `MAX_MATCHES_PER_TAKE` resting orders; the unfilled rest is dropped. Pulls exactly what
+    /// was spent.
     function buyDown(uint256 upLimitPrice, uint256 quantity)
         external
         returns (uint256 filled, uint256 spent);
@@ -94,6 +99,11 @@ interface IBinaryMarket {
     function getBookLevels(bool bids, uint256 depth) external view returns (Level[] memory);
 
     function gateQuote() external view returns (GateQuote memory);
+
+    /// @notice The most resting orders one `buyUp` or `buyDown` matches (64). It bounds a
+    /// taker's gas whatever the book holds: many tiny orders at the limit cost a taker at most
+    /// this many fills, and the caller sees the shortfall as `filled < quantity`.
+    function MAX_MATCHES_PER_TAKE() external view returns (uint256);
 
     function bestBid() external view returns (uint256);
     function bestAsk() external view returns (uint256);

@@ -15,19 +15,26 @@ import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
 /// multiple of 1e6), so every amount below is an exact integer: no rounding anywhere.
 /// Must never hold more or less collateral than `escrowTotal + outstanding` (a direct donation
 /// to the contract is the only way to exceed it, and it is simply never paid out).
-/// Cancelled orders stay in their level's FIFO as tombstones (remaining 0) and are dropped when
-/// a taker reaches them or when their level empties; this keeps `cancel` O(1).
+/// Each level's FIFO is doubly linked, so `cancel` unlinks its order in O(1) and every order in
+/// a FIFO has something left to fill: a taker never walks dead entries, and one taker order
+/// matches at most `MAX_MATCHES_PER_TAKE` resting orders, whatever the book holds.
 contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
-    /// @dev One side of a resting order book entry. Slot 0 packs owner, price, side and the FIFO
-    /// link; slot 1 is the unfilled quantity (0 = filled or cancelled).
+    /// @dev One resting order. Slot 0 packs owner, price, side and the link towards the tail;
+    /// slot 1 packs the unfilled quantity (0 = no such order: filled and cancelled orders are
+    /// deleted) and the link towards the head. `prev` is read only while the order is not its
+    /// level's head: a taker pops heads without rewriting the new head's `prev`, which saves a
+    /// cold slot write (~5k gas) per order filled. `remaining` fits in uint208: an order's escrow
+    /// is at least quantity / 1e6 and is checked against the uint88 cap first, so a stored
+    /// quantity is below 2^88 * 1e6 < 2^108.
     struct Order {
         address owner;
         uint32 price;
         bool isBid;
         uint48 next;
-        uint256 remaining;
+        uint208 remaining;
+        uint48 prev;
     }
 
     /// @dev A price level: FIFO of order ids and links to the neighbouring levels on its side
@@ -56,6 +63,9 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
 
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
     uint256 private constant ONE = 1_000_000;
+
+    /// @inheritdoc IBinaryMarket
+    uint256 public constant MAX_MATCHES_PER_TAKE = 64;
 
     IERC20 private immutable _collateral;
     uint256 public immutable tickSize;
@@ -102,8 +112,9 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         if (top.bestAsk != 0 && price >= top.bestAsk) revert OrderWouldCross(price, top.bestAsk);
         // Exact: price on the tick grid, quantity on the lot grid, tick * lot % 1e6 == 0.
         uint256 escrow = quantity * price / ONE;
-        orderId = _rest(top, true, price, quantity);
+        // The cap first: it bounds `quantity` below 2^108, so `_rest` can store it as uint208.
         top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
+        orderId = _rest(top, true, price, quantity);
         _top = top;
         _collateral.safeTransferFrom(msg.sender, address(this), escrow);
     }
@@ -119,8 +130,9 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         if (top.bestBid != 0 && price <= top.bestBid) revert OrderWouldCross(price, top.bestBid);
         // Exact, as for bids: (1e6 - price) is on the tick grid too.
         uint256 escrow = quantity * (ONE - price) / ONE;
-        orderId = _rest(top, false, price, quantity);
+        // The cap first, as for bids.
         top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
+        orderId = _rest(top, false, price, quantity);
         _top = top;
         _collateral.safeTransferFrom(msg.sender, address(this), escrow);
     }
@@ -136,16 +148,17 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint256 price = order.price;
         bool isBid = order.isBid;
         refund = isBid ? remaining * price / ONE : remaining * (ONE - price) / ONE;
-        // The order becomes a tombstone: it keeps its FIFO link so the level stays walkable.
-        order.remaining = 0;
         PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
+        // Every order in a FIFO has something left, so nothing else left means the only order.
         uint256 left = level.quantity - remaining;
         Top memory top = _top;
         if (left == 0) {
             _unlinkLevel(top, isBid, price);
         } else {
+            _unlinkOrder(level, orderId, order.next, order.prev);
             level.quantity = left;
         }
+        delete _orders[orderId];
         // Checked subtraction first; the result is below the old uint88 value, so it fits.
         top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - refund);
         _top = top;
@@ -326,17 +339,27 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         // casting to 'uint32' is safe because _checkOrder bounded price below 1e6.
         // forge-lint: disable-next-line(unsafe-typecast)
         uint32 price32 = uint32(price);
-        _orders[id] =
-            Order({owner: msg.sender, price: price32, isBid: isBid, next: 0, remaining: quantity});
+        // Cannot revert: the caller checked the uint88 escrow cap, which bounds `quantity`.
+        uint208 quantity208 = SafeCast.toUint208(quantity);
 
         PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
+        // 0 for a new level (empty levels are deleted), where the order is head and `prev` unread.
+        uint48 tail = level.tail;
         if (level.quantity != 0) {
-            _orders[level.tail].next = id;
+            _orders[tail].next = id;
             level.tail = id;
             level.quantity += quantity;
         } else {
             _linkLevel(top, isBid, price32, id, quantity);
         }
+        _orders[id] = Order({
+            owner: msg.sender,
+            price: price32,
+            isBid: isBid,
+            next: 0,
+            remaining: quantity208,
+            prev: tail
+        });
         emit OrderPlaced(orderId, msg.sender, isBid, price, quantity);
     }
 
@@ -381,21 +404,40 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         delete side[price];
     }
 
-    /// @dev Walks the opposite side best first while it crosses `limit`, level by level. The
-    /// taker buys UP against asks (`hitBids` false) or DOWN against bids (`hitBids` true).
-    /// Releases the makers' escrow into `outstanding`; the caller collects `spent`.
+    /// @dev Takes one order out of the middle of its level's FIFO (the level keeps at least one
+    /// other order). A new head's `prev` is left as it was: it is never read (see `Order`).
+    function _unlinkOrder(PriceLevel storage level, uint256 orderId, uint48 next, uint48 prev)
+        private
+    {
+        uint48 head = level.head;
+        if (orderId == head) level.head = next;
+        else _orders[prev].next = next;
+        if (orderId == level.tail) level.tail = prev;
+        else if (orderId != head) _orders[next].prev = prev;
+    }
+
+    /// @dev Walks the opposite side best first while it crosses `limit`, level by level, for at
+    /// most `MAX_MATCHES_PER_TAKE` resting orders. The taker buys UP against asks (`hitBids`
+    /// false) or DOWN against bids (`hitBids` true). Releases the makers' escrow into
+    /// `outstanding`; the caller collects `spent`.
     function _take(Top memory top, bool hitBids, uint256 limit, uint256 quantity)
         private
         returns (uint256 filled, uint256 spent)
     {
-        uint256 released;
-        while (filled < quantity) {
+        uint256 released = 0;
+        uint256 matchesLeft = MAX_MATCHES_PER_TAKE;
+        // Every level holds at least one order and every visit matches one, so both loops end.
+        while (filled < quantity && matchesLeft != 0) {
             uint256 price = hitBids ? top.bestBid : top.bestAsk;
             if (price == 0 || (hitBids ? price < limit : price > limit)) break;
-            (uint256 levelFilled, uint256 levelSpent, bool emptied) =
-                _takeLevel(hitBids, price, quantity - filled);
+            (uint256 levelFilled, uint256 levelSpent, uint256 matched, bool emptied) =
+                _takeLevel(hitBids, price, quantity - filled, matchesLeft);
             filled += levelFilled;
             spent += levelSpent;
+            // Cannot underflow: _takeLevel matches at most `matchesLeft` orders. Saves ~60 gas.
+            unchecked {
+                matchesLeft -= matched;
+            }
             // The maker's leg of each unit is the unit minus the taker's leg (legs sum to one).
             released += levelFilled - levelSpent;
             if (emptied) _unlinkLevel(top, hitBids, price);
@@ -408,39 +450,43 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         }
     }
 
-    /// @dev Fills up to `want` from one level, FIFO, dropping filled orders and tombstones.
-    /// Returns what was filled, what the taker owes, and whether the level is now empty (the
-    /// caller unlinks it).
-    function _takeLevel(bool hitBids, uint256 price, uint256 want)
+    /// @dev Fills up to `want` from one level, FIFO, from at most `maxMatches` orders, dropping
+    /// the ones it fills completely. Returns what was filled, what the taker owes, how many
+    /// orders it matched, and whether the level is now empty (the caller unlinks it).
+    function _takeLevel(bool hitBids, uint256 price, uint256 want, uint256 maxMatches)
         private
-        returns (uint256 filled, uint256 spent, bool emptied)
+        returns (uint256 filled, uint256 spent, uint256 matched, bool emptied)
     {
         PriceLevel storage level = hitBids ? _bidLevels[price] : _askLevels[price];
         uint256 orderId = level.head;
-        uint256 levelLeft = level.quantity;
-        while (filled < want && levelLeft != 0) {
+        // No order in a FIFO is empty, so each pass fills something from the head, and the
+        // level is used up exactly when the walk passes its tail (whose `next` is 0).
+        while (filled < want && orderId != 0 && matched < maxMatches) {
             Order storage order = _orders[orderId];
             uint256 remaining = order.remaining;
             uint256 fill = remaining < want - filled ? remaining : want - filled;
-            if (fill != 0) {
-                spent += _mintPair(hitBids, orderId, order.owner, price, fill);
-                filled += fill;
-                levelLeft -= fill;
+            spent += _mintPair(hitBids, orderId, order.owner, price, fill);
+            filled += fill;
+            // Cannot overflow: the loop stops at `maxMatches` (at most 64). Saves ~60 gas.
+            unchecked {
+                ++matched;
             }
             if (fill == remaining) {
-                // Filled or a tombstone: drop it and move the FIFO head on.
+                // Filled: drop it and move the FIFO head on.
                 uint256 next = order.next;
                 delete _orders[orderId];
                 orderId = next;
             } else {
-                order.remaining = remaining - fill;
+                // casting to 'uint208' is safe because fill < remaining, itself a uint208.
+                // forge-lint: disable-next-line(unsafe-typecast)
+                order.remaining = uint208(remaining - fill);
             }
         }
-        if (levelLeft == 0) return (filled, spent, true);
+        if (orderId == 0) return (filled, spent, matched, true);
         // casting to 'uint48' is safe because order ids are minted as uint48.
         // forge-lint: disable-next-line(unsafe-typecast)
         level.head = uint48(orderId);
-        level.quantity = levelLeft;
+        level.quantity -= filled;
     }
 
     /// @dev Mints `fill` UP to the UP buyer and `fill` DOWN to the DOWN buyer and returns the

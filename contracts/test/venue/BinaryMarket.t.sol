@@ -346,6 +346,148 @@ contract BinaryMarketTest is VenueFixture {
         _assertLevel(asks[0], 450_000, 300);
     }
 
+    // --- cancel: the order leaves its level's FIFO at once
+    // Level used below: asks at 0.45 from a (alice 200), b (bob 300), c (alice 400), queued in
+    // that order. Escrows at 0.55: a 110, b 165, c 220. A taker pays 0.45 per unit.
+
+    function test_cancel_unlinksHeadWhenFirstInLevel() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        vm.prank(alice);
+        assertEq(market.cancel(a), 110);
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 700); // 300 + 400
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 700);
+        _assertIds(_recordedFillIds(), _ids(b, c), "b then c");
+        // 700 * 0.45 = 315
+        assertEq(filled, 700);
+        assertEq(spent, 315);
+        assertEq(market.downBalanceOf(bob), 300);
+        assertEq(market.downBalanceOf(alice), 400);
+        assertEq(market.bestAsk(), 0);
+    }
+
+    function test_cancel_unlinksMiddleWhenBetweenLiveOrders() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        vm.prank(bob);
+        assertEq(market.cancel(b), 165);
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 600); // 200 + 400
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 1_000);
+        _assertIds(_recordedFillIds(), _ids(a, c), "a then c");
+        // Only 600 rest: 600 * 0.45 = 270
+        assertEq(filled, 600);
+        assertEq(spent, 270);
+        assertEq(market.downBalanceOf(alice), 600);
+        assertEq(market.downBalanceOf(bob), 0);
+        assertEq(market.escrowTotal(), 0);
+    }
+
+    function test_cancel_relinksNeighboursWhenAdjacentMiddleOrdersGo() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        uint256 d = _ask(bob, 450_000, 200);
+        vm.prank(bob);
+        market.cancel(b);
+        vm.prank(alice);
+        market.cancel(c); // its predecessor is a now, no longer b
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 400); // a 200 + d 200
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 1_000);
+        _assertIds(_recordedFillIds(), _ids(a, d), "a then d");
+        // 400 * 0.45 = 180
+        assertEq(filled, 400);
+        assertEq(spent, 180);
+        assertEq(market.escrowTotal(), 0);
+    }
+
+    function test_cancel_unlinksTailWhenLastInLevel() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        vm.prank(alice);
+        assertEq(market.cancel(c), 220);
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 500); // 200 + 300
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 1_000);
+        _assertIds(_recordedFillIds(), _ids(a, b), "a then b");
+        // 500 * 0.45 = 225
+        assertEq(filled, 500);
+        assertEq(spent, 225);
+        assertEq(market.bestAsk(), 0);
+    }
+
+    function test_placeAsk_queuesBehindLiveOrdersWhenTailWasCancelled() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        vm.prank(alice);
+        market.cancel(c);
+        uint256 d = _ask(bob, 450_000, 200);
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 700); // 200 + 300 + 200
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 700);
+        _assertIds(_recordedFillIds(), _ids(a, b, d), "a, b, then the late d");
+        // 700 * 0.45 = 315; alice 200 DOWN, bob 300 + 200 = 500 DOWN
+        assertEq(filled, 700);
+        assertEq(spent, 315);
+        assertEq(market.downBalanceOf(alice), 200);
+        assertEq(market.downBalanceOf(bob), 500);
+    }
+
+    function test_cancel_removesLevelWhenOnlyOrder() public {
+        uint256 a = _ask(alice, 450_000, 200);
+        vm.prank(alice);
+        assertEq(market.cancel(a), 110);
+        assertEq(market.bestAsk(), 0);
+        assertEq(market.getBookLevels(false, 5).length, 0);
+        // A new order at the same price starts a fresh level holding only itself.
+        uint256 e = _ask(bob, 450_000, 300);
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 500);
+        _assertIds(_recordedFillIds(), _ids(e), "only e");
+        // 300 * 0.45 = 135
+        assertEq(filled, 300);
+        assertEq(spent, 135);
+        vm.expectRevert(abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, a));
+        vm.prank(alice);
+        market.cancel(a);
+    }
+
+    function test_cancel_unlinksOrdersWhenTakerMovedTheHead() public {
+        (uint256 a, uint256 b, uint256 c) = _threeAsks();
+        uint256 d = _ask(bob, 450_000, 200);
+        vm.recordLogs();
+        _buyUp(carol, 450_000, 200); // fills a exactly: b is the head now
+        _assertIds(_recordedFillIds(), _ids(a), "a only");
+        vm.prank(alice);
+        assertEq(market.cancel(c), 220); // between b and d
+        vm.prank(bob);
+        assertEq(market.cancel(b), 165); // the new head
+        uint256 e = _ask(alice, 450_000, 300);
+        _assertLevel(market.getBookLevels(false, 1)[0], 450_000, 500); // d 200 + e 300
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 500);
+        _assertIds(_recordedFillIds(), _ids(d, e), "d then e");
+        // 500 * 0.45 = 225; outstanding 200 + 500 = 700
+        assertEq(filled, 500);
+        assertEq(spent, 225);
+        assertEq(market.escrowTotal(), 0);
+        assertEq(market.outstanding(), 700);
+        assertEq(market.bestAsk(), 0);
+    }
+
+    function test_cancel_unlinksMiddleBidWhenBetweenLiveOrders() public {
+        uint256 a = _bid(alice, 420_000, 200);
+        uint256 b = _bid(bob, 420_000, 300);
+        uint256 c = _bid(alice, 420_000, 400);
+        vm.prank(bob);
+        // 300 * 0.42 = 126
+        assertEq(market.cancel(b), 126);
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyDown(carol, 420_000, 600);
+        _assertIds(_recordedFillIds(), _ids(a, c), "a then c");
+        // 600 * (1 - 0.42) = 348
+        assertEq(filled, 600);
+        assertEq(spent, 348);
+        assertEq(market.upBalanceOf(alice), 600);
+        assertEq(market.bestBid(), 0);
+    }
+
     // --- buyUp
 
     function test_buyUp_fillsOneLevelWhenQuantityMatches() public {
@@ -445,36 +587,6 @@ contract BinaryMarketTest is VenueFixture {
         vm.prank(bob);
         assertEq(market.cancel(second), 55);
         _assertConserved();
-    }
-
-    function test_buyUp_skipsCancelledOrderWhenInsideLevel() public {
-        _ask(alice, 450_000, 200);
-        uint256 middle = _ask(bob, 450_000, 200);
-        _ask(alice, 450_000, 300);
-        vm.prank(bob);
-        market.cancel(middle);
-        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 500);
-        // 200 (alice) + 300 (alice); bob's tombstone is skipped. 500 * 0.45 = 225
-        assertEq(filled, 500);
-        assertEq(spent, 225);
-        assertEq(market.downBalanceOf(alice), 500);
-        assertEq(market.downBalanceOf(bob), 0);
-        assertEq(market.bestAsk(), 0);
-    }
-
-    function test_buyUp_appendsAfterTombstoneTail() public {
-        _ask(alice, 450_000, 200);
-        uint256 tail = _ask(bob, 450_000, 200);
-        vm.prank(bob);
-        market.cancel(tail);
-        uint256 late = _ask(bob, 450_000, 300);
-        (uint256 filled,) = _buyUp(carol, 450_000, 500);
-        assertEq(filled, 500);
-        assertEq(market.downBalanceOf(alice), 200);
-        assertEq(market.downBalanceOf(bob), 300);
-        vm.expectRevert(abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, late));
-        vm.prank(bob);
-        market.cancel(late);
     }
 
     function test_buyUp_returnsZeroWithoutPullWhenLimitBelowBestAsk() public {
@@ -631,6 +743,32 @@ contract BinaryMarketTest is VenueFixture {
         assertEq(market.downBalanceOf(alice), 300);
     }
 
+    function test_buyDown_stopsAtMatchCapWhenOrdersSpanLevels() public {
+        assertEq(market.MAX_MATCHES_PER_TAKE(), 64);
+        for (uint256 i; i < 40; ++i) {
+            _bid(alice, 420_000, 200);
+        }
+        for (uint256 i; i < 40; ++i) {
+            _bid(bob, 410_000, 200);
+        }
+        // Escrow 40 * 200 * 0.42 = 3_360 plus 40 * 200 * 0.41 = 3_280.
+        assertEq(market.escrowTotal(), 6_640);
+        vm.recordLogs();
+        (uint256 filled, uint256 spent) = _buyDown(carol, 410_000, 80 * 200);
+        // 64 matches: all 40 at 0.42, then 24 at 0.41; the other 16 * 200 stay unfilled.
+        // filled 64 * 200 = 12_800; spent 40 * 200 * 0.58 + 24 * 200 * 0.59 = 4_640 + 2_832
+        assertEq(_recordedFillIds().length, 64, "fills");
+        assertEq(filled, 12_800);
+        assertEq(spent, 7_472);
+        assertEq(market.upBalanceOf(alice), 8_000);
+        assertEq(market.upBalanceOf(bob), 4_800);
+        assertEq(market.bestBid(), 410_000);
+        _assertLevel(market.getBookLevels(true, 1)[0], 410_000, 3_200);
+        // Escrow left: 16 * 200 * 0.41 = 1_312
+        assertEq(market.escrowTotal(), 1_312);
+        assertEq(market.outstanding(), 12_800);
+    }
+
     // --- resolve
 
     function test_resolve_revertsWhenCallerNotResolver() public {
@@ -763,5 +901,29 @@ contract BinaryMarketTest is VenueFixture {
         // Left: bob's 300 @ 0.55 = 165 and alice's 80, both still cancellable.
         assertEq(market.escrowTotal(), 245);
         assertEq(usd.balanceOf(address(market)), 245);
+    }
+
+    // ---
+
+    /// Asks at 0.45 from a (alice 200), b (bob 300), c (alice 400), queued in that order.
+    function _threeAsks() private returns (uint256 a, uint256 b, uint256 c) {
+        a = _ask(alice, 450_000, 200);
+        b = _ask(bob, 450_000, 300);
+        c = _ask(alice, 450_000, 400);
+    }
+
+    function _ids(uint256 x) private pure returns (uint256[] memory ids) {
+        ids = new uint256[](1);
+        ids[0] = x;
+    }
+
+    function _ids(uint256 x, uint256 y) private pure returns (uint256[] memory ids) {
+        ids = new uint256[](2);
+        (ids[0], ids[1]) = (x, y);
+    }
+
+    function _ids(uint256 x, uint256 y, uint256 z) private pure returns (uint256[] memory ids) {
+        ids = new uint256[](3);
+        (ids[0], ids[1], ids[2]) = (x, y, z);
     }
 }

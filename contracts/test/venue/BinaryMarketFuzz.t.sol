@@ -2,7 +2,6 @@
 pragma solidity 0.8.30;
 
 import {VenueFixture} from "./VenueFixture.sol";
-import {console} from "../utils/Test.sol";
 import {IBinaryMarket} from "../../src/interfaces/IBinaryMarket.sol";
 
 /// @notice Random sequences of maker, taker and cancel actions (then resolution and redemption):
@@ -54,6 +53,61 @@ contract BinaryMarketFuzzTest is VenueFixture {
         assertEq(market.escrowTotal(), 0, "all escrow refunded");
         assertEq(usd.balanceOf(address(market)), 0, "market empty");
         assertEq(usd.balanceOf(alice) + usd.balanceOf(bob) + usd.balanceOf(carol), 3 * FUNDS, "sum");
+    }
+
+    /// One ask level at 0.45 under random appends, cancels (head, middle or tail alike) and
+    /// taker buys, against a model of its FIFO: fills come from the live orders oldest first, a
+    /// cancel refunds exactly what its order had left, a dead order refuses a second cancel, and
+    /// the level's quantity is always what the live orders have left.
+    function testFuzz_cancel_keepsFifoOfLiveOrders(uint256 seed) public {
+        uint256[] memory ids = new uint256[](STEPS);
+        uint256[] memory left = new uint256[](STEPS); // the model: what each order has left
+        uint256 placed;
+        for (uint256 i; i < STEPS; ++i) {
+            uint256 r = uint256(keccak256(abi.encode(seed, i)));
+            uint256 action = r % 3;
+            if (action == 0 || placed == 0) {
+                address maker = _actors[(r >> 8) % 2]; // alice or bob
+                uint256 quantity = bound(r >> 16, MIN_QTY / LOT, 6) * LOT;
+                ids[placed] = _ask(maker, 450_000, quantity);
+                _ownerOf[ids[placed]] = maker;
+                left[placed++] = quantity;
+            } else if (action == 1) {
+                uint256 k = (r >> 16) % placed;
+                vm.prank(_ownerOf[ids[k]]);
+                if (left[k] == 0) {
+                    vm.expectRevert(
+                        abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, ids[k])
+                    );
+                    market.cancel(ids[k]);
+                } else {
+                    // An ask's escrow is its DOWN leg: left * 0.55.
+                    assertEq(market.cancel(ids[k]), left[k] * 550_000 / ONE, "refund");
+                    left[k] = 0;
+                    _assertConserved();
+                }
+            } else {
+                uint256 want = bound(r >> 16, MIN_QTY / LOT, 20) * LOT;
+                vm.recordLogs();
+                (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, want);
+                uint256[] memory fillIds = _recordedFillIds();
+                // The model's fills: live orders oldest first, each for min(left, still wanted).
+                uint256 expectedFilled;
+                uint256 fills;
+                for (uint256 k; k < placed && expectedFilled < want; ++k) {
+                    if (left[k] == 0) continue;
+                    uint256 fill = left[k] < want - expectedFilled ? left[k] : want - expectedFilled;
+                    assertLt(fills, fillIds.length, "too few fills");
+                    assertEq(fillIds[fills++], ids[k], "fill order");
+                    left[k] -= fill;
+                    expectedFilled += fill;
+                }
+                assertEq(fillIds.length, fills, "too many fills");
+                assertEq(filled, expectedFilled, "filled");
+                assertEq(spent, filled * 450_000 / ONE, "spent at 0.45");
+            }
+            _assertAskLevel(left, placed);
+        }
     }
 
     /// Every input region of a taker order: each invalid region reverts with its exact error,
@@ -133,6 +187,23 @@ contract BinaryMarketFuzzTest is VenueFixture {
         _assertConserved();
     }
 
+    /// The 0.45 ask level holds exactly what the model's live orders have left, and is gone
+    /// when they have nothing left.
+    function _assertAskLevel(uint256[] memory left, uint256 placed) private view {
+        uint256 total;
+        for (uint256 k; k < placed; ++k) {
+            total += left[k];
+        }
+        IBinaryMarket.Level[] memory asks = market.getBookLevels(false, 2);
+        if (total == 0) {
+            assertEq(asks.length, 0, "empty level removed");
+            assertEq(market.bestAsk(), 0, "no best ask");
+        } else {
+            assertEq(asks.length, 1, "one level");
+            _assertLevel(asks[0], 450_000, total);
+        }
+    }
+
     /// Before resolution every minted unit is one UP plus one DOWN: the two sides' totals are
     /// each `outstanding`.
     function _assertPairsBalanced() private view {
@@ -144,45 +215,5 @@ contract BinaryMarketFuzzTest is VenueFixture {
         }
         assertEq(ups, market.outstanding(), "UP units != outstanding");
         assertEq(downs, market.outstanding(), "DOWN units != outstanding");
-    }
-}
-
-/// @notice Gas of the gate's PASS path on the venue side: one taker buy against one resting
-/// level, with every slot cold (set-up ran in an earlier transaction) and first-time balances.
-contract BinaryMarketGasTest is VenueFixture {
-    function setUp() public override {
-        super.setUp();
-        _ask(bob, 450_000, 300);
-        _bid(alice, 420_000, 300);
-        usd.mint(address(this), 1_000e6);
-        usd.approve(address(market), type(uint256).max);
-    }
-
-    function test_buyUp_gasAgainstOneLevelIsBounded() public {
-        uint256 before = gasleft();
-        (uint256 filled,) = market.buyUp(450_000, 300);
-        uint256 used = before - gasleft();
-        console.log("buyUp against one level, gas", used);
-        assertEq(filled, 300);
-        assertLt(used, 120_000, "venue share of the gate's PASS budget");
-    }
-
-    function test_buyDown_gasAgainstOneLevelIsBounded() public {
-        uint256 before = gasleft();
-        (uint256 filled,) = market.buyDown(420_000, 300);
-        uint256 used = before - gasleft();
-        console.log("buyDown against one level, gas", used);
-        assertEq(filled, 300);
-        assertLt(used, 120_000, "venue share of the gate's PASS budget");
-    }
-
-    function test_gateQuote_gasReadsOneSlot() public view {
-        uint256 before = gasleft();
-        market.gateQuote();
-        uint256 used = before - gasleft();
-        console.log("gateQuote, gas", used);
-        // Cold market account 2_600 + one cold slot 2_100 + call and ABI encoding of the
-        // seven-word struct (~4k): a second storage slot read would add 2_100.
-        assertLt(used, 9_000, "gateQuote is on the gate's hot path");
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {Test} from "../utils/Test.sol";
+import {Test, Vm} from "../utils/Test.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
@@ -86,6 +86,34 @@ abstract contract VenueFixture is Test {
             market.escrowTotal() + market.outstanding(),
             "collateral != escrowTotal + outstanding"
         );
+    }
+
+    /// The maker order ids of the market's `Fill` events since `vm.recordLogs()`, in order.
+    function _recordedFillIds() internal returns (uint256[] memory ids) {
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        uint256 count;
+        for (uint256 i; i < logs.length; ++i) {
+            if (_isFill(logs[i])) ++count;
+        }
+        ids = new uint256[](count);
+        count = 0;
+        for (uint256 i; i < logs.length; ++i) {
+            if (_isFill(logs[i])) ids[count++] = uint256(logs[i].topics[1]);
+        }
+    }
+
+    function _isFill(Vm.Log memory log) private view returns (bool) {
+        return log.emitter == address(market) && log.topics[0] == IBinaryMarket.Fill.selector;
+    }
+
+    function _assertIds(uint256[] memory actual, uint256[] memory expected, string memory what)
+        internal
+        pure
+    {
+        assertEq(actual.length, expected.length, string.concat(what, ": count"));
+        for (uint256 i; i < expected.length; ++i) {
+            assertEq(actual[i], expected[i], what);
+        }
     }
 
     function _assertLevel(IBinaryMarket.Level memory level, uint256 price, uint256 quantity)
