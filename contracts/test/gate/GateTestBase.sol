@@ -4,30 +4,45 @@ pragma solidity 0.8.30;
 import {Test} from "../utils/Test.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
+import {MarketFactory} from "../../src/venue/MarketFactory.sol";
+import {TestCollateral} from "../../src/venue/TestCollateral.sol";
 
 /// @notice Shared fixture for the pure parts of RiskGate: one gate with round, hand-checkable
-/// bounds and a baseline snapshot that passes in both directions.
+/// bounds over a real MarketFactory (the constructor asks it for its collateral), and a baseline
+/// snapshot that passes in both directions.
 abstract contract GateTestBase is Test {
     uint8 internal constant ABSTAIN = 0;
     uint8 internal constant BUY_UP = 1;
     uint8 internal constant BUY_DOWN = 2;
+    uint256 internal constant ONE = 1_000_000;
 
     // Bounds: band [0.05, 0.95], 1_000 units per order, 5 minutes of headroom, 3 positions,
-    // 10_000 units of collateral at risk.
+    // 10_000 units of collateral at risk; expiry at most 7 days out, 20_000 units of drawdown
+    // from the high-water mark, write-off one day after expiry, fills below 30 % undone.
     uint256 internal constant MIN_PRICE = 50_000;
     uint256 internal constant MAX_PRICE = 950_000;
     uint256 internal constant MAX_SIZE = 1_000;
     uint32 internal constant MIN_HEADROOM = 300;
     uint8 internal constant MAX_CONCURRENT = 3;
     uint256 internal constant MAX_NOTIONAL = 10_000;
+    uint32 internal constant MAX_HORIZON = 7 days;
+    uint256 internal constant MAX_DRAWDOWN = 20_000;
+    uint32 internal constant WRITE_OFF_GRACE = 1 days;
+    // 30 %: on a 1_000 order with lot 100 the minimum, 300, is exactly three lots.
+    uint16 internal constant MIN_FILL_BPS = 3_000;
 
-    address internal collateral = makeAddr("collateral");
-    address internal factory = makeAddr("factory");
+    TestCollateral internal token;
+    MarketFactory internal venue;
     address internal keeperAddr = makeAddr("keeper");
+    /// @dev A second trusted resolver, so the gate's list has more than one entry. The test
+    /// contract itself is the other one (it resolves the venue tests' markets).
+    address internal otherResolver = makeAddr("other-resolver");
     RiskGate internal gate;
 
     function setUp() public virtual {
-        gate = new RiskGate(defaultParams(), collateral, factory, keeperAddr);
+        token = new TestCollateral();
+        venue = new MarketFactory(address(token));
+        gate = deployGate(defaultParams());
     }
 
     function defaultParams() internal pure returns (IRiskGate.Params memory) {
@@ -37,13 +52,39 @@ abstract contract GateTestBase is Test {
             maxSize: MAX_SIZE,
             minHeadroom: MIN_HEADROOM,
             maxConcurrent: MAX_CONCURRENT,
-            maxNotional: MAX_NOTIONAL
+            maxNotional: MAX_NOTIONAL,
+            maxHorizon: MAX_HORIZON,
+            maxDrawdown: MAX_DRAWDOWN,
+            writeOffGrace: WRITE_OFF_GRACE,
+            minFillBps: MIN_FILL_BPS
         });
     }
 
-    /// @dev Book 0.40 / 0.42 on a 0.01 tick, lot 100, minimum 100, 9_000 s to expiry.
-    /// BUY_UP pays 420_000 for 1_000 units: cost 1_000 * 420_000 / 1e6 = 420.
-    /// BUY_DOWN's UP limit is 400_000, so it pays 1e6 - 400_000 = 600_000: cost 600.
+    /// @dev The fixture's trusted resolvers, strictly ascending as the constructor requires.
+    function trustedList() internal view returns (address[] memory) {
+        return sorted2(address(this), otherResolver);
+    }
+
+    function deployGate(IRiskGate.Params memory p) internal returns (RiskGate) {
+        return new RiskGate(p, trustedList(), address(token), address(venue), keeperAddr);
+    }
+
+    function sorted2(address a, address b) internal pure returns (address[] memory list) {
+        list = new address[](2);
+        (list[0], list[1]) = a < b ? (a, b) : (b, a);
+    }
+
+    function one(address a) internal pure returns (address[] memory list) {
+        list = new address[](1);
+        list[0] = a;
+    }
+
+    /// @dev Book 0.40 / 0.42 on a 0.01 tick, lot 100, minimum 100, 9_000 s to expiry, a trusted
+    /// resolver, no position in this market, H equal to the equity (1_000_000 + 0).
+    /// With `looseQuote` the limit is maxPrice in both directions: BUY_UP limit
+    /// roundDown(950_000, 10_000) = 950_000; BUY_DOWN 1e6 - roundUp(50_000, 10_000) = 950_000;
+    /// cost ceil(1_000 * 950_000 / 1e6) = 950 either way. BUY_UP pays 420_000; BUY_DOWN pays
+    /// 1e6 - 400_000 = 600_000.
     function baseSnapshot() internal pure returns (IRiskGate.Snapshot memory) {
         return IRiskGate.Snapshot({
             bestBid: 400_000,
@@ -56,25 +97,39 @@ abstract contract GateTestBase is Test {
             finalized: false,
             openPositions: 0,
             openNotional: 0,
-            collateralAvailable: 1_000_000
+            collateralAvailable: 1_000_000,
+            resolverTrusted: true,
+            heldSide: 0,
+            highWaterMark: 1_000_000
         });
     }
 
-    function bit(uint8 rule) internal pure returns (uint16) {
-        return uint16(1) << rule;
+    /// @dev A quote that tightens nothing: any price, never stale. The limit is then maxPrice.
+    function looseQuote() internal pure returns (IRiskGate.Quote memory) {
+        return IRiskGate.Quote({maxPricePaid: type(uint256).max, deadline: type(uint64).max});
+    }
+
+    /// @dev A quote that bounds the price only.
+    function priceQuote(uint256 maxPricePaid) internal pure returns (IRiskGate.Quote memory) {
+        return IRiskGate.Quote({maxPricePaid: maxPricePaid, deadline: type(uint64).max});
+    }
+
+    function bit(uint8 rule) internal pure returns (uint32) {
+        return uint32(1) << rule;
     }
 
     function assertOutcome(
         IRiskGate.Snapshot memory s,
+        IRiskGate.Quote memory q,
         uint8 verdict,
         uint8 wantReason,
-        uint16 wantMask,
+        uint32 wantMask,
         uint256 wantPrice,
         uint256 wantQuantity,
         uint256 wantCost
     ) internal view {
-        (uint8 reason, uint16 mask, uint256 price, uint256 quantity, uint256 cost) =
-            gate.evaluate(s, verdict);
+        (uint8 reason, uint32 mask, uint256 price, uint256 quantity, uint256 cost) =
+            gate.evaluate(s, q, verdict);
         assertEq(uint256(reason), uint256(wantReason), "reason");
         assertEq(uint256(mask), uint256(wantMask), "failedMask");
         assertEq(price, wantPrice, "pricePaid");
@@ -82,11 +137,33 @@ abstract contract GateTestBase is Test {
         assertEq(cost, wantCost, "cost");
     }
 
-    function assertRejected(IRiskGate.Snapshot memory s, uint8 verdict, uint8 reason, uint16 mask)
+    /// @dev PASS under the loose quote.
+    function assertPass(
+        IRiskGate.Snapshot memory s,
+        uint8 verdict,
+        uint256 wantPrice,
+        uint256 wantQuantity,
+        uint256 wantCost
+    ) internal view {
+        assertOutcome(s, looseQuote(), verdict, 0, 0, wantPrice, wantQuantity, wantCost);
+    }
+
+    function assertRejected(
+        IRiskGate.Snapshot memory s,
+        IRiskGate.Quote memory q,
+        uint8 verdict,
+        uint8 reason,
+        uint32 mask
+    ) internal view {
+        assertOutcome(s, q, verdict, reason, mask, 0, 0, 0);
+    }
+
+    /// @dev A refusal under the loose quote.
+    function assertRejected(IRiskGate.Snapshot memory s, uint8 verdict, uint8 reason, uint32 mask)
         internal
         view
     {
-        assertOutcome(s, verdict, reason, mask, 0, 0, 0);
+        assertRejected(s, looseQuote(), verdict, reason, mask);
     }
 
     /// @dev The first 32 bytes of `raw`, zero-padded: what UnknownVerdict reports.
@@ -99,5 +176,12 @@ abstract contract GateTestBase is Test {
 
     function unknownVerdict(bytes memory raw) internal pure returns (bytes memory) {
         return abi.encodeWithSelector(IRiskGate.UnknownVerdict.selector, raw.length, headOf(raw));
+    }
+
+    function repeatByte(bytes1 c, uint256 n) internal pure returns (bytes memory out) {
+        out = new bytes(n);
+        for (uint256 i; i < n; ++i) {
+            out[i] = c;
+        }
     }
 }

@@ -2,39 +2,61 @@
 pragma solidity 0.8.30;
 
 import {GateTestBase} from "./GateTestBase.sol";
-import {RiskGate} from "../../src/RiskGate.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 
-/// @notice evaluate: every rule on both sides of its boundary, the seed's hostile set, and the
-/// never-reverts guarantee. Baseline (GateTestBase): bid 400_000, ask 420_000, tick 10_000,
-/// lot 100, min 100, 9_000 s left; bounds band [50_000, 950_000], maxSize 1_000, headroom 300,
-/// 3 positions, notional 10_000.
+/// @notice evaluate, rules 1 to 11: every rule on both sides of its boundary, the seed's hostile
+/// set, and the never-reverts guarantee. Baseline (GateTestBase): bid 400_000, ask 420_000, tick
+/// 10_000, lot 100, min 100, 9_000 s left, trusted resolver, nothing held, H = equity; bounds band
+/// [50_000, 950_000], maxSize 1_000, headroom 300, 3 positions, notional 10_000, drawdown 20_000.
+/// The cost is the worst case at the order's limit: under `looseQuote` that limit is maxPrice
+/// (cost 950 for 1_000 units); under `priceQuote(p)` with p on the grid it is p itself, which
+/// gives back v1's cost (quantity * price paid).
 contract RiskGateEvaluateTest is GateTestBase {
+    /// @dev PASS under a quote at `maxPricePaid`.
+    function _passQuoted(
+        IRiskGate.Snapshot memory s,
+        uint256 maxPricePaid,
+        uint8 verdict,
+        uint256 price,
+        uint256 quantity,
+        uint256 cost
+    ) internal view {
+        assertOutcome(s, priceQuote(maxPricePaid), verdict, 0, 0, price, quantity, cost);
+    }
+
     // --- PASS in both directions
 
     function test_evaluate_passesBuyUpAtBestAsk() public view {
-        // 1_000 * 420_000 / 1e6 = 420
-        assertOutcome(baseSnapshot(), BUY_UP, 0, 0, 420_000, 1_000, 420);
+        // Loose quote: limit 950_000, cost ceil(1_000 * 950_000 / 1e6) = 950.
+        assertPass(baseSnapshot(), BUY_UP, 420_000, 1_000, 950);
+        // Keeper at the price: limit 420_000, cost 1_000 * 420_000 / 1e6 = 420.
+        _passQuoted(baseSnapshot(), 420_000, BUY_UP, 420_000, 1_000, 420);
     }
 
     function test_evaluate_passesBuyDownAtOneMinusBestBid() public view {
-        // UP limit 400_000 -> DOWN pays 600_000; 1_000 * 600_000 / 1e6 = 600
-        assertOutcome(baseSnapshot(), BUY_DOWN, 0, 0, 600_000, 1_000, 600);
+        // UP limit 400_000 -> DOWN pays 600_000. Loose: cost 950.
+        assertPass(baseSnapshot(), BUY_DOWN, 600_000, 1_000, 950);
+        // Quote 600_000: 1e6 - 600_000 = 400_000 is on grid, limit 600_000, cost 600.
+        _passQuoted(baseSnapshot(), 600_000, BUY_DOWN, 600_000, 1_000, 600);
     }
 
     // --- rule 1, rule 11
 
     function test_evaluate_abstainsWithOnlyRuleOne() public view {
-        // Even with every other rule failing, ABSTAIN evaluates nothing else.
+        // Even with every other rule failing, ABSTAIN evaluates nothing else (not the quote).
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.finalized = true;
         s.bestAsk = 0;
-        assertRejected(s, ABSTAIN, 1, bit(1));
+        s.resolverTrusted = false;
+        s.heldSide = 3;
+        assertRejected(s, IRiskGate.Quote(0, 0), ABSTAIN, 1, bit(1));
     }
 
     function test_evaluate_rejectsUnknownVerdictCodes() public view {
-        assertRejected(baseSnapshot(), 3, 11, bit(11));
-        assertRejected(baseSnapshot(), 255, 11, bit(11));
+        IRiskGate.Snapshot memory s = baseSnapshot();
+        s.resolverTrusted = false; // not looked at either
+        assertRejected(s, IRiskGate.Quote(0, 0), 3, 11, bit(11));
+        assertRejected(s, IRiskGate.Quote(0, 0), 255, 11, bit(11));
     }
 
     // --- rule 2 finalized
@@ -50,7 +72,7 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_passesWhenHeadroomExactlyMinimum() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.nowSec = 9_700; // 10_000 - 9_700 = 300 = minHeadroom: allowed
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
     }
 
     function test_evaluate_rejectsWhenHeadroomOneSecondShort() public view {
@@ -63,7 +85,8 @@ contract RiskGateEvaluateTest is GateTestBase {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.nowSec = 10_000; // expirySec <= nowSec
         assertRejected(s, BUY_UP, 3, bit(3));
-        s.nowSec = type(uint64).max; // far past expiry: no underflow
+        s.nowSec = type(uint64).max; // far past expiry: no underflow (and the loose deadline is
+        // uint64 max, so now == deadline: not expired)
         assertRejected(s, BUY_DOWN, 3, bit(3));
         s.expirySec = 0;
         s.nowSec = 0;
@@ -76,15 +99,16 @@ contract RiskGateEvaluateTest is GateTestBase {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestAsk = 0;
         assertRejected(s, BUY_UP, 4, bit(4));
-        // The bid side is irrelevant to BUY_UP, and vice versa: DOWN still passes.
-        assertOutcome(s, BUY_DOWN, 0, 0, 600_000, 1_000, 600);
+        // The bid side is irrelevant to BUY_UP, and vice versa: DOWN still passes (cost 600 at
+        // the keeper's 600_000).
+        _passQuoted(s, 600_000, BUY_DOWN, 600_000, 1_000, 600);
     }
 
     function test_evaluate_rejectsBuyDownWhenNoBids() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestBid = 0;
         assertRejected(s, BUY_DOWN, 4, bit(4));
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
     }
 
     // --- rule 5 band, both edges, both directions
@@ -92,9 +116,11 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_passesBuyUpAtBandEdges() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestAsk = 950_000; // == maxPrice; 1_000 * 0.95 = 950
-        assertOutcome(s, BUY_UP, 0, 0, 950_000, 1_000, 950);
+        _passQuoted(s, 950_000, BUY_UP, 950_000, 1_000, 950);
         s.bestAsk = 50_000; // == minPrice; 1_000 * 0.05 = 50
-        assertOutcome(s, BUY_UP, 0, 0, 50_000, 1_000, 50);
+        _passQuoted(s, 50_000, BUY_UP, 50_000, 1_000, 50);
+        // Loose quote: the limit stays at maxPrice whatever the ask, cost 950.
+        assertPass(s, BUY_UP, 50_000, 1_000, 950);
     }
 
     function test_evaluate_rejectsBuyUpJustOutsideBand() public view {
@@ -109,8 +135,10 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_bandBoundsDownPriceNotUpPrice() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.tickSize = 1;
-        s.bestBid = 50_000; // DOWN pays 950_000 == maxPrice: passes; 1_000 * 0.95 = 950
-        assertOutcome(s, BUY_DOWN, 0, 0, 950_000, 1_000, 950);
+        // DOWN pays 950_000 == maxPrice: passes; limit 1e6 - roundUp(50_000, 1) = 950_000,
+        // cost 1_000 * 0.95 = 950.
+        s.bestBid = 50_000;
+        _passQuoted(s, 950_000, BUY_DOWN, 950_000, 1_000, 950);
         s.bestBid = 49_999; // DOWN pays 950_001 > maxPrice
         assertRejected(s, BUY_DOWN, 5, bit(5));
         s.bestBid = 950_001; // DOWN pays 49_999 < minPrice
@@ -122,16 +150,18 @@ contract RiskGateEvaluateTest is GateTestBase {
         IRiskGate.Params memory p = defaultParams();
         p.minPrice = 200_000;
         p.maxPrice = 600_000;
-        gate = new RiskGate(p, collateral, factory, keeperAddr);
+        gate = deployGate(p);
         IRiskGate.Snapshot memory s = baseSnapshot();
-        s.bestBid = 700_000; // DOWN pays 300_000: inside; 1_000 * 0.3 = 300
+        s.bestBid = 700_000; // DOWN pays 300_000: inside; limit 300_000, 1_000 * 0.3 = 300
         s.bestAsk = 710_000; // UP pays 710_000: outside
-        assertOutcome(s, BUY_DOWN, 0, 0, 300_000, 1_000, 300);
+        _passQuoted(s, 300_000, BUY_DOWN, 300_000, 1_000, 300);
+        // Loose quote: the limit is maxPrice 600_000 (1e6 - 400_000 on grid): cost 600.
+        assertPass(s, BUY_DOWN, 300_000, 1_000, 600);
         assertRejected(s, BUY_UP, 5, bit(5));
         s.bestBid = 350_000; // DOWN pays 650_000: outside
         s.bestAsk = 360_000; // UP pays 360_000: inside; 1_000 * 0.36 = 360
         assertRejected(s, BUY_DOWN, 5, bit(5));
-        assertOutcome(s, BUY_UP, 0, 0, 360_000, 1_000, 360);
+        _passQuoted(s, 360_000, BUY_UP, 360_000, 1_000, 360);
     }
 
     function test_evaluate_rejectsBookAtZeroAndCertainty() public view {
@@ -140,8 +170,12 @@ contract RiskGateEvaluateTest is GateTestBase {
         assertRejected(s, BUY_UP, 5, bit(5));
         s.bestBid = 1_000_000; // DOWN would pay 0: outside every band, no underflow
         assertRejected(s, BUY_DOWN, 5, bit(5));
-        s.bestAsk = type(uint256).max; // cost saturates; notional and collateral fail too
-        assertRejected(s, BUY_UP, 5, bit(5) | bit(9) | bit(10));
+        // v1 derived the cost from this price and saturated it (rules 9 and 10 failed too).
+        // The cost now comes from the limit, at most maxPrice: 950, within every money rule.
+        s.bestAsk = type(uint256).max;
+        assertRejected(s, BUY_UP, 5, bit(5));
+        // A tight quote adds rule 15: 2^256 - 1 > 420_000.
+        assertRejected(s, priceQuote(420_000), BUY_UP, 5, bit(5) | bit(15));
         s.bestBid = type(uint256).max;
         assertRejected(s, BUY_DOWN, 5, bit(5));
     }
@@ -151,15 +185,15 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_roundsOffGridAskUpAndBidDown() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestAsk = 420_001; // up onto the 10_000 grid: 430_000; 1_000 * 0.43 = 430
-        assertOutcome(s, BUY_UP, 0, 0, 430_000, 1_000, 430);
-        s.bestBid = 409_999; // down onto the grid: 400_000 -> DOWN pays 600_000
-        assertOutcome(s, BUY_DOWN, 0, 0, 600_000, 1_000, 600);
+        _passQuoted(s, 430_000, BUY_UP, 430_000, 1_000, 430);
+        s.bestBid = 409_999; // down onto the grid: 400_000 -> DOWN pays 600_000; cost 600
+        _passQuoted(s, 600_000, BUY_DOWN, 600_000, 1_000, 600);
     }
 
     function test_evaluate_roundingCanPushPriceOutOfBand() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestAsk = 940_001; // rounds up to 950_000 == maxPrice: still inside
-        assertOutcome(s, BUY_UP, 0, 0, 950_000, 1_000, 950);
+        _passQuoted(s, 950_000, BUY_UP, 950_000, 1_000, 950);
         s.tickSize = 30_000;
         s.bestAsk = 940_001; // rounds up to 960_000 (32 * 30_000) > maxPrice
         assertRejected(s, BUY_UP, 5, bit(5));
@@ -171,19 +205,27 @@ contract RiskGateEvaluateTest is GateTestBase {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.tickSize = 0;
         s.lotSize = 0;
-        s.bestAsk = 420_001; // taken as is; ceil(1_000 * 420_001 / 1e6) = ceil(420.001) = 421
-        assertOutcome(s, BUY_UP, 0, 0, 420_001, 1_000, 421);
-        s.bestBid = 399_999; // DOWN pays 600_001; ceil(600.001) = 601
-        assertOutcome(s, BUY_DOWN, 0, 0, 600_001, 1_000, 601);
+        // Taken as is; limit 420_001 (no grid); ceil(1_000 * 420_001 / 1e6) = ceil(420.001) = 421
+        s.bestAsk = 420_001;
+        _passQuoted(s, 420_001, BUY_UP, 420_001, 1_000, 421);
+        // DOWN pays 600_001; limit 1e6 - (1e6 - 600_001) = 600_001; ceil(600.001) = 601
+        s.bestBid = 399_999;
+        _passQuoted(s, 600_001, BUY_DOWN, 600_001, 1_000, 601);
     }
 
     function test_evaluate_tickThatDoesNotDivideOne() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.tickSize = 7_000; // 1e6 / 7_000 is not an integer
         s.bestAsk = 420_000; // 420_000 = 60 * 7_000: on grid; cost 420
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
-        s.bestBid = 400_000; // 57 * 7_000 = 399_000 -> DOWN pays 601_000; cost 601
-        assertOutcome(s, BUY_DOWN, 0, 0, 601_000, 1_000, 601);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
+        // 400_000 -> 57 * 7_000 = 399_000 -> DOWN pays 601_000; 1e6 - 601_000 = 399_000 is on
+        // the grid, limit 601_000, cost 601
+        s.bestBid = 400_000;
+        _passQuoted(s, 601_000, BUY_DOWN, 601_000, 1_000, 601);
+        // Loose: BUY_UP limit roundDown(950_000, 7_000) = 135 * 7_000 = 945_000, cost 945;
+        // BUY_DOWN limit 1e6 - roundUp(50_000, 7_000) = 1e6 - 8 * 7_000 = 944_000, cost 944.
+        assertPass(s, BUY_UP, 420_000, 1_000, 945);
+        assertPass(s, BUY_DOWN, 601_000, 1_000, 944);
     }
 
     // --- rules 6 and 7: lot grid and venue minimum
@@ -192,7 +234,7 @@ contract RiskGateEvaluateTest is GateTestBase {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.lotSize = 300; // 1_000 -> 900; 900 * 0.42 = 378
         s.minQuantity = 0;
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 900, 378);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 900, 378);
     }
 
     function test_evaluate_rejectsWhenLotLargerThanMaxSize() public view {
@@ -200,13 +242,13 @@ contract RiskGateEvaluateTest is GateTestBase {
         s.lotSize = 1_001; // 1_000 snaps to 0
         assertRejected(s, BUY_UP, 6, bit(6));
         s.lotSize = 1_000; // exactly one lot: passes
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
     }
 
     function test_evaluate_minimumQuantityBoundary() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.minQuantity = 1_000; // quantity == minimum: allowed
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
         s.minQuantity = 1_001; // one above: 0 < 1_000 < 1_001
         assertRejected(s, BUY_UP, 7, bit(7));
     }
@@ -216,47 +258,63 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_concurrencyBoundary() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.openPositions = 2; // one slot left
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
         s.openPositions = 3; // at the cap
         assertRejected(s, BUY_UP, 8, bit(8));
         s.openPositions = 255;
         assertRejected(s, BUY_DOWN, 8, bit(8));
     }
 
-    // --- rule 9 notional: cap 10_000, BUY_UP cost 420
+    // --- rule 9 notional: cap 10_000, BUY_UP cost 420 at the keeper's 420_000
 
     function test_evaluate_notionalBoundary() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
-        s.openNotional = 9_580; // 9_580 + 420 = 10_000: exactly the cap passes
-        assertOutcome(s, BUY_UP, 0, 0, 420_000, 1_000, 420);
-        s.openNotional = 9_581; // 10_001 > 10_000
-        assertRejected(s, BUY_UP, 9, bit(9));
-        s.openNotional = type(uint256).max; // the sum would overflow: still just rule 9
+        // 9_580 + 420 = 10_000: exactly the cap passes. Drawdown: H = 1_009_580, H - (1e6 - 420)
+        // = 10_000 <= 20_000.
+        s.openNotional = 9_580;
+        _passQuoted(s, 420_000, BUY_UP, 420_000, 1_000, 420);
+        s.openNotional = 9_581; // 10_001 > 10_000 (drawdown 10_001 still fine)
+        assertRejected(s, priceQuote(420_000), BUY_UP, 9, bit(9));
+        // The sum would overflow: still rule 9, not a revert. The equity saturates too, so H is
+        // 2^256 - 1 and H - (1e6 - 420) is far beyond 20_000: rule 14 as well.
+        s.openNotional = type(uint256).max;
+        assertRejected(s, priceQuote(420_000), BUY_UP, 9, bit(9) | bit(14));
+        // Under the loose quote the cost is 950: 9_050 + 950 = 10_000 passes, 9_051 does not.
+        s.openNotional = 9_050;
+        assertPass(s, BUY_UP, 420_000, 1_000, 950);
+        s.openNotional = 9_051;
         assertRejected(s, BUY_UP, 9, bit(9));
     }
 
-    // --- rule 10 collateral: BUY_DOWN cost 600
+    // --- rule 10 collateral: BUY_DOWN cost 600 at the keeper's 600_000
 
     function test_evaluate_collateralBoundary() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
+        // H is the equity here (600 + 0), so the drawdown H - (600 - 600) = 600 is in bound.
         s.collateralAvailable = 600; // exactly the cost passes
-        assertOutcome(s, BUY_DOWN, 0, 0, 600_000, 1_000, 600);
-        s.collateralAvailable = 599; // one unit short
-        assertRejected(s, BUY_DOWN, 10, bit(10));
+        s.highWaterMark = 600;
+        _passQuoted(s, 600_000, BUY_DOWN, 600_000, 1_000, 600);
+        s.collateralAvailable = 599; // one unit short; drawdown 599 - (599 - 600) = 600, fine
+        s.highWaterMark = 599;
+        assertRejected(s, priceQuote(600_000), BUY_DOWN, 10, bit(10));
     }
 
     function test_evaluate_costRoundsUpNeverDown() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.tickSize = 1;
         s.lotSize = 1;
-        s.bestAsk = 1; // below band: rejected, but cost still feeds rules 9 and 10
-        s.collateralAvailable = 0; // ceil(1_000 * 1 / 1e6) = ceil(0.001) = 1 > 0
-        assertRejected(s, BUY_UP, 5, bit(5) | bit(10));
+        s.highWaterMark = 0; // H = max(0, 0 + 0) = 0: the drawdown is the cost alone
+        // Below band: rejected, but the cost still feeds rules 9, 10 and 14. Limit 1:
+        // ceil(1_000 * 1 / 1e6) = ceil(0.001) = 1 > 0 available.
+        s.bestAsk = 1;
+        s.collateralAvailable = 0;
+        assertRejected(s, priceQuote(1), BUY_UP, 5, bit(5) | bit(10));
+        // Limit 420_001: ceil(420.001) = 421 > 420: one unit short.
         s.bestAsk = 420_001;
-        s.collateralAvailable = 420; // ceil(420.001) = 421 > 420: one unit short
-        assertRejected(s, BUY_UP, 10, bit(10));
+        s.collateralAvailable = 420;
+        assertRejected(s, priceQuote(420_001), BUY_UP, 10, bit(10));
         s.collateralAvailable = 421;
-        assertOutcome(s, BUY_UP, 0, 0, 420_001, 1_000, 421);
+        _passQuoted(s, 420_001, BUY_UP, 420_001, 1_000, 421);
     }
 
     // --- several rules at once
@@ -264,28 +322,39 @@ contract RiskGateEvaluateTest is GateTestBase {
     function test_evaluate_reportsEveryFailingRuleInMask() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.finalized = true; // 2
-        s.nowSec = 10_000; // 3
-        s.bestAsk = 990_000; // 5
+        s.nowSec = 10_000; // 3 (and 13 cannot hold with it: expiry is not in the future)
+        s.bestAsk = 990_000; // 5, and 15 below: 990_000 > 900_000
         s.minQuantity = 5_000; // 7
         s.openPositions = 3; // 8
-        s.openNotional = 10_000; // 9: 10_000 + 990 > 10_000
-        s.collateralAvailable = 0; // 10
-        assertRejected(s, BUY_UP, 2, bit(2) | bit(3) | bit(5) | bit(7) | bit(8) | bit(9) | bit(10));
+        s.openNotional = 10_000; // 9: 10_000 + 900 > 10_000
+        s.collateralAvailable = 0; // 10, and 14: H = 1e6, 1e6 - (0 - 900) > 20_000
+        s.resolverTrusted = false; // 12
+        s.heldSide = BUY_DOWN; // 17 for a BUY_UP
+        // 16: now 10_000 > deadline 9_999. Limit roundDown(900_000) = 900_000, cost 900.
+        IRiskGate.Quote memory q = IRiskGate.Quote(900_000, 9_999);
+        uint32 all = bit(2) | bit(3) | bit(5) | bit(7) | bit(8) | bit(9) | bit(10) | bit(12)
+            | bit(14) | bit(15) | bit(16) | bit(17);
+        assertRejected(s, q, BUY_UP, 2, all);
+        // Horizon instead of headroom: now 1_000, expiry 1_000 + 7 days + 1.
+        s.nowSec = 1_000;
+        s.expirySec = 1_000 + MAX_HORIZON + 1;
+        q.deadline = 999;
+        assertRejected(s, q, BUY_UP, 2, (all & ~bit(3)) | bit(13));
     }
 
     function test_evaluate_emptySideSkipsBandAndCostRules() public view {
-        // Rule 4 failing means rules 5, 9 and 10 are not evaluated; 6, 7, 8 still are.
+        // Rule 4 failing means rules 5, 9, 10, 14 and 15 are not evaluated; 6, 7, 8 still are.
         IRiskGate.Snapshot memory s = baseSnapshot();
         s.bestAsk = 0;
         s.lotSize = 2_000; // 6
         s.openPositions = 3; // 8
-        s.collateralAvailable = 0;
-        assertRejected(s, BUY_UP, 4, bit(4) | bit(6) | bit(8));
+        s.collateralAvailable = 0; // would fail 10 and 14
+        assertRejected(s, priceQuote(0), BUY_UP, 4, bit(4) | bit(6) | bit(8));
     }
 
     function test_evaluate_sizeZeroSkipsCostRules() public view {
         IRiskGate.Snapshot memory s = baseSnapshot();
-        s.lotSize = 2_000; // quantity 0: rule 6, and 9/10 are not evaluated
+        s.lotSize = 2_000; // quantity 0: rule 6, and 9/10/14 are not evaluated
         s.collateralAvailable = 0;
         s.openNotional = type(uint256).max;
         assertRejected(s, BUY_UP, 6, bit(6));
@@ -293,7 +362,7 @@ contract RiskGateEvaluateTest is GateTestBase {
 
     // --- labels
 
-    function test_reasonLabel_returnsSeedLabelsVerbatim() public view {
+    function test_reasonLabel_returnsLabelsVerbatim() public view {
         assertEq(gate.reasonLabel(0), "PASS");
         assertEq(gate.reasonLabel(1), "model abstained");
         assertEq(gate.reasonLabel(2), "market finalized");
@@ -306,10 +375,19 @@ contract RiskGateEvaluateTest is GateTestBase {
         assertEq(gate.reasonLabel(9), "max notional at risk reached");
         assertEq(gate.reasonLabel(10), "insufficient collateral");
         assertEq(gate.reasonLabel(11), "model output not a valid verdict");
+        assertEq(gate.reasonLabel(12), "market resolver not trusted");
+        assertEq(gate.reasonLabel(13), "expiry too far out");
+        assertEq(gate.reasonLabel(14), "max drawdown reached");
+        assertEq(gate.reasonLabel(15), "book moved past the quoted limit");
+        assertEq(gate.reasonLabel(16), "verdict expired");
+        assertEq(gate.reasonLabel(17), "opposite side already held");
+        assertEq(gate.reasonLabel(18), "fill below minimum");
     }
 
     function test_reasonLabel_revertsForUnknownCode() public {
-        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(12)));
-        gate.reasonLabel(12);
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(19)));
+        gate.reasonLabel(19);
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(255)));
+        gate.reasonLabel(255);
     }
 }

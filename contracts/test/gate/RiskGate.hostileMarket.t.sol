@@ -9,22 +9,26 @@ import {IERC20Errors} from "@openzeppelin/contracts/interfaces/draft-IERC6093.so
 
 /// @notice A market whose code lies. Installed with vm.etch at an address the factory really
 /// created, it stands for a venue bug: the gate must still never spend more than the worst case
-/// it approved, nor book more than it asked for.
+/// it approved, nor book more than it asked for. Its resolver is the test contract (trusted).
 contract LyingMarket {
     enum Mode {
         OverFill,
         OverPull,
-        Reenter
+        OverSpend,
+        Reenter,
+        ReenterExecute
     }
 
     Mode public mode;
     IERC20 public token;
     address public gate;
+    address public resolver;
 
-    function configure(Mode mode_, IERC20 token_, address gate_) external {
+    function configure(Mode mode_, IERC20 token_, address gate_, address resolver_) external {
         mode = mode_;
         token = token_;
         gate = gate_;
+        resolver = resolver_;
     }
 
     function gateQuote() external view returns (IBinaryMarket.GateQuote memory q) {
@@ -43,20 +47,34 @@ contract LyingMarket {
         if (mode == Mode.OverFill) return (quantity + 1, 0);
         if (mode == Mode.OverPull) {
             // Try to take one unit more than the gate approved (420 for 1_000 at 0.42).
-            token.transferFrom(gate, address(this), 421);
+            if (!token.transferFrom(gate, address(this), 421)) revert();
             return (quantity, 421);
         }
-        // Reenter: call back into the gate as if it were the keeper.
-        IRiskGate(gate).submitVerdict(address(this), "BUY_UP", bytes32(0));
-        return (0, 0);
+        // Claims to have spent one unit more than the worst case, without taking it.
+        if (mode == Mode.OverSpend) return (quantity, 421);
+        if (mode == Mode.Reenter) {
+            // Call back into the gate as if it were the keeper.
+            IRiskGate(gate).submitVerdict(address(this), "BUY_UP", bytes32(0), quote());
+            return (0, 0);
+        }
+        // ReenterExecute: book a fill of its own through the gate's self-call.
+        return IRiskGate(gate).executeOrder(address(this), 1, 420_000, quantity, 0);
+    }
+
+    function quote() public view returns (IRiskGate.Quote memory) {
+        return IRiskGate.Quote(420_000, uint64(block.timestamp));
     }
 }
 
 contract RiskGateHostileMarketTest is GateVenueBase {
+    /// @dev The keeper's quote for the lying book (ask 0.42): limit 420_000, cost 420.
+    IRiskGate.Quote internal q;
+
     function _lie(LyingMarket.Mode mode) internal {
         // Keep the factory's registration, swap the code.
         vm.etch(address(market), type(LyingMarket).runtimeCode);
-        LyingMarket(address(market)).configure(mode, token, address(gate));
+        LyingMarket(address(market)).configure(mode, token, address(gate), address(this));
+        q = LyingMarket(address(market)).quote();
     }
 
     function test_submitVerdict_revertsWhenMarketReportsOverFill() public {
@@ -66,7 +84,7 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.FillOutOfBounds.selector, 1_001, 1_000, 0, 420)
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0));
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
     }
 
     function test_submitVerdict_neverSpendsMoreThanApproved() public {
@@ -78,9 +96,28 @@ contract RiskGateHostileMarketTest is GateVenueBase {
                 IERC20Errors.ERC20InsufficientAllowance.selector, address(market), 420, 421
             )
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0));
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
         assertEq(token.balanceOf(address(gate)), GATE_FUNDS);
         assertEq(gate.openNotional(), 0);
+    }
+
+    function test_submitVerdict_revertsWhenMarketReportsOverSpend() public {
+        _lie(LyingMarket.Mode.OverSpend);
+        vm.prank(keeperAddr);
+        vm.expectRevert(
+            abi.encodeWithSelector(IRiskGate.FillOutOfBounds.selector, 1_000, 1_000, 421, 420)
+        );
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+    }
+
+    function test_submitVerdict_refusesSelfCallFromMarket() public {
+        // executeOrder is the gate's own frame: a market calling it is refused by name.
+        _lie(LyingMarket.Mode.ReenterExecute);
+        vm.prank(keeperAddr);
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.OnlySelf.selector, address(market)));
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        assertEq(gate.openNotional(), 0);
+        assertEq(uint256(gate.openPositions()), 0);
     }
 
     function test_submitVerdict_refusesReentryFromMarket() public {
@@ -89,6 +126,6 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.NotKeeper.selector, address(market), keeperAddr)
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0));
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
     }
 }
