@@ -8,30 +8,75 @@ import {BinaryMarket} from "../../../src/venue/BinaryMarket.sol";
 import {MarketFactory} from "../../../src/venue/MarketFactory.sol";
 import {TestCollateral} from "../../../src/venue/TestCollateral.sol";
 
-/// @notice Drives gate and venue the way the world would: a keeper relaying any answer, makers
-/// quoting, time passing, markets resolving, anyone redeeming. Every input is bounded into a
+/// @notice Drives gate and venue the way the world would: a keeper relaying any answer with an
+/// honest, compromised or stale quote, makers quoting and sandwiching, time passing (past the
+/// write-off grace too), honest resolvers, trusted resolvers turned hostile (resolving against
+/// the gate, or never resolving), untrusted resolvers, the owner funding and withdrawing, and
+/// third parties that redeem and write off whatever is eligible. Every input is bounded into a
 /// region where the call is meaningful; calls that are refused by design are skipped, not
 /// counted.
+// The handler moves the clock itself; comparing with it is the point, not a validator risk.
+// forge-lint: disable-start(block-timestamp)
 contract GateHandler is Test {
+    /// @dev Who resolves a market and how: an honest trusted resolver (random outcome), a
+    /// trusted resolver turned hostile (always against the gate), a trusted resolver that never
+    /// acts, and an untrusted resolver (the gate must never trade there).
+    enum Kind {
+        Honest,
+        Hostile,
+        Silent,
+        Untrusted
+    }
+
+    uint256 internal constant ONE = 1_000_000;
+    uint256 internal constant MAX_MARKETS = 24;
+
     RiskGate public immutable gate;
     MarketFactory public immutable venue;
     TestCollateral public immutable token;
     address public immutable keeper;
+    address public immutable owner;
+    address public immutable honestResolver;
+    address public immutable hostileResolver;
+    address public immutable untrustedResolver;
     address internal immutable maker = makeAddr("handler-maker");
+    uint256 internal immutable grace;
 
     BinaryMarket[] public markets;
+    mapping(address market => Kind) public kindOf;
     string[] internal answers;
 
     uint256 public ghost_decisions;
     uint256 public ghost_passes;
     uint256 public ghost_settled;
+    uint256 public ghost_writtenOff;
+    uint256 public ghost_sandwiches;
+    uint256 public ghost_withdrawn;
+    uint256 public ghost_funded;
+    /// @dev Housekeeping calls that reverted although the market was eligible: each leaves a
+    /// slot held, which invariant_noSlotHeldPastGrace then reports.
+    uint256 public ghost_housekeepingFailures;
     mapping(uint8 reason => uint256 count) public ghost_reasons;
 
-    constructor(RiskGate gate_, MarketFactory venue_, TestCollateral token_, address keeper_) {
+    constructor(
+        RiskGate gate_,
+        MarketFactory venue_,
+        TestCollateral token_,
+        address keeper_,
+        address owner_,
+        address honest_,
+        address hostile_,
+        address untrusted_
+    ) {
         gate = gate_;
         venue = venue_;
         token = token_;
         keeper = keeper_;
+        owner = owner_;
+        honestResolver = honest_;
+        hostileResolver = hostile_;
+        untrustedResolver = untrusted_;
+        grace = gate_.bounds().writeOffGrace;
         answers.push("BUY_UP");
         answers.push("BUY_DOWN");
         answers.push("ABSTAIN");
@@ -48,7 +93,7 @@ contract GateHandler is Test {
         answers.push("{\"verdict\":\"BUY_UP\"}");
         answers.push("");
         token.mint(maker, type(uint128).max);
-        _newMarket(0, 0, 0);
+        _newMarket(Kind.Honest, 0, 1, 0); // tick 0.01, lot 100, no minimum, 10 minutes
     }
 
     function marketCount() external view returns (uint256) {
@@ -57,23 +102,22 @@ contract GateHandler is Test {
 
     // --- actions
 
-    function createMarket(uint256 gridSeed, uint256 minSeed, uint256 lifeSeed) external {
-        if (markets.length >= 12) return;
-        _newMarket(gridSeed, minSeed, lifeSeed);
+    function createMarket(uint256 kindSeed, uint256 gridSeed, uint256 minSeed, uint256 lifeSeed)
+        external
+    {
+        if (markets.length >= MAX_MARKETS) return;
+        _newMarket(_kind(kindSeed), gridSeed, minSeed, lifeSeed);
     }
 
     function quote(uint256 marketSeed, bool isBid, uint256 priceSeed, uint256 lotsSeed) external {
         BinaryMarket m = _market(marketSeed);
         if (m.finalized() || block.timestamp >= m.expiry()) return;
         uint256 tick = m.tickSize();
-        uint256 price = bound(priceSeed, 1, (1_000_000 - 1) / tick) * tick;
+        uint256 price = bound(priceSeed, 1, (ONE - 1) / tick) * tick;
         // Bids from below the middle, asks from above, so quotes rarely cross.
-        if (isBid && price > 500_000) price = 1_000_000 - price - (1_000_000 - price) % tick;
-        if (!isBid && price < 500_000) price = 1_000_000 - price - (1_000_000 - price) % tick;
-        uint256 quantity = bound(lotsSeed, 1, 30) * m.lotSize();
-        if (quantity < m.minQuantity()) {
-            quantity = m.minQuantity() - m.minQuantity() % m.lotSize() + m.lotSize();
-        }
+        if (isBid && price > 500_000) price = ONE - price - (ONE - price) % tick;
+        if (!isBid && price < 500_000) price = ONE - price - (ONE - price) % tick;
+        uint256 quantity = _atLeastMinimum(m, bound(lotsSeed, 1, 30) * m.lotSize());
         // Keep the book uncrossed, as the venue requires.
         uint256 opposite = isBid ? m.bestAsk() : m.bestBid();
         if (opposite != 0 && (isBid ? price >= opposite : price <= opposite)) return;
@@ -84,33 +128,54 @@ contract GateHandler is Test {
         vm.stopPrank();
     }
 
-    function submit(uint256 marketSeed, uint256 answerSeed, bytes calldata noise) external {
-        BinaryMarket m = _market(marketSeed);
-        // Half the time a maker quotes both sides first, so that passes (and hence the caps)
-        // are reached often instead of waiting for a lucky sequence of quotes.
-        if ((answerSeed >> 8) % 2 == 0) {
-            this.quote(marketSeed, true, answerSeed >> 16, answerSeed >> 32);
-            this.quote(marketSeed, false, answerSeed >> 48, answerSeed >> 64);
-        }
+    function submit(uint256 marketSeed, uint256 answerSeed, uint256 quoteSeed, bytes calldata noise)
+        external
+    {
+        // Three in four submissions go to a market still open for trading, so passes (and
+        // hence the caps, losses and drawdown) are reached within a run.
+        BinaryMarket m = marketSeed % 4 == 0 ? _market(marketSeed) : _openMarket(marketSeed);
+        // Three times in four a maker quotes both sides inside the band first, so that passes
+        // (and hence the caps, losses and drawdown) are reached often instead of waiting for a
+        // lucky sequence of quotes.
+        if ((answerSeed >> 8) % 4 != 0) _makeBook(m, answerSeed >> 16);
         // Two in three answers are well-formed buys, the rest hostile or random bytes.
         string memory raw = answers[answerSeed % answers.length];
         if (answerSeed % 3 != 0) raw = answerSeed % 2 == 0 ? "BUY_UP" : "BUY_DOWN";
         else if (answerSeed % 7 == 0) raw = string(noise);
+        IRiskGate.Quote memory q = _keeperQuote(m, raw, quoteSeed);
+        // One in four submissions is sandwiched: between the read and the submission someone
+        // lifts the best ask and re-offers higher.
+        if ((quoteSeed >> 8) % 4 == 0) _sandwich(m, quoteSeed >> 16);
         vm.prank(keeper);
-        uint8 reason = gate.submitVerdict(address(m), raw, keccak256(bytes(raw)));
+        uint8 reason = gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), q);
         ghost_decisions += 1;
         ghost_reasons[reason] += 1;
         if (reason == 0) ghost_passes += 1;
     }
 
     function passTime(uint256 secs) external {
-        vm.warp(block.timestamp + bound(secs, 1, 30 minutes));
+        // One warp in eight goes past a whole grace period, so write-offs happen within a run.
+        uint256 step = secs % 8 == 0 ? bound(secs >> 3, grace, 3 days) : bound(secs, 1, 30 minutes);
+        vm.warp(block.timestamp + step);
+        _housekeep();
     }
 
     function resolve(uint256 marketSeed, bool upWins) external {
         BinaryMarket m = _market(marketSeed);
+        if (kindOf[address(m)] != Kind.Honest && kindOf[address(m)] != Kind.Untrusted) return;
         if (m.finalized() || block.timestamp < m.expiry()) return;
-        m.resolve(upWins); // the handler is every market's resolver
+        vm.prank(m.resolver());
+        m.resolve(upWins);
+    }
+
+    /// @notice A trusted resolver turned hostile resolves every market it can against the gate.
+    function resolveAgainstGate(uint256 marketSeed) external {
+        BinaryMarket m = _market(marketSeed);
+        if (kindOf[address(m)] != Kind.Hostile) return;
+        if (m.finalized() || block.timestamp < m.expiry()) return;
+        IRiskGate.Position memory p = gate.positionOf(address(m));
+        vm.prank(hostileResolver);
+        m.resolve(p.upUnits == 0); // UP held: DOWN wins; otherwise UP wins
     }
 
     function redeem(uint256 marketSeed) external {
@@ -119,34 +184,189 @@ contract GateHandler is Test {
         // the time so that positions are closed (and notional released) within one run.
         IRiskGate.Position memory p = gate.positionOf(address(m));
         bool held = p.upUnits != 0 || p.downUnits != 0;
-        if (held && !m.finalized() && marketSeed % 2 == 0) {
+        if (held && !m.finalized() && marketSeed % 2 == 0 && kindOf[address(m)] != Kind.Silent) {
             if (block.timestamp < m.expiry()) vm.warp(m.expiry());
-            m.resolve((marketSeed >> 1) % 2 == 0);
+            Kind kind = kindOf[address(m)];
+            vm.prank(m.resolver());
+            m.resolve(kind == Kind.Hostile ? p.upUnits == 0 : (marketSeed >> 1) % 2 == 0);
+            // The jump may have taken other markets past their grace.
+            _housekeep();
         }
-        if ((p.upUnits == 0 && p.downUnits == 0) || !m.finalized()) return;
+        if (!held || !m.finalized()) return;
+        // _housekeep may have redeemed it already.
+        p = gate.positionOf(address(m));
+        if (p.upUnits == 0 && p.downUnits == 0) return;
         gate.redeem(address(m));
         ghost_settled += 1;
     }
 
+    /// @notice A third party redeems and writes off whatever is eligible.
+    function housekeeping() external {
+        _housekeep();
+    }
+
     function fund(uint256 amount) external {
-        token.mint(address(gate), bound(amount, 0, 2_000));
+        amount = bound(amount, 0, 300);
+        token.mint(address(gate), amount);
+        ghost_funded += amount;
+    }
+
+    function withdraw(uint256 amount) external {
+        uint256 balance = token.balanceOf(address(gate));
+        amount = bound(amount, 0, balance < 500 ? balance : 500);
+        vm.prank(owner);
+        gate.withdrawCollateral(owner, amount);
+        ghost_withdrawn += amount;
     }
 
     // ---
+
+    /// @dev What anyone may do after time passes: redeem positions in final markets, write off
+    /// positions whose market is still open after expiry + grace. A revert is counted, not
+    /// raised, so the time that passed stays and the invariants see the stuck slot.
+    function _housekeep() internal {
+        for (uint256 i; i < markets.length; ++i) {
+            BinaryMarket m = markets[i];
+            IRiskGate.Position memory p = gate.positionOf(address(m));
+            if (p.upUnits == 0 && p.downUnits == 0) continue;
+            if (m.finalized()) {
+                try gate.redeem(address(m)) {
+                    ghost_settled += 1;
+                } catch {
+                    ghost_housekeepingFailures += 1;
+                }
+            } else if (!p.writtenOff && block.timestamp > uint256(m.expiry()) + grace) {
+                try gate.writeOff(address(m)) {
+                    ghost_writtenOff += 1;
+                } catch {
+                    ghost_housekeepingFailures += 1;
+                }
+            }
+        }
+    }
+
+    /// @dev The keeper's quote: mostly honest (50 bps over the side's price in the book as read,
+    /// 60 s to live); sometimes compromised (any price), stale, or arbitrary.
+    function _keeperQuote(BinaryMarket m, string memory raw, uint256 seed)
+        internal
+        view
+        returns (IRiskGate.Quote memory q)
+    {
+        uint256 mode = seed % 6;
+        q.deadline = uint64(block.timestamp) + 60;
+        if (mode == 3) {
+            q.maxPricePaid = type(uint256).max; // compromised: takes any price
+        } else if (mode == 4) {
+            q.maxPricePaid = type(uint256).max;
+            q.deadline = uint64(block.timestamp) - 1; // stale
+        } else if (mode == 5) {
+            q.maxPricePaid = bound(seed >> 3, 0, ONE);
+            q.deadline = uint64(bound(seed >> 24, block.timestamp - 5, block.timestamp + 5));
+        } else {
+            // The side the gate will parse, as the keeper matches it; not a buy: Quote(0, 0).
+            uint8 verdict;
+            try gate.parseVerdict(raw) returns (uint8 v) {
+                verdict = v;
+            } catch {
+                return IRiskGate.Quote(0, 0);
+            }
+            if (verdict == 0) return IRiskGate.Quote(0, 0);
+            uint256 seen = verdict == 1 ? m.bestAsk() : (m.bestBid() == 0 ? 0 : ONE - m.bestBid());
+            q.maxPricePaid = (seen * 10_050 + 9_999) / 10_000;
+        }
+    }
+
+    /// @dev A bid in [0.10, 0.49] and an ask in [0.51, 0.90], each for 100 to 3_000 units (from
+    /// a fifth of an order to several), where they do not cross the book.
+    function _makeBook(BinaryMarket m, uint256 seed) internal {
+        if (m.finalized() || block.timestamp >= m.expiry()) return;
+        uint256 tick = m.tickSize();
+        uint256 lot = m.lotSize();
+        uint256 bid = bound(seed, 10, 49) * 10_000;
+        uint256 ask = bound(seed >> 8, 51, 90) * 10_000;
+        bid -= bid % tick;
+        ask = ask % tick == 0 ? ask : ask - ask % tick + tick;
+        uint256 size = bound(seed >> 16, 100, 3_000);
+        size = _atLeastMinimum(m, size < lot ? lot : size - size % lot);
+        vm.startPrank(maker);
+        token.approve(address(m), type(uint256).max);
+        if (bid != 0 && (m.bestAsk() == 0 || bid < m.bestAsk())) m.placeBid(bid, size);
+        if (ask < ONE && ask > m.bestBid()) m.placeAsk(ask, size);
+        vm.stopPrank();
+    }
+
+    /// @dev Lifts the best ask and re-offers the same size higher (never crossing the bids).
+    function _sandwich(BinaryMarket m, uint256 seed) internal {
+        if (m.finalized() || block.timestamp >= m.expiry()) return;
+        uint256 ask = m.bestAsk();
+        if (ask == 0) return;
+        uint256 tick = m.tickSize();
+        // A level partly taken can be below the venue minimum; the IOC may ask for more.
+        uint256 size = _atLeastMinimum(m, m.getBookLevels(false, 1)[0].quantity);
+        uint256 reoffer = ask + bound(seed, 1, 20) * tick;
+        if (reoffer >= ONE) reoffer = ONE - tick;
+        vm.startPrank(maker);
+        token.approve(address(m), type(uint256).max);
+        m.buyUp(ask, size);
+        if (reoffer > m.bestBid()) m.placeAsk(reoffer, size);
+        vm.stopPrank();
+        ghost_sandwiches += 1;
+    }
+
+    /// @dev `quantity` (on the lot grid), raised to the first lot multiple at or above the
+    /// venue minimum when below it.
+    function _atLeastMinimum(BinaryMarket m, uint256 quantity) internal view returns (uint256) {
+        uint256 minimum = m.minQuantity();
+        if (quantity >= minimum) return quantity;
+        uint256 lot = m.lotSize();
+        return minimum % lot == 0 ? minimum : minimum - minimum % lot + lot;
+    }
 
     function _market(uint256 seed) internal view returns (BinaryMarket) {
         return markets[seed % markets.length];
     }
 
-    function _newMarket(uint256 gridSeed, uint256 minSeed, uint256 lifeSeed) internal {
-        // Grids where tick * lot is a multiple of 1e6: (0.01, 100), (0.001, 1_000), (0.05, 20).
-        uint256 g = gridSeed % 3;
-        uint256 tick = g == 0 ? 10_000 : g == 1 ? 1_000 : 50_000;
-        uint256 lot = g == 0 ? 100 : g == 1 ? 1_000 : 20;
-        uint256 minQuantity = bound(minSeed, 0, 3) * 400; // 0, 400, 800 or 1_200 (above maxSize)
-        uint64 expiry = uint64(block.timestamp + bound(lifeSeed, 10 minutes, 2 days));
-        markets.push(
-            BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, address(this)))
-        );
+    /// @dev The first market from `seed` on that still trades with the headroom the gate asks
+    /// for; a new one when none does (and there is room), else the market at `seed`.
+    function _openMarket(uint256 seed) internal returns (BinaryMarket) {
+        uint256 n = markets.length;
+        for (uint256 i; i < n; ++i) {
+            BinaryMarket m = markets[(seed % n + i) % n];
+            if (!m.finalized() && block.timestamp + 300 <= m.expiry()) return m;
+        }
+        if (n < MAX_MARKETS) {
+            _newMarket(_kind(seed), seed >> 3, seed >> 5, seed >> 9);
+            return markets[n];
+        }
+        return _market(seed);
+    }
+
+    /// @dev Three in eight markets honest, two hostile, one silent, two untrusted.
+    function _kind(uint256 seed) internal pure returns (Kind) {
+        uint256 k = seed % 8;
+        if (k < 3) return Kind.Honest;
+        if (k < 5) return Kind.Hostile;
+        if (k < 6) return Kind.Silent;
+        return Kind.Untrusted;
+    }
+
+    function _newMarket(Kind kind, uint256 gridSeed, uint256 minSeed, uint256 lifeSeed) internal {
+        // Grids where tick * lot is a multiple of 1e6: (0.01, 100), (0.002, 500), (0.05, 20); one
+        // market in eight on (0.001, 1_000), whose lot is above maxSize (rule 6).
+        uint256 g = gridSeed % 8;
+        uint256 tick = g == 7 ? 1_000 : g % 3 == 0 ? 10_000 : g % 3 == 1 ? 2_000 : 50_000;
+        uint256 lot = ONE / tick;
+        // 0, 200 or 400 mostly; one market in eight asks 600, above maxSize (rule 7).
+        uint256 minQuantity = minSeed % 8 == 0 ? 600 : bound(minSeed >> 3, 0, 2) * 200;
+        // Up to 3 days out, beyond the 2-day horizon sometimes.
+        uint64 expiry = uint64(block.timestamp + bound(lifeSeed, 10 minutes, 3 days));
+        address resolver = kind == Kind.Honest
+            ? honestResolver
+            : kind == Kind.Untrusted ? untrustedResolver : hostileResolver;
+        // Silent markets share the hostile resolver's address: it simply never acts on them.
+        BinaryMarket m = BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, resolver));
+        kindOf[address(m)] = kind;
+        markets.push(m);
     }
 }
+// forge-lint: disable-end(block-timestamp)
