@@ -8,6 +8,20 @@ import {RiskGate} from "../contracts/src/RiskGate.sol";
 import {MarketFactory} from "../contracts/src/venue/MarketFactory.sol";
 import {TestCollateral} from "../contracts/src/venue/TestCollateral.sol";
 
+/// @dev forge cheatcodes that the shared `Vm` interface does not list: the array forms of
+/// `envOr` and `serializeAddress` (signatures as forge defines them).
+interface VmEnvArrays {
+    function envOr(string calldata name, string calldata delim, address[] calldata defaultValue)
+        external
+        view
+        returns (address[] memory value);
+    function serializeAddress(
+        string calldata objectKey,
+        string calldata valueKey,
+        address[] calldata values
+    ) external returns (string memory json);
+}
+
 /// @title Deploy
 /// @notice Deploys the collateral, the market factory and the gate, reusing what already exists.
 /// Everything comes from the environment; no secret is ever a flag or a file:
@@ -16,7 +30,10 @@ import {TestCollateral} from "../contracts/src/venue/TestCollateral.sol";
 /// - `COLLATERAL`, `MARKET_FACTORY`: existing addresses to reuse (a factory alone implies its
 ///   collateral); unset means deploy a fresh TestCollateral / MarketFactory;
 /// - `KEEPER_ADDRESS`: the gate's keeper, default the broadcaster;
-/// - the bounds `GATE_*`, defaults below, in 6-decimal collateral units and 1e6 price units.
+/// - the bounds `GATE_*`, defaults below, in 6-decimal collateral units and 1e6 price units;
+/// - `GATE_TRUSTED_RESOLVERS`: comma-separated resolver addresses the gate will trade under,
+///   default the broadcaster alone. Sorted ascending here (the gate requires it); a zero
+///   address or a duplicate is refused before anything is deployed.
 /// Writes `deployments/<chainId>.json` and logs the bounds read back from the deployed gate.
 contract Deploy is Script {
     /// @dev 0.05: refuse to buy a token the book prices as near-impossible.
@@ -31,10 +48,32 @@ contract Deploy is Script {
     uint256 internal constant DEFAULT_MAX_CONCURRENT = 3;
     /// @dev 250 tUSD at risk across all open positions.
     uint256 internal constant DEFAULT_MAX_NOTIONAL = 250e6;
+    /// @dev 7 days: no market expiring later is traded (no slot locked for longer).
+    uint256 internal constant DEFAULT_MAX_HORIZON = 604_800;
+    /// @dev 500 tUSD below the high-water mark at most, whatever the markets or the keeper do.
+    uint256 internal constant DEFAULT_MAX_DRAWDOWN = 500e6;
+    /// @dev 1 day after expiry an unresolved position may be written off (the floor is 1 hour).
+    uint256 internal constant DEFAULT_WRITE_OFF_GRACE = 86_400;
+    /// @dev 25 %: a fill below a quarter of the order is undone.
+    uint256 internal constant DEFAULT_MIN_FILL_BPS = 2_500;
+    /// @dev The gate's own limit on trusted resolvers (RiskGate.MAX_TRUSTED_RESOLVERS).
+    uint256 internal constant MAX_TRUSTED_RESOLVERS = 8;
+
+    uint256 private constant U8 = type(uint8).max;
+    uint256 private constant U16 = type(uint16).max;
+    uint256 private constant U32 = type(uint32).max;
 
     error NoCodeAt(string name, address account);
     error FactoryCollateralMismatch(address factory, address factoryCollateral, address given);
     error EnvValueTooLarge(string name, uint256 value, uint256 max);
+    /// @notice GATE_TRUSTED_RESOLVERS named no address: the gate would trade nowhere.
+    error NoTrustedResolvers();
+    /// @notice GATE_TRUSTED_RESOLVERS names more resolvers than the gate can hold.
+    error TooManyTrustedResolvers(uint256 count, uint256 max);
+    /// @notice GATE_TRUSTED_RESOLVERS has the zero address at `position` (0-based, as given).
+    error TrustedResolverZero(uint256 position);
+    /// @notice GATE_TRUSTED_RESOLVERS names `resolver` twice: a typo for another address?
+    error TrustedResolverDuplicate(address resolver);
 
     /// @notice What was deployed or reused; also returned for tests.
     struct Deployment {
@@ -50,14 +89,12 @@ contract Deploy is Script {
     function run() external returns (Deployment memory d) {
         IRiskGate.Params memory bounds = readBounds();
         uint256 key = vm.envOr("DEPLOYER_PRIVATE_KEY", uint256(0));
-        if (key != 0) {
-            d.deployer = vm.addr(key);
-            vm.startBroadcast(key);
-        } else {
-            // forge's own signer options (--account, --ledger, ...) with --sender.
-            d.deployer = msg.sender;
-            vm.startBroadcast();
-        }
+        // forge's own signer options (--account, --ledger, ...) with --sender otherwise.
+        d.deployer = key != 0 ? vm.addr(key) : msg.sender;
+        // Checked before the first transaction, so a bad list deploys nothing.
+        address[] memory resolvers = readTrustedResolvers(d.deployer);
+        if (key != 0) vm.startBroadcast(key);
+        else vm.startBroadcast();
         d.keeper = vm.envOr("KEEPER_ADDRESS", d.deployer);
 
         d.collateral = vm.envOr("COLLATERAL", address(0));
@@ -81,7 +118,7 @@ contract Deploy is Script {
             d.marketFactory = address(new MarketFactory(d.collateral));
             d.deployedFactory = true;
         }
-        d.gate = address(new RiskGate(bounds, d.collateral, d.marketFactory, d.keeper));
+        d.gate = address(new RiskGate(bounds, resolvers, d.collateral, d.marketFactory, d.keeper));
         vm.stopBroadcast();
 
         _report(d);
@@ -93,23 +130,63 @@ contract Deploy is Script {
         bounds.minPrice = vm.envOr("GATE_MIN_PRICE", DEFAULT_MIN_PRICE);
         bounds.maxPrice = vm.envOr("GATE_MAX_PRICE", DEFAULT_MAX_PRICE);
         bounds.maxSize = vm.envOr("GATE_MAX_SIZE", DEFAULT_MAX_SIZE);
-        uint256 headroom = vm.envOr("GATE_MIN_HEADROOM", DEFAULT_MIN_HEADROOM);
-        if (headroom > type(uint32).max) {
-            revert EnvValueTooLarge("GATE_MIN_HEADROOM", headroom, type(uint32).max);
-        }
-        uint256 concurrent = vm.envOr("GATE_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT);
-        if (concurrent > type(uint8).max) {
-            revert EnvValueTooLarge("GATE_MAX_CONCURRENT", concurrent, type(uint8).max);
-        }
-        // casting is safe because both values were range-checked just above.
-        // forge-lint: disable-next-line(unsafe-typecast)
-        bounds.minHeadroom = uint32(headroom);
-        // forge-lint: disable-next-line(unsafe-typecast)
-        bounds.maxConcurrent = uint8(concurrent);
         bounds.maxNotional = vm.envOr("GATE_MAX_NOTIONAL", DEFAULT_MAX_NOTIONAL);
+        bounds.maxDrawdown = vm.envOr("GATE_MAX_DRAWDOWN", DEFAULT_MAX_DRAWDOWN);
+        // The casts below are safe: _envUpTo range-checked each value against its type.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        bounds.minHeadroom = uint32(_envUpTo("GATE_MIN_HEADROOM", DEFAULT_MIN_HEADROOM, U32));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        bounds.maxConcurrent = uint8(_envUpTo("GATE_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT, U8));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        bounds.maxHorizon = uint32(_envUpTo("GATE_MAX_HORIZON", DEFAULT_MAX_HORIZON, U32));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        bounds.writeOffGrace =
+            uint32(_envUpTo("GATE_WRITE_OFF_GRACE", DEFAULT_WRITE_OFF_GRACE, U32));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        bounds.minFillBps = uint16(_envUpTo("GATE_MIN_FILL_BPS", DEFAULT_MIN_FILL_BPS, U16));
+    }
+
+    /// @notice `GATE_TRUSTED_RESOLVERS` (comma-separated), default `[fallback]`, sorted
+    /// ascending as the gate requires. Reverts naming the problem when the list is empty, too
+    /// long, or holds the zero address or a duplicate (both would otherwise surface only as the
+    /// gate's less specific constructor errors, after the collateral and factory were deployed).
+    function readTrustedResolvers(address fallback_) public view returns (address[] memory list) {
+        address[] memory byDefault = new address[](1);
+        byDefault[0] = fallback_;
+        list = VmEnvArrays(address(vm)).envOr("GATE_TRUSTED_RESOLVERS", ",", byDefault);
+        if (list.length == 0) revert NoTrustedResolvers();
+        if (list.length > MAX_TRUSTED_RESOLVERS) {
+            revert TooManyTrustedResolvers(list.length, MAX_TRUSTED_RESOLVERS);
+        }
+        for (uint256 i; i < list.length; ++i) {
+            if (list[i] == address(0)) revert TrustedResolverZero(i);
+        }
+        // Insertion sort: at most 8 entries.
+        for (uint256 i = 1; i < list.length; ++i) {
+            address current = list[i];
+            uint256 j = i;
+            while (j > 0 && list[j - 1] > current) {
+                list[j] = list[j - 1];
+                --j;
+            }
+            list[j] = current;
+        }
+        for (uint256 i = 1; i < list.length; ++i) {
+            if (list[i] == list[i - 1]) revert TrustedResolverDuplicate(list[i]);
+        }
     }
 
     // ---
+
+    /// @dev An unsigned `GATE_*` value that must fit a narrower field.
+    function _envUpTo(string memory name, uint256 byDefault, uint256 max)
+        private
+        view
+        returns (uint256 value)
+    {
+        value = vm.envOr(name, byDefault);
+        if (value > max) revert EnvValueTooLarge(name, value, max);
+    }
 
     function _requireCode(string memory name, address account) private view {
         if (account.code.length == 0) revert NoCodeAt(name, account);
@@ -134,6 +211,14 @@ contract Deploy is Script {
         console.log("bounds.minHeadroom", uint256(onChain.minHeadroom));
         console.log("bounds.maxConcurrent", uint256(onChain.maxConcurrent));
         console.log("bounds.maxNotional", onChain.maxNotional);
+        console.log("bounds.maxHorizon", uint256(onChain.maxHorizon));
+        console.log("bounds.maxDrawdown", onChain.maxDrawdown);
+        console.log("bounds.writeOffGrace", uint256(onChain.writeOffGrace));
+        console.log("bounds.minFillBps", uint256(onChain.minFillBps));
+        address[] memory resolvers = gate.trustedResolvers();
+        for (uint256 i; i < resolvers.length; ++i) {
+            console.log(string.concat("trustedResolver[", vm.toString(i), "]"), resolvers[i]);
+        }
         console.log("paramsHash", vm.toString(hash));
 
         string memory obj = "deployment";
@@ -143,6 +228,7 @@ contract Deploy is Script {
         vm.serializeAddress(obj, "keeper", d.keeper);
         vm.serializeAddress(obj, "deployer", d.deployer);
         vm.serializeBytes32(obj, "paramsHash", hash);
+        VmEnvArrays(address(vm)).serializeAddress(obj, "trustedResolvers", resolvers);
         string memory json = vm.serializeAddress(obj, "gate", d.gate);
         vm.createDir("deployments", true);
         vm.writeJson(json, string.concat("deployments/", vm.toString(block.chainid), ".json"));

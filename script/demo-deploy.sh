@@ -6,7 +6,8 @@
 # The signer is anvil's own dev account 0, whose key anvil publishes (it is public and worthless
 # outside this local chain). It is read from anvil's --config-out file and handed to forge in
 # the environment (DEPLOYER_PRIVATE_KEY), never as a flag, so it shows up in no process list.
-# GATE_* / KEEPER_ADDRESS from the caller's environment pass through to the deploy script.
+# GATE_* (the bounds and GATE_TRUSTED_RESOLVERS) / KEEPER_ADDRESS from the caller's environment
+# pass through to the deploy script.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,14 +54,18 @@ code="$("$CAST" code "$gate" --rpc-url "$rpc")"
 [[ "$code" != "0x" ]] || die "no code at the gate address $gate"
 
 bounds="$("$CAST" call "$gate" \
-  "bounds()((uint256,uint256,uint256,uint32,uint8,uint256))" --rpc-url "$rpc")" \
-  || die "cast call bounds() on $gate failed"
+  "bounds()((uint256,uint256,uint256,uint32,uint8,uint256,uint32,uint256,uint32,uint16))" \
+  --rpc-url "$rpc")" || die "cast call bounds() on $gate failed"
+resolvers="$("$CAST" call "$gate" "trustedResolvers()(address[])" --rpc-url "$rpc")" \
+  || die "cast call trustedResolvers() on $gate failed"
 params_hash="$("$CAST" call "$gate" "paramsHash()(bytes32)" --rpc-url "$rpc")" \
   || die "cast call paramsHash() on $gate failed"
 
 echo
 echo "gate:        $gate"
-echo "bounds:      (minPrice, maxPrice, maxSize, minHeadroom, maxConcurrent, maxNotional)"
+echo "bounds:      (minPrice, maxPrice, maxSize, minHeadroom, maxConcurrent, maxNotional,"
+echo "              maxHorizon, maxDrawdown, writeOffGrace, minFillBps)"
 echo "             $bounds"
+echo "resolvers:   $resolvers"
 echo "paramsHash:  $params_hash"
 echo "(read back from chain $chain_id at $rpc; anvil stops now)"
