@@ -35,6 +35,8 @@ contract RiskGateGasTest is GateVenueBase {
         uint256 used = vm.lastCallGas().gasTotalUsed;
         int256 refunded = vm.lastCallGas().gasRefunded;
         uint256 standard = 21_000 + 4 * zeros + 16 * others + used;
+        // casting to 'uint256' is safe because only a positive refund is cast.
+        // forge-lint: disable-next-line(unsafe-typecast)
         uint256 refund = refunded > 0 ? uint256(refunded) : 0;
         if (refund > standard / 5) refund = standard / 5;
         standard -= refund;

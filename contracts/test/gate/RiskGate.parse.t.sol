@@ -55,7 +55,7 @@ contract RiskGateParseTest is GateTestBase {
 
     function test_parseVerdict_acceptsExactly64Bytes() public view {
         // 58 spaces + "BUY_UP" = 64 bytes: at the limit, still parsed.
-        bytes memory raw = bytes.concat(_repeat(" ", 58), "BUY_UP");
+        bytes memory raw = bytes.concat(repeatByte(" ", 58), "BUY_UP");
         assertEq(raw.length, 64);
         assertEq(uint256(gate.parseVerdict(string(raw))), uint256(BUY_UP));
     }
@@ -64,13 +64,13 @@ contract RiskGateParseTest is GateTestBase {
 
     function test_parseVerdict_revertsWhen65Bytes() public {
         // 59 spaces + "BUY_UP" = 65 bytes: one over the limit, refused before trimming.
-        bytes memory raw = bytes.concat(_repeat(" ", 59), "BUY_UP");
+        bytes memory raw = bytes.concat(repeatByte(" ", 59), "BUY_UP");
         vm.expectRevert(unknownVerdict(raw));
         gate.parseVerdict(string(raw));
     }
 
     function test_parseVerdict_revertsCheaplyWhen100KB() public {
-        bytes memory huge = bytes.concat("BUY_UP", _repeat("A", 100_000));
+        bytes memory huge = bytes.concat("BUY_UP", repeatByte("A", 100_000));
         bytes memory hugeCall = abi.encodeCall(gate.parseVerdict, (string(huge)));
         // The gate gets 5_000 gas for its own execution. Copying 100 KB into memory would need
         // 3_125 words * 3 (copy) + 3_125^2/512 + 3 * 3_125 (expansion) = 37_823 gas, so a copying
@@ -166,13 +166,6 @@ contract RiskGateParseTest is GateTestBase {
         out = new bytes(n);
         for (uint256 i; i < n; ++i) {
             out[i] = trims[uint256(keccak256(abi.encode(seed, i))) % 6];
-        }
-    }
-
-    function _repeat(bytes1 c, uint256 n) internal pure returns (bytes memory out) {
-        out = new bytes(n);
-        for (uint256 i; i < n; ++i) {
-            out[i] = c;
         }
     }
 }
