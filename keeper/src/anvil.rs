@@ -165,8 +165,9 @@ fn read_dev_keys(path: &Path) -> Result<DevKeys> {
         .iter()
         .filter_map(|k| k.as_str().map(str::to_owned))
         .collect::<Vec<_>>();
-    if keys.len() < 2 {
-        return Err(AnvilError::DevKeys(format!("{} keys, need 2", keys.len())));
+    // The worlds use four roles: keeper, maker and two adversaries.
+    if keys.len() < 4 {
+        return Err(AnvilError::DevKeys(format!("{} keys, need 4", keys.len())));
     }
     Ok(DevKeys(keys))
 }

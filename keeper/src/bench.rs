@@ -3,10 +3,11 @@
 //! many markets, and the gate's gas figures from real receipts. Writes results/bench/keeper.md.
 
 use crate::{
-    bindings::IRiskGate,
+    bindings::IRiskGate::{self, Quote},
     chain::short,
     cli::BenchArgs,
     compile, executor,
+    quote::QuotePolicy,
     strategy::Provider,
     world::{confirm, World, WorldError},
 };
@@ -40,14 +41,37 @@ fn step(step: &str) -> impl Fn(String) -> BenchError + '_ {
     move |reason| BenchError::Step { step: step.to_string(), reason }
 }
 
-/// The demo's bounds with the position caps opened wide, so that the throughput run measures
-/// the keeper, not the gate's limits.
+/// The demo's bounds with the position caps and the drawdown bound opened wide, so that the
+/// throughput run measures the keeper, not the gate's limits.
 fn bench_params() -> IRiskGate::Params {
     IRiskGate::Params {
         maxConcurrent: 255,
         maxNotional: U256::from(1_000_000_000_000u64),
+        maxDrawdown: U256::from(1_000_000_000_000u64),
         ..crate::demo::demo_params()
     }
+}
+
+/// The quote the keeper would send for `raw` against a book with this best bid and ask, read at
+/// chain time `now` (default slippage and TTL).
+fn keeper_quote(raw: &str, bid: u64, ask: u64, now: u64) -> Quote {
+    let state = crate::collectors::MarketState {
+        info: crate::collectors::MarketInfo {
+            address: Address::ZERO,
+            index: U256::ZERO,
+            tick_size: U256::ZERO,
+            lot_size: U256::ZERO,
+            min_quantity: U256::ZERO,
+            expiry: 0,
+            resolver: Address::ZERO,
+        },
+        best_bid: U256::from(bid),
+        best_ask: U256::from(ask),
+        finalized: false,
+        bids: vec![],
+        asks: vec![],
+    };
+    QuotePolicy::default().quote(raw, &state, now)
 }
 
 /// Markets whose book (bid 0.48 / ask 0.52) makes the builtin model abstain, so the keeper's
@@ -99,6 +123,7 @@ async fn throughput(w: &World, n: usize, tmp: &Path) -> Result<Throughput> {
             market: *m,
             raw: "ABSTAIN".to_string(),
             promptHash: B256::ZERO,
+            quote: Quote { maxPricePaid: U256::ZERO, deadline: 0 },
         }
         .abi_encode();
         let tx = TransactionRequest::default()
@@ -171,17 +196,22 @@ async fn peak_rss(w: &World, n: usize, root: &Path, tmp: &Path) -> Result<(u64, 
 
 struct Gas {
     abstain: u64,
+    /// The gate's first BUY decision ever: it also stores the high-water mark from zero.
+    band_first: u64,
     band: u64,
     pass_one_level: u64,
+    refuse_64: u64,
+    refuse_100k: u64,
     evaluate_exec: u64,
     evaluate_estimate: u64,
     evaluate_intrinsic: u64,
 }
 
-async fn submit_gas(w: &World, market: Address, raw: &str) -> Result<(u64, u8)> {
+/// Sends one submitVerdict and returns its gasUsed and the reason it published.
+async fn submit_gas(w: &World, market: Address, raw: &str, quote: Quote) -> Result<(u64, u8)> {
     let g = IRiskGate::new(w.deployment.gate, &w.keeper);
     let tx = g
-        .submitVerdict(market, raw.to_string(), B256::ZERO)
+        .submitVerdict(market, raw.to_string(), B256::ZERO, quote)
         .gas(executor::submit_gas_limit(raw))
         .send()
         .await
@@ -207,22 +237,33 @@ fn calldata_gas(data: &[u8]) -> u64 {
 
 async fn gas(w: &World) -> Result<Gas> {
     let t = w.chain_time().await?;
-    let expiry = t + 86_400;
+    let expiry = t + 86_400 / 2;
     w.mint(w.deployment.gate, U256::from(1_000_000_000u64)).await?;
     let m_abstain = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_abstain, 400_000, 20_000_000).await?;
+    let m_first = w.create_market(10_000, 100, 0, expiry).await?;
+    w.ask(m_first, 970_000, 20_000_000).await?;
     let m_band = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_band, 970_000, 20_000_000).await?;
     let m_pass = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_pass, 400_000, 20_000_000).await?;
-    let (abstain, r1) = submit_gas(w, m_abstain, "ABSTAIN").await?;
-    let (band, r5) = submit_gas(w, m_band, "BUY_UP").await?;
-    let (pass_one_level, r0) = submit_gas(w, m_pass, "BUY_UP").await?;
-    if (r1, r5, r0) != (1, 5, 0) {
-        return Err(step("gas")(format!("unexpected reasons {r1}/{r5}/{r0} (want 1/5/0)")));
+    let none = Quote { maxPricePaid: U256::ZERO, deadline: 0 };
+    let now = w.chain_time().await?;
+    let (abstain, r1) = submit_gas(w, m_abstain, "ABSTAIN", none.clone()).await?;
+    let band_quote = keeper_quote("BUY_UP", 0, 970_000, now);
+    let (band_first, r5a) = submit_gas(w, m_first, "BUY_UP", band_quote.clone()).await?;
+    let (band, r5) = submit_gas(w, m_band, "BUY_UP", band_quote).await?;
+    let pass_quote = keeper_quote("BUY_UP", 0, 400_000, now);
+    let (pass_one_level, r0) = submit_gas(w, m_pass, "BUY_UP", pass_quote).await?;
+    // Unparseable answers of 64 bytes and of 100 KB (102,400 bytes): both reason 11.
+    let (refuse_64, r11a) = submit_gas(w, m_abstain, &"x".repeat(64), none.clone()).await?;
+    let (refuse_100k, r11b) = submit_gas(w, m_abstain, &"x".repeat(102_400), none).await?;
+    let reasons = [r1, r5a, r5, r0, r11a, r11b];
+    if reasons != [1, 5, 5, 0, 11, 11] {
+        return Err(step("gas")(format!("unexpected reasons {reasons:?} (want 1,5,5,0,11,11)")));
     }
     // evaluate on a passing BUY_UP book: the snapshot the gate itself would read now, from a
-    // fresh market with one resting ask at 0.40.
+    // fresh market with one resting ask at 0.40, and the keeper's quote for it.
     let m_eval = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_eval, 400_000, 20_000_000).await?;
     let g = IRiskGate::new(w.deployment.gate, &w.keeper);
@@ -231,18 +272,16 @@ async fn gas(w: &World) -> Result<Gas> {
         .call()
         .await
         .map_err(|e| step("snapshotOf")(executor::describe(&e)))?;
-    let (reason, ..) = {
-        let r = g
-            .evaluate(snapshot.clone(), 1)
-            .call()
-            .await
-            .map_err(|e| step("evaluate")(executor::describe(&e)))?;
-        (r.reason, r.failedMask)
-    };
-    if reason != 0 {
-        return Err(step("evaluate")(format!("book does not pass (reason {reason})")));
+    let quote = keeper_quote("BUY_UP", 0, 400_000, snapshot.nowSec);
+    let r = g
+        .evaluate(snapshot.clone(), quote.clone(), 1)
+        .call()
+        .await
+        .map_err(|e| step("evaluate")(executor::describe(&e)))?;
+    if r.reason != 0 {
+        return Err(step("evaluate")(format!("book does not pass (reason {})", r.reason)));
     }
-    let data = IRiskGate::evaluateCall { s: snapshot, verdict: 1 }.abi_encode();
+    let data = IRiskGate::evaluateCall { s: snapshot, q: quote, verdict: 1 }.abi_encode();
     let req = TransactionRequest::default()
         .with_from(w.keeper_addr)
         .with_to(w.deployment.gate)
@@ -273,7 +312,17 @@ async fn gas(w: &World) -> Result<Gas> {
     let last_cost =
         logs.last().and_then(|l| l.get("gasCost")).and_then(|g| g.as_u64()).unwrap_or(0);
     let evaluate_exec = first.saturating_sub(last_gas.saturating_sub(last_cost));
-    Ok(Gas { abstain, band, pass_one_level, evaluate_exec, evaluate_estimate, evaluate_intrinsic })
+    Ok(Gas {
+        abstain,
+        band_first,
+        band,
+        pass_one_level,
+        refuse_64,
+        refuse_100k,
+        evaluate_exec,
+        evaluate_estimate,
+        evaluate_intrinsic,
+    })
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -289,22 +338,24 @@ pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
     let tmp = tempfile::tempdir().map_err(|e| step("tempdir")(e.to_string()))?;
     let artifacts = compile::compile(root)?;
 
+    // The figures read only the latest state; anvil need not keep older ones.
+    let prune = ["--prune-history".to_string()];
     eprintln!("bench: gas figures from receipts");
-    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &[]).await?;
+    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
     let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
     let gas = gas(&w).await;
     w.stop().await;
     let gas = gas?;
 
     eprintln!("bench: throughput, {} markets", args.markets);
-    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &[]).await?;
+    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
     let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
     let tp = throughput(&w, args.markets, &tmp.path().join("tp")).await;
     w.stop().await;
     let tp = tp?;
 
     eprintln!("bench: peak RSS of `keeper run --once`, {} markets", args.rss_markets);
-    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &[]).await?;
+    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
     let w = World::deploy_on(anvil, artifacts, &bench_params()).await?;
     let rss = peak_rss(&w, args.rss_markets, root, &tmp.path().join("rss")).await;
     w.stop().await;
@@ -333,14 +384,21 @@ pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
         gas.abstain,
         verdict(gas.abstain <= 40_000)
     );
-    let _ = writeln!(md, "| submitVerdict, rejection that reads the book (ask 0.97 outside the band, reason 5) | {} | 70,000 | {} |", gas.band, verdict(gas.band <= 70_000));
-    let _ = writeln!(md, "| submitVerdict, PASS filling against one resting level (first fill in a fresh market) | {} | 250,000 | {} |", gas.pass_one_level, verdict(gas.pass_one_level <= 250_000));
+    let _ = writeln!(md, "| submitVerdict, refusal that reads the book (ask 0.97 outside the band, reason 5) | {} | 75,000 | {} |", gas.band, verdict(gas.band <= 75_000));
+    let _ = writeln!(md, "| submitVerdict, PASS filling against one resting level (first fill in a fresh market) | {} | 260,000 | {} |", gas.pass_one_level, verdict(gas.pass_one_level <= 260_000));
     let _ = writeln!(
         md,
-        "| evaluate on a passing BUY_UP book, the gate's own frame | {} | 5,000 | {} |",
+        "| evaluate on a passing BUY_UP book with the keeper's quote, the gate's own frame | {} | 6,000 | {} |",
         gas.evaluate_exec,
-        verdict(gas.evaluate_exec <= 5_000)
+        verdict(gas.evaluate_exec <= 6_000)
     );
+    let _ = writeln!(
+        md,
+        "| submitVerdict, unparseable 64-byte answer (reason 11) | {} | | |",
+        gas.refuse_64
+    );
+    let _ = writeln!(md, "| submitVerdict, unparseable 100 KB answer (102,400 bytes, reason 11) | {} | | {} more than 64 bytes |", gas.refuse_100k, gas.refuse_100k.saturating_sub(gas.refuse_64));
+    let _ = writeln!(md, "\nThe refusal and the PASS are measured on a gate whose high-water mark is already set, as it is after its first BUY decision; that first decision of a gate's life also stores H from zero (and logs `HighWaterMark`): the same refusal then cost {} gas. The 100 KB answer is refused without being copied or logged (the `Decision` log carries its first 64 bytes, its length and its keccak256); what it costs beyond the 64-byte one is its calldata (a transaction this calldata-heavy pays EIP-7623's floor, 40 gas per non-zero byte: 102,400 × 40 = 4,096,000 gas) and hashing it.", gas.band_first);
     let _ = writeln!(md, "\nHow `evaluate` is measured: `debug_traceCall` of `evaluate(snapshotOf(market), BUY_UP)` with struct logs; the figure is the gas at the first opcode minus the gas left after the last one, i.e. exactly what the gate's frame spends when called. A calling contract adds its own CALL overhead (100 gas warm, 2,600 cold) and ABI encoding. For reference, `eth_estimateGas` of the same call gave {} gas, of which {} is intrinsic (21,000 + calldata at 4/16 gas per zero/non-zero byte), leaving {} (EIP-7623's calldata floor can raise a small call's estimate, so the trace figure is the one compared).", gas.evaluate_estimate, gas.evaluate_intrinsic, gas.evaluate_estimate.saturating_sub(gas.evaluate_intrinsic));
     let out = root.join(&args.out);
     crate::recorder::write_atomic(&out, md.as_bytes()).map_err(|e| step("write")(e.to_string()))?;

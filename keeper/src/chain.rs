@@ -1,7 +1,10 @@
 //! Chain access: providers, the keeper's signer, and the checks that turn a wrong endpoint, a
 //! wrong chain or a wrong address into a one-line error that says how to fix it.
 
-use crate::{bindings::IRiskGate, cli::ChainConfig};
+use crate::{
+    bindings::{IRiskGate, REASON_COUNT, REASON_LABELS},
+    cli::ChainConfig,
+};
 use alloy::{
     network::EthereumWallet,
     primitives::{Address, B256},
@@ -103,8 +106,9 @@ pub async fn connect_checked(cfg: &ChainConfig) -> Result<(DynProvider, u64)> {
     Ok((provider, chain_id))
 }
 
-/// Checks that `gate` has code and answers like a RiskGate (a label for code 11 and a bounds
-/// hash), so a wrong address fails before anything is sent.
+/// Checks that `gate` has code and answers like a v2 RiskGate (the label of the last reason code
+/// as issue 7 fixes it, and a bounds hash), so a wrong address, or a v1 gate whose ABI differs,
+/// fails before anything is sent.
 pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) -> Result<B256> {
     let code =
         provider.get_code_at(gate).await.map_err(|e| ChainError::Rpc(short(&e.to_string())))?;
@@ -112,13 +116,16 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
         return Err(ChainError::NoCode { addr: gate, chain_id });
     }
     let contract = IRiskGate::new(gate, provider);
-    let not_gate = |e: alloy::contract::Error| ChainError::NotAGate {
-        addr: gate,
-        chain_id,
-        reason: short(&e.to_string()),
-    };
-    contract.reasonLabel(11).call().await.map_err(not_gate)?;
-    contract.paramsHash().call().await.map_err(not_gate)
+    let not_gate = |reason: String| ChainError::NotAGate { addr: gate, chain_id, reason };
+    let last = REASON_COUNT - 1;
+    let expected = REASON_LABELS[last as usize];
+    let label = contract.reasonLabel(last).call().await.map_err(|e| {
+        not_gate(format!("no label for reason {last}, a pre-v2 gate? {}", short(&e.to_string())))
+    })?;
+    if label != expected {
+        return Err(not_gate(format!("reasonLabel({last}) is {label:?}, not {expected:?}")));
+    }
+    contract.paramsHash().call().await.map_err(|e| not_gate(short(&e.to_string())))
 }
 
 /// Error text trimmed to one readable line.

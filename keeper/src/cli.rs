@@ -2,6 +2,7 @@
 //! with environment fallbacks; secrets (the keeper key, the inference API key) only ever come
 //! from the environment or an encrypted keystore, never from a flag or a file in the repo.
 
+use crate::quote::QuotePolicy;
 use alloy::primitives::Address;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::{path::PathBuf, time::Duration};
@@ -25,6 +26,18 @@ pub enum ConfigError {
     ReadFile { path: PathBuf, source: std::io::Error },
     #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
     ZeroReask,
+    #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
+    ZeroTrustedResolver,
+    #[error(
+        "{count} distinct --trusted-resolver addresses, but a gate holds at most {max}: drop some"
+    )]
+    TooManyTrustedResolvers { count: usize, max: usize },
+    #[error("--slippage-bps {0} is above 10000 (100 %): the quote would not bound anything; use e.g. 50")]
+    SlippageTooLarge(u32),
+    #[error(
+        "--verdict-ttl-secs must be > 0 (chain seconds an answer stays executable after the read)"
+    )]
+    ZeroVerdictTtl,
 }
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
@@ -90,11 +103,49 @@ pub struct DeployArgs {
     /// Keeper address allowed to submit verdicts (default: the deployer).
     #[arg(long)]
     pub keeper: Option<Address>,
+    /// A market resolver the gate trusts (repeatable, at most 8; default: the deployer). Only
+    /// markets naming one of these as `resolver()` are ever traded (rule 12). Sorted and
+    /// de-duplicated before deploying; fixed forever once deployed.
+    #[arg(long = "trusted-resolver", value_name = "ADDR")]
+    pub trusted_resolvers: Vec<Address>,
     #[command(flatten)]
     pub bounds: BoundsArgs,
 }
 
+/// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
+pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+
+impl DeployArgs {
+    /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted,
+    /// then de-duplicated), at most 8, never the zero address. `None` when none were given (the
+    /// deployer is then the one trusted resolver).
+    pub fn trusted_resolvers(&self) -> Result<Option<Vec<Address>>> {
+        if self.trusted_resolvers.is_empty() {
+            return Ok(None);
+        }
+        trusted_resolver_list(&self.trusted_resolvers).map(Some)
+    }
+}
+
+/// `given`, sorted and de-duplicated; refuses the zero address and more than 8 entries.
+pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
+    if given.contains(&Address::ZERO) {
+        return Err(ConfigError::ZeroTrustedResolver);
+    }
+    let mut list = given.to_vec();
+    list.sort_unstable();
+    list.dedup();
+    if list.len() > MAX_TRUSTED_RESOLVERS {
+        return Err(ConfigError::TooManyTrustedResolvers {
+            count: list.len(),
+            max: MAX_TRUSTED_RESOLVERS,
+        });
+    }
+    Ok(list)
+}
+
 /// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
+/// The defaults are the README's deploy table (and `script/Deploy.s.sol`'s `GATE_*` defaults).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BoundsArgs {
     /// Lowest price paid per unit of the token bought (1e6 = 1.0).
@@ -103,18 +154,31 @@ pub struct BoundsArgs {
     /// Highest price paid per unit of the token bought (< 1e6).
     #[arg(long, default_value_t = 950_000)]
     pub max_price: u64,
-    /// Order quantity before lot snapping, in collateral base units of payout.
-    #[arg(long, default_value_t = 10_000_000)]
+    /// Order quantity before lot snapping, in collateral base units of payout (100 tUSD).
+    #[arg(long, default_value_t = 100_000_000)]
     pub max_size: u64,
     /// Seconds that must remain before a market's expiry (>= 120).
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = 300)]
     pub min_headroom: u32,
     /// Open positions allowed at once.
     #[arg(long, default_value_t = 3)]
     pub max_concurrent: u8,
-    /// Collateral at risk across open positions, in base units.
-    #[arg(long, default_value_t = 15_000_000)]
+    /// Collateral at risk across open positions, in base units (250 tUSD).
+    #[arg(long, default_value_t = 250_000_000)]
     pub max_notional: u64,
+    /// Longest `expiry − now` a traded market may have, in seconds (>= --min-headroom; 7 days).
+    #[arg(long, default_value_t = 604_800)]
+    pub max_horizon: u32,
+    /// Collateral the gate's balance may fall below its high-water mark, in base units: the
+    /// bound on the total loss (500 tUSD).
+    #[arg(long, default_value_t = 500_000_000)]
+    pub max_drawdown: u64,
+    /// Seconds after expiry before an unresolved position may be written off (>= 3600; 1 day).
+    #[arg(long, default_value_t = 86_400)]
+    pub write_off_grace: u32,
+    /// Smallest fill kept, in basis points of the order's quantity (1..=10000; 25 %).
+    #[arg(long, default_value_t = 2_500)]
+    pub min_fill_bps: u16,
 }
 
 /// Which inference provider answers.
@@ -155,6 +219,14 @@ pub struct RunArgs {
     /// Seconds of chain time before the same market is asked again.
     #[arg(long, default_value_t = 3600)]
     pub reask_secs: u64,
+    /// The quote's slippage: the worst price accepted is the price the model was shown for the
+    /// chosen side plus this many basis points of it (rounded up). The gate only tightens with it.
+    #[arg(long, default_value_t = 50, env = "KEEPER_SLIPPAGE_BPS")]
+    pub slippage_bps: u32,
+    /// The quote's deadline: chain seconds after the book read during which the answer may
+    /// still execute; later, the gate refuses it (reason 16).
+    #[arg(long, default_value_t = 60, env = "KEEPER_VERDICT_TTL_SECS")]
+    pub verdict_ttl_secs: u64,
     /// Seconds to sleep between cycles.
     #[arg(long, default_value_t = 15)]
     pub interval_secs: u64,
@@ -266,6 +338,7 @@ pub struct RunConfig {
     pub model: ModelConfig,
     pub strategy_text: String,
     pub reask_secs: u64,
+    pub quote: QuotePolicy,
     pub interval: Duration,
     pub inference_timeout: Duration,
     pub once: bool,
@@ -298,6 +371,12 @@ impl RunArgs {
         if self.reask_secs == 0 {
             return Err(ConfigError::ZeroReask);
         }
+        if self.slippage_bps > 10_000 {
+            return Err(ConfigError::SlippageTooLarge(self.slippage_bps));
+        }
+        if self.verdict_ttl_secs == 0 {
+            return Err(ConfigError::ZeroVerdictTtl);
+        }
         Ok(RunConfig {
             chain,
             keystore: self.key.keystore.clone(),
@@ -305,6 +384,7 @@ impl RunArgs {
             model,
             strategy_text,
             reask_secs: self.reask_secs,
+            quote: QuotePolicy { slippage_bps: self.slippage_bps, ttl_secs: self.verdict_ttl_secs },
             interval: Duration::from_secs(self.interval_secs),
             inference_timeout: Duration::from_secs(self.inference_timeout_secs.max(1)),
             once: self.once,
@@ -339,6 +419,72 @@ mod tests {
                 run.to_config(std::path::Path::new(".")),
                 Err(ConfigError::MissingRpc)
             ));
+        }
+    }
+
+    #[test]
+    fn deploy_defaults_are_the_readme_table() {
+        // /work/v2-decisions.md and the README's deploy table.
+        let Ok(Args { command: Command::Deploy(d), .. }) =
+            Args::try_parse_from(["keeper", "deploy"])
+        else {
+            panic!("deploy args should parse");
+        };
+        let b = &d.bounds;
+        assert_eq!((b.min_price, b.max_price, b.max_size), (50_000, 950_000, 100_000_000));
+        assert_eq!((b.min_headroom, b.max_concurrent, b.max_notional), (300, 3, 250_000_000));
+        assert_eq!((b.max_horizon, b.max_drawdown), (604_800, 500_000_000));
+        assert_eq!((b.write_off_grace, b.min_fill_bps), (86_400, 2_500));
+        assert!(d.trusted_resolvers.is_empty());
+    }
+
+    #[test]
+    fn trusted_resolvers_are_sorted_deduped_and_never_zero() {
+        let a = |b: u8| Address::repeat_byte(b);
+        assert_eq!(
+            trusted_resolver_list(&[a(3), a(1), a(3), a(2)]).unwrap(),
+            vec![a(1), a(2), a(3)]
+        );
+        assert!(matches!(
+            trusted_resolver_list(&[a(1), Address::ZERO]),
+            Err(ConfigError::ZeroTrustedResolver)
+        ));
+        let nine: Vec<Address> = (1..=9).map(a).collect();
+        assert!(matches!(
+            trusted_resolver_list(&nine),
+            Err(ConfigError::TooManyTrustedResolvers { count: 9, max: 8 })
+        ));
+        // Duplicates do not count twice against the limit.
+        let dup: Vec<Address> = (1..=8).chain(1..=8).map(a).collect();
+        assert_eq!(trusted_resolver_list(&dup).unwrap().len(), 8);
+        let parse = |flags: &[String]| {
+            let mut argv = vec!["keeper".to_string(), "deploy".to_string()];
+            argv.extend(flags.iter().cloned());
+            match Args::try_parse_from(argv) {
+                Ok(Args { command: Command::Deploy(d), .. }) => d,
+                _ => panic!("deploy args should parse"),
+            }
+        };
+        let flag = |x: Address| ["--trusted-resolver".to_string(), x.to_string()];
+        let d = parse(&[flag(a(2)), flag(a(1))].concat());
+        assert_eq!(d.trusted_resolvers().unwrap(), Some(vec![a(1), a(2)]));
+        assert_eq!(parse(&[]).trusted_resolvers().unwrap(), None, "default: the deployer");
+        let zero = parse(&flag(Address::ZERO));
+        let e = zero.trusted_resolvers().unwrap_err().to_string();
+        assert!(e.contains("zero address") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn quote_flags_default_to_issue_7() {
+        let Ok(Args { command: Command::Run(r), .. }) = Args::try_parse_from(["keeper", "run"])
+        else {
+            panic!("run args should parse");
+        };
+        if std::env::var("KEEPER_SLIPPAGE_BPS").is_err() {
+            assert_eq!(r.slippage_bps, 50);
+        }
+        if std::env::var("KEEPER_VERDICT_TTL_SECS").is_err() {
+            assert_eq!(r.verdict_ttl_secs, 60);
         }
     }
 }

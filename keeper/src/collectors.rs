@@ -32,6 +32,8 @@ pub struct MarketInfo {
     pub lot_size: U256,
     pub min_quantity: U256,
     pub expiry: u64,
+    /// As the factory announced it. The factory is the gate's own immutable one and passes this
+    /// address to the market it creates, so it is the market's `resolver()`.
     pub resolver: Address,
 }
 

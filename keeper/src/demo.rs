@@ -1,17 +1,23 @@
 //! `keeper demo` (`make demo`): spawns anvil from the pinned toolchain, deploys, plays labelled
-//! scenarios that reach every reason code 0-11 through real transactions, runs a stretch of
-//! ordinary markets decided by the builtin model, resolves, redeems, writes results/, saves the
-//! chain state for `keeper report --check --load-state`, and always stops anvil.
+//! scenarios, runs a stretch of ordinary markets decided by the builtin model, then replays
+//! issue 7's attacks against the gate (last, so they never starve the ordinary stretch). Every
+//! reason code 0-18 is reached through real transactions, or the demo fails. It resolves,
+//! redeems, writes off, writes results/, saves the chain state for
+//! `keeper report --check --load-state`, and always stops anvil.
+
+mod attacks;
 
 use crate::{
-    bindings::IRiskGate,
+    anvil::Anvil,
+    bindings::{IRiskGate, REASON_COUNT},
     cli::DemoArgs,
     collectors::{self, MarketInfo},
+    compile,
     recorder::feed::FeedRow,
     report::{STATE_FILE, STATE_META_FILE},
     runner::{Answer, Keeper},
     strategy::{replay::Replay, Prompt, Provider},
-    world::{World, WorldError},
+    world::{Actor, World, WorldError},
 };
 use alloy::primitives::{Address, U256};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,7 +43,9 @@ pub enum DemoError {
 pub type Result<T> = std::result::Result<T, DemoError>;
 
 /// The demo's bounds: band [0.05, 0.95], 10 units per order, 10 minutes of headroom, at most
-/// 3 open positions and 15 units of collateral at risk.
+/// 3 open positions and 15 units of collateral at risk, markets at most a day out, a minimum
+/// fill of 25 %, write-offs an hour after expiry (the floor), and a drawdown bound of 40 units
+/// (the README's default is 500) so that the hostile-resolver attack reaches it in a few rounds.
 pub fn demo_params() -> IRiskGate::Params {
     IRiskGate::Params {
         minPrice: U256::from(50_000u64),
@@ -46,8 +54,15 @@ pub fn demo_params() -> IRiskGate::Params {
         minHeadroom: 600,
         maxConcurrent: 3,
         maxNotional: U256::from(15_000_000u64),
+        maxHorizon: 86_400,
+        maxDrawdown: U256::from(40_000_000u64),
+        writeOffGrace: 3_600,
+        minFillBps: 2_500,
     }
 }
+
+/// The resolvers the demo's gate trusts: the maker, and the resolver that later turns hostile.
+pub const DEMO_TRUSTED: [Actor; 2] = [Actor::Maker, Actor::Hostile];
 
 /// Progress on a terminal (a bar), plain lines otherwise.
 struct Progress {
@@ -86,14 +101,15 @@ impl Progress {
     }
 }
 
-/// Asks `provider` about `markets` (as read now) and submits, labelled `scenario`.
-async fn play(
+/// Reads `markets` now and asks `provider` about them, labelled `scenario`; returns the answers
+/// (quoted against the book read) and the head they were read at, not yet submitted.
+async fn think(
     keeper: &mut Keeper,
     markets: &[Address],
     provider: &Provider,
     scenario: &str,
     cancel: &CancellationToken,
-) -> Result<()> {
+) -> Result<(Vec<Answer>, (u64, u64))> {
     if cancel.is_cancelled() {
         return Err(DemoError::Cancelled);
     }
@@ -103,8 +119,20 @@ async fn play(
         keeper.markets().iter().filter(|m| markets.contains(&m.address)).cloned().collect();
     let states = keeper.read_open(&infos, head).await;
     let answers = keeper.ask_all(states, provider, head, Some(scenario), cancel).await;
-    keeper.submit(answers, head).await;
-    Ok(())
+    Ok((answers, head))
+}
+
+/// Asks `provider` about `markets` (as read now) and submits, labelled `scenario`; returns the
+/// reasons published, in submission order.
+async fn play(
+    keeper: &mut Keeper,
+    markets: &[Address],
+    provider: &Provider,
+    scenario: &str,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>> {
+    let (answers, head) = think(keeper, markets, provider, scenario, cancel).await?;
+    Ok(keeper.submit(answers, head).await.iter().map(|d| d.reason).collect())
 }
 
 /// Prints the gate's address and its bounds as read back from the chain (not from the values
@@ -119,16 +147,28 @@ async fn announce_gate(world: &World, progress: &Progress) -> Result<()> {
     };
     let b = gate.bounds().call().await.map_err(read_err("bounds"))?;
     let hash = gate.paramsHash().call().await.map_err(read_err("paramsHash"))?;
+    let trusted = gate.trustedResolvers().call().await.map_err(read_err("trustedResolvers"))?;
+    let trusted: Vec<String> = trusted.iter().map(|a| a.to_string()).collect();
     progress.step(&format!(
         "gate {} deployed; bounds read back from chain: minPrice {} maxPrice {} maxSize {} \
-         minHeadroom {} s maxConcurrent {} maxNotional {}; paramsHash {hash}",
+         minHeadroom {} s maxConcurrent {} maxNotional {} maxHorizon {} s maxDrawdown {} \
+         (the demo's; README default 500000000) writeOffGrace {} s minFillBps {}; trusted \
+         resolvers [{}] (maker {}, hostile {}; outsider {} untrusted); paramsHash {hash}",
         world.deployment.gate,
         b.minPrice,
         b.maxPrice,
         b.maxSize,
         b.minHeadroom,
         b.maxConcurrent,
-        b.maxNotional
+        b.maxNotional,
+        b.maxHorizon,
+        b.maxDrawdown,
+        b.writeOffGrace,
+        b.minFillBps,
+        trusted.join(", "),
+        world.addr(Actor::Maker),
+        world.addr(Actor::Hostile),
+        world.addr(Actor::Outsider),
     ));
     Ok(())
 }
@@ -145,15 +185,15 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
     let _ = std::fs::remove_file(&state_path);
     let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
-    let progress = Progress::new(32);
+    let progress = Progress::new(50);
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
-    let world = World::start(
-        &anvil_bin,
-        root,
-        &demo_params(),
-        &["--dump-state".to_string(), state_path.display().to_string()],
-    )
-    .await?;
+    // Old states are never read back (the record needs blocks, receipts and the final state,
+    // which a pruned dump still holds), so anvil keeps none in memory.
+    let anvil_args =
+        ["--dump-state".to_string(), state_path.display().to_string(), "--prune-history".into()];
+    let anvil = Anvil::start(&anvil_bin, None, &anvil_args).await.map_err(WorldError::from)?;
+    let artifacts = compile::compile(root).map_err(WorldError::from)?;
+    let world = World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED).await?;
     announce_gate(&world, &progress).await?;
     let outcome = scenarios(&world, &results, &progress, &cancel).await;
     // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
@@ -170,6 +210,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
         summary.codes,
         started.elapsed().as_secs_f64()
     );
+    eprintln!("{}", summary.attacks);
     eprintln!(
         "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state {STATE_FILE}",
         args.results.display()
@@ -185,6 +226,8 @@ struct Summary {
     decisions: usize,
     offchain: usize,
     codes: BTreeSet<u8>,
+    /// The Adversaries section as written to RESULTS.md.
+    attacks: String,
 }
 
 async fn scenarios(
@@ -224,19 +267,24 @@ async fn scenarios(
     w.ask(m_short, 400_000, 10_000_000).await?;
     let m_final = w.create_market(10_000, 100, 0, t0 + 900).await?;
     w.ask(m_final, 400_000, 10_000_000).await?;
+    let m_expired = w.create_market(10_000, 100, 0, long).await?;
+    w.ask(m_expired, 400_000, 10_000_000).await?;
 
     // Collateral runs out: the gate holds 2 units, a BUY_UP at 0.40 x 10 costs 4 (rule 10).
     w.mint(gate, U256::from(2_000_000u64)).await?;
     p.step("scenario: collateral runs out (gate holds 2.0, order costs 4.0)");
     play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "collateral runs out", cancel)
         .await?;
-    w.mint(gate, U256::from(30_000_000u64)).await?;
+    // 100 units in all: the drawdown bound (40) is what limits the attacks, not the balance.
+    w.mint(gate, U256::from(98_000_000u64)).await?;
     p.step("scenario: model abstains");
     play(&mut k, &[m_abstain], &replay("scripted", &["ABSTAIN"]), "model abstains", cancel).await?;
     p.step("scenario: PASS, BUY_UP at 0.40 (cost 4.0)");
     play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
     p.step("scenario: PASS, BUY_DOWN against a 0.55 bid (DOWN costs 0.45)");
     play(&mut k, &[m_down], &replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel).await?;
+    p.step("scenario: the verdict expires while the model is thinking (61 s > 60 s TTL)");
+    expire_while_thinking(w, &mut k, m_expired, cancel).await?;
     p.step("scenario: max notional (8.5 at risk + 7.0 > 15.0)");
     play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max notional at risk", cancel)
         .await?;
@@ -289,6 +337,7 @@ async fn scenarios(
         while let Ok(raw) = hostile.ask(&prompt, &state).await {
             answers.push(Answer {
                 market: m_abstain,
+                quote: k.quote.quote(&raw, &state, head.1),
                 raw,
                 prompt_hash: prompt.hash(),
                 note: k.note(&hostile, Some("hostile model segment")),
@@ -311,7 +360,7 @@ async fn scenarios(
     w.resolve(m_collateral, true).await?; // gate holds UP: wins
     w.resolve(m_down, false).await?; // gate holds DOWN: wins
     w.resolve(m_thin, false).await?; // gate holds UP: loses
-    for m in [m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short] {
+    for m in [m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short, m_expired] {
         w.resolve(m, true).await?;
     }
     let provider = Provider::Builtin;
@@ -376,28 +425,55 @@ async fn scenarios(
             w.resolve(*m, *up_wins).await?;
         }
     }
-    w.resolve(m_final, true).await.ok(); // already final: resolved during the scenario
 
     // The cycle ends with a sync to the head after its redeems and writes the record.
     k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+
+    attacks::run_all(w, &mut k, p, cancel).await?;
+
     p.step("results written; checking that every reason code was reached");
     let rows = k.rows();
     let codes: BTreeSet<u8> = rows
         .iter()
         .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d.reason) } else { None })
         .collect();
-    let missing: Vec<u8> = (0..12).filter(|c| !codes.contains(c)).collect();
+    let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Step {
             step: "coverage".into(),
-            reason: format!("reason codes never reached: {missing:?}"),
+            reason: format!("reason codes never reached: {missing:?} (reached: {codes:?})"),
         });
     }
+    let page = std::fs::read_to_string(results.join(crate::recorder::RESULTS_FILE))
+        .map_err(|e| DemoError::Step { step: "read RESULTS.md".into(), reason: e.to_string() })?;
+    let attacks = page
+        .split("## Adversaries")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .map(|section| format!("demo: adversaries (from RESULTS.md){section}"))
+        .unwrap_or_default();
     Ok(Summary {
         decisions: k.record.decisions.len(),
         offchain: rows.len() - k.record.decisions.len(),
         codes,
+        attacks,
     })
+}
+
+/// Reads the market and asks the model; while it "thinks", more chain time passes than the
+/// quote's TTL; the answer then reaches the gate after its deadline (reason 16).
+async fn expire_while_thinking(
+    w: &World,
+    k: &mut Keeper,
+    market: Address,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let scenario = "verdict expired while the model was thinking";
+    let (answers, head) =
+        think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
+    w.advance(k.quote.ttl_secs + 1).await?;
+    k.submit(answers, head).await;
+    Ok(())
 }
 
 /// Reads the market and asks the model; while it "thinks", time passes its expiry and the
@@ -408,14 +484,9 @@ async fn finalize_while_thinking(
     market: Address,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
-    k.sync(head.0).await?;
-    let infos: Vec<MarketInfo> =
-        k.markets().iter().filter(|m| m.address == market).cloned().collect();
-    let states = k.read_open(&infos, head).await;
     let provider = replay("scripted", &["BUY_UP"]);
-    let answers =
-        k.ask_all(states, &provider, head, Some("finalized while thinking"), cancel).await;
+    let (answers, head) =
+        think(k, &[market], &provider, "finalized while thinking", cancel).await?;
     w.advance(1_000).await?;
     w.resolve(market, true).await?;
     k.submit(answers, head).await;

@@ -3,7 +3,7 @@
 //! addresses to deployments/<chain-id>.json.
 
 use crate::{
-    bindings::IRiskGate,
+    bindings::{IMarketFactory, IRiskGate},
     chain::{self, short},
     cli::{BoundsArgs, DeployArgs},
     compile::{self, Artifacts},
@@ -28,7 +28,7 @@ pub enum DeployError {
     Compile(#[from] compile::CompileError),
     #[error("deploying {what} failed: {reason}")]
     Tx { what: String, reason: String },
-    #[error("no collateral given and chain {0} is not a local anvil (31337): pass --collateral and --factory")]
+    #[error("no factory given and chain {0} is not a local anvil (31337): pass --factory (and --collateral)")]
     NotLocal(u64),
     #[error("writing {path}: {reason}")]
     Save { path: String, reason: String },
@@ -44,6 +44,9 @@ pub struct Deployment {
     pub collateral: Address,
     pub factory: Address,
     pub keeper: Address,
+    /// The resolvers the gate trusts, ascending (absent in files written before v2).
+    #[serde(default)]
+    pub trusted_resolvers: Vec<Address>,
     pub deploy_block: u64,
     pub params_hash: String,
 }
@@ -57,11 +60,17 @@ impl BoundsArgs {
             minHeadroom: self.min_headroom,
             maxConcurrent: self.max_concurrent,
             maxNotional: U256::from(self.max_notional),
+            maxHorizon: self.max_horizon,
+            maxDrawdown: U256::from(self.max_drawdown),
+            writeOffGrace: self.write_off_grace,
+            minFillBps: self.min_fill_bps,
         }
     }
 }
 
-/// Sends a contract creation and returns the new address and its block.
+/// Sends a contract creation and returns the new address and its block. The creation is
+/// simulated first, so a constructor that refuses its arguments is reported as the gate's own
+/// error with its values (`MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }`).
 pub async fn create(
     provider: &DynProvider,
     what: &str,
@@ -72,6 +81,13 @@ pub async fn create(
     data.extend(args);
     let tx = TransactionRequest::default().with_deploy_code(Bytes::from(data));
     let err = |reason: String| DeployError::Tx { what: what.into(), reason };
+    if let Err(e) = provider.call(tx.clone()).await {
+        let decoded = e
+            .as_error_resp()
+            .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
+            .map(|d| format!("constructor reverted {d:?}"));
+        return Err(err(decoded.unwrap_or_else(|| short(&e.to_string()))));
+    }
     let pending = provider.send_transaction(tx).await.map_err(|e| err(short(&e.to_string())))?;
     let hash = *pending.tx_hash();
     let receipt =
@@ -85,21 +101,40 @@ pub async fn create(
     Ok((addr, receipt.block_number.unwrap_or_default()))
 }
 
+/// What `deploy_all` puts on chain: the gate's bounds and trusted resolvers, and the addresses
+/// to reuse (each `None` is deployed: a TestCollateral, a MarketFactory over the collateral).
+#[derive(Debug, Clone)]
+pub struct GateSpec {
+    pub params: IRiskGate::Params,
+    /// Strictly ascending, as the constructor requires (see `cli::trusted_resolver_list`).
+    pub trusted_resolvers: Vec<Address>,
+    pub collateral: Option<Address>,
+    pub factory: Option<Address>,
+    pub keeper: Address,
+}
+
 /// Deploys what is missing, then the gate.
 pub async fn deploy_all(
     provider: &DynProvider,
     chain_id: u64,
     artifacts: &Artifacts,
-    params: &IRiskGate::Params,
-    collateral: Option<Address>,
-    factory: Option<Address>,
-    keeper: Address,
+    spec: &GateSpec,
 ) -> Result<Deployment> {
-    let collateral = match collateral {
-        Some(c) => c,
-        None => create(provider, "TestCollateral", &artifacts.collateral.bytecode, vec![]).await?.0,
+    let read_err = |e: alloy::contract::Error| DeployError::Tx {
+        what: "MarketFactory".into(),
+        reason: short(&e.to_string()),
     };
-    let factory = match factory {
+    let collateral = match (spec.collateral, spec.factory) {
+        (Some(c), _) => c,
+        // The gate refuses a factory over another token, so reuse the factory's own.
+        (None, Some(f)) => {
+            IMarketFactory::new(f, provider).collateral().call().await.map_err(read_err)?
+        }
+        (None, None) => {
+            create(provider, "TestCollateral", &artifacts.collateral.bytecode, vec![]).await?.0
+        }
+    };
+    let factory = match spec.factory {
         Some(f) => f,
         None => {
             create(provider, "MarketFactory", &artifacts.factory.bytecode, collateral.abi_encode())
@@ -107,7 +142,9 @@ pub async fn deploy_all(
                 .0
         }
     };
-    let args = (params.clone(), collateral, factory, keeper).abi_encode_params();
+    let args =
+        (spec.params.clone(), spec.trusted_resolvers.clone(), collateral, factory, spec.keeper)
+            .abi_encode_params();
     let (gate, deploy_block) = create(provider, "RiskGate", &artifacts.gate.bytecode, args).await?;
     let params_hash = IRiskGate::new(gate, provider)
         .paramsHash()
@@ -119,7 +156,8 @@ pub async fn deploy_all(
         gate,
         collateral,
         factory,
-        keeper,
+        keeper: spec.keeper,
+        trusted_resolvers: spec.trusted_resolvers.clone(),
         deploy_block,
         params_hash: params_hash.to_string(),
     })
@@ -139,24 +177,25 @@ pub fn save(root: &Path, d: &Deployment) -> Result<()> {
 /// `keeper deploy`.
 pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
     let chain_cfg = args.chain.to_config()?;
+    // Checked before anything is read or sent; `None` trusts the deployer.
+    let trusted = args.trusted_resolvers()?;
     let (_, chain_id) = chain::connect_checked(&chain_cfg).await?;
-    if (args.collateral.is_none() || args.factory.is_none()) && chain_id != 31337 {
+    if args.factory.is_none() && args.collateral.is_none() && chain_id != 31337 {
         return Err(DeployError::NotLocal(chain_id));
     }
     let signer = chain::load_signer(args.key.keystore.as_deref())?;
     let deployer = signer.address();
+    let trusted_resolvers = trusted.unwrap_or_else(|| vec![deployer]);
     let provider = chain::signing_provider(&chain_cfg.rpc_url, signer);
     let artifacts = compile::compile(root)?;
-    let d = deploy_all(
-        &provider,
-        chain_id,
-        &artifacts,
-        &args.bounds.to_params(),
-        args.collateral,
-        args.factory,
-        args.keeper.unwrap_or(deployer),
-    )
-    .await?;
+    let spec = GateSpec {
+        params: args.bounds.to_params(),
+        trusted_resolvers,
+        collateral: args.collateral,
+        factory: args.factory,
+        keeper: args.keeper.unwrap_or(deployer),
+    };
+    let d = deploy_all(&provider, chain_id, &artifacts, &spec).await?;
     save(root, &d)?;
     Ok(d)
 }

@@ -1,8 +1,9 @@
-//! Executor: turns a model answer into a `submitVerdict` transaction, waits for receipts, and
-//! redeems final markets. It sends the raw answer exactly as the provider returned it; a revert
-//! is decoded into the gate's error enum so a log names the error and its values.
+//! Executor: turns a model answer and its quote into a `submitVerdict` transaction, waits for
+//! receipts, redeems final markets and writes off positions whose market never settled. It
+//! sends the raw answer exactly as the provider returned it; a revert is decoded into the gate's
+//! error enum so a log names the error and its values.
 
-use crate::bindings::IRiskGate::{self, IRiskGateErrors};
+use crate::bindings::IRiskGate::{self, IRiskGateErrors, Quote};
 use alloy::{
     primitives::{Address, TxHash, B256},
     providers::{DynProvider, Provider},
@@ -40,10 +41,12 @@ pub async fn current_fees(provider: &DynProvider) -> Result<Fees> {
     })
 }
 
-/// Gas limit for one submitVerdict: the measured cost is well under 250k for a PASS; calldata
-/// and the logged copy of `raw` cost at most ~50 gas per byte on top.
+/// Gas limit for one submitVerdict. A PASS against one level measures about 250k and the venue
+/// matches a bounded number of resting orders per call, so 2M leaves room for a fill across many
+/// levels; the answer adds calldata (EIP-7623 floor: 40 gas per non-zero byte) and hashing, never
+/// a log of its own (the gate logs 64 bytes of it).
 pub fn submit_gas_limit(raw: &str) -> u64 {
-    600_000 + 64 * raw.len() as u64
+    2_000_000 + 48 * raw.len() as u64
 }
 
 /// Describes a contract error, decoded into the gate's error enum when it is one.
@@ -61,11 +64,12 @@ pub async fn send_submit(
     market: Address,
     raw: &str,
     prompt_hash: B256,
+    quote: &Quote,
     fees: Fees,
 ) -> Result<TxHash> {
     let contract = IRiskGate::new(gate, provider);
     let pending = contract
-        .submitVerdict(market, raw.to_string(), prompt_hash)
+        .submitVerdict(market, raw.to_string(), prompt_hash, quote.clone())
         .gas(submit_gas_limit(raw))
         .max_fee_per_gas(fees.max_fee_per_gas)
         .max_priority_fee_per_gas(fees.max_priority_fee_per_gas)
@@ -84,9 +88,10 @@ pub async fn simulate_submit(
     market: Address,
     raw: &str,
     prompt_hash: B256,
+    quote: &Quote,
 ) -> Result<u8> {
     IRiskGate::new(gate, provider)
-        .submitVerdict(market, raw.to_string(), prompt_hash)
+        .submitVerdict(market, raw.to_string(), prompt_hash, quote.clone())
         .from(from)
         .call()
         .await
@@ -127,6 +132,26 @@ pub async fn send_redeem(provider: &DynProvider, gate: Address, market: Address)
     let pending = contract
         .redeem(market)
         .gas(500_000)
+        .send()
+        .await
+        .map_err(|e| ExecError::Send(describe(&e)))?;
+    Ok(*pending.tx_hash())
+}
+
+/// Writes off the gate's position in a market that did not finalize by `expiry +
+/// writeOffGrace` (anyone may; it frees the slot and keeps the claim).
+pub async fn send_write_off(
+    provider: &DynProvider,
+    gate: Address,
+    market: Address,
+) -> Result<TxHash> {
+    let contract = IRiskGate::new(gate, provider);
+    // Simulated first, like redeem: too early, already final or already written off is
+    // reported decoded (`WriteOffTooEarly { .. }`) instead of burning a transaction.
+    contract.writeOff(market).call().await.map_err(|e| ExecError::Reverted(describe(&e)))?;
+    let pending = contract
+        .writeOff(market)
+        .gas(300_000)
         .send()
         .await
         .map_err(|e| ExecError::Send(describe(&e)))?;

@@ -1,6 +1,7 @@
 //! `keeper report`: rebuilds the published record from chain logs alone and, with `--check`,
-//! compares it with the files on disk (chain rows exactly; off-chain rows, which the chain
-//! cannot know, only in count and kind). Also checks the gate's runtime code against the code
+//! compares it with the files on disk (chain rows exactly; each whole answer against the length,
+//! head and keccak256 its event logged; off-chain rows, which the chain cannot know, only in
+//! count and kind). Also checks the gate's runtime code against the code
 //! compiled from this repository (immutables masked).
 
 use crate::{
@@ -18,7 +19,7 @@ use alloy::{
     primitives::Address,
     providers::{DynProvider, Provider},
 };
-use std::{collections::BTreeMap, path::Path};
+use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -122,10 +123,11 @@ async fn report_at(
     .await?;
     let disk_rows = feed::read_feed(&results.join(crate::recorder::FEED_FILE))?;
     let (notes, offchain) = feed::split_feed(&disk_rows);
-    let rows = feed::merge(&record, &notes, &BTreeMap::new(), &offchain);
+    let rows = feed::merge(&record, &notes, &offchain);
     let code_check = code_check(&provider, gate, root).await;
 
     if args.check {
+        check_answers(&disk_rows, &record)?;
         compare(&disk_rows, &rows)?;
         let md = markdown::render(&facts, &rows, &record);
         let disk_md = std::fs::read_to_string(results.join(RESULTS_FILE)).unwrap_or_default();
@@ -153,6 +155,33 @@ async fn report_at(
             Err(e) => format!("NOT verified: {e}"),
         },
     })
+}
+
+/// Every whole answer the feed publishes must be the one its `Decision` logged: the same length,
+/// starting with the logged head, hashing to the logged keccak256. (The chain keeps only the
+/// first 64 bytes, so this is what makes a published long answer checkable.)
+fn check_answers(disk: &[FeedRow], record: &feed::ChainRecord) -> Result<()> {
+    let on_disk = disk.iter().filter_map(|r| match r {
+        FeedRow::Decision(d) => Some(d),
+        FeedRow::Offchain(_) => None,
+    });
+    for (i, (d, (c, head))) in
+        on_disk.zip(record.decisions.iter().zip(&record.raw_heads)).enumerate()
+    {
+        let Some(raw) = &d.raw else { continue };
+        if !feed::raw_matches(raw, head, c.raw_length, &c.raw_hash) {
+            return Err(ReportError::Mismatch(format!(
+                "decision row {} (tx {}): the published answer ({} bytes) is not the one its \
+                 event logged ({} bytes, keccak256 {})",
+                i + 1,
+                c.tx,
+                raw.len(),
+                c.raw_length,
+                c.raw_hash
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn compare(disk: &[FeedRow], chain: &[FeedRow]) -> Result<()> {

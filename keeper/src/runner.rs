@@ -1,16 +1,19 @@
-//! The bot. One cycle: discover the factory's markets, read every open market concurrently,
-//! render each prompt, ask the model, submit the raw answers, wait for receipts, redeem final
-//! markets, and re-write the record. State that matters (when a market was last asked, which
-//! positions are open) is re-derived from chain on every start, never from local files.
+//! The bot. One cycle: discover the factory's markets, read every open market whose resolver the
+//! gate trusts concurrently, render each prompt, ask the model, submit the raw answers with the
+//! keeper's quote, wait for receipts, redeem final markets, write off positions whose market
+//! never settled, and re-write the record. State that matters (when a market was last asked,
+//! which positions are open) is re-derived from chain on every start, never from local files.
 
 use crate::{
+    bindings::IRiskGate::Quote,
     chain::{self, short},
     cli::RunConfig,
     collectors::{self, MarketInfo, MarketState},
     executor,
+    quote::QuotePolicy,
     recorder::{
         self,
-        feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow},
+        feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow, RowNote},
         CHART_FILE, FEED_FILE, RESULTS_FILE,
     },
     strategy::{prompt::strategy_hash, Prompt, Provider},
@@ -19,6 +22,7 @@ use alloy::{
     primitives::{Address, TxHash, B256},
     providers::DynProvider,
     rpc::types::Log,
+    sol_types::SolEvent,
 };
 use futures::{stream, StreamExt};
 use std::{
@@ -46,13 +50,31 @@ pub enum RunError {
 
 pub type Result<T> = std::result::Result<T, RunError>;
 
-/// A model answer ready to submit.
+/// A model answer ready to submit, with the keeper's quote for it.
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub market: Address,
     pub raw: String,
     pub prompt_hash: B256,
+    pub quote: Quote,
     pub note: Annotation,
+}
+
+/// A market the model gave no answer about (inference failed): an off-chain row.
+#[derive(Debug, Clone)]
+struct Unanswered {
+    market: Address,
+    prompt_hash: B256,
+    error: String,
+}
+
+/// One submission that reached the chain: its `Decision`, decoded from the transaction's own
+/// receipt, so the row keeps the identity it had from the read.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    pub tx: TxHash,
+    pub log_index: u64,
+    pub reason: u8,
 }
 
 /// What one cycle did.
@@ -63,6 +85,7 @@ pub struct CycleReport {
     pub submitted: usize,
     pub offchain_failures: usize,
     pub redeemed: usize,
+    pub written_off: usize,
     pub head: u64,
 }
 
@@ -77,6 +100,7 @@ pub struct Keeper {
     pub log_range: u64,
     pub concurrency: usize,
     pub reask_secs: u64,
+    pub quote: QuotePolicy,
     pub dry_run: bool,
     pub strategy_text: String,
     pub results: Option<PathBuf>,
@@ -86,8 +110,7 @@ pub struct Keeper {
     gate_logs: Vec<Log>,
     gate_scanned_to: Option<u64>,
     final_markets: HashSet<Address>,
-    tx_notes: BTreeMap<String, Annotation>,
-    notes: BTreeMap<(String, u64), Annotation>,
+    notes: BTreeMap<(String, u64), RowNote>,
     offchain: Vec<OffchainRow>,
     facts: Option<GateFacts>,
     pub record: ChainRecord,
@@ -114,6 +137,7 @@ impl Keeper {
             log_range: 5_000,
             concurrency: 32,
             reask_secs: 3_600,
+            quote: QuotePolicy::default(),
             dry_run: false,
             strategy_text: String::new(),
             results,
@@ -123,7 +147,6 @@ impl Keeper {
             gate_logs: Vec::new(),
             gate_scanned_to: None,
             final_markets: HashSet::new(),
-            tx_notes: BTreeMap::new(),
             notes: BTreeMap::new(),
             offchain: Vec::new(),
             facts: None,
@@ -131,8 +154,8 @@ impl Keeper {
         }
     }
 
-    /// Loads annotations and off-chain rows from an existing feed, so a restart neither loses
-    /// nor duplicates them (chain rows themselves always come from chain).
+    /// Loads notes (annotations, whole answers) and off-chain rows from an existing feed, so a
+    /// restart neither loses nor duplicates them (chain rows themselves always come from chain).
     pub fn load_existing_feed(&mut self) -> Result<()> {
         if let Some(dir) = &self.results {
             let rows = feed::read_feed(&dir.join(FEED_FILE))?;
@@ -200,12 +223,24 @@ impl Keeper {
         out
     }
 
-    /// Markets that are open (not known final, not expired) and due for a new ask.
+    /// Whether the gate trusts `market`'s resolver: the predicate of its `isTrustedResolver`,
+    /// applied to the gate's immutable `trustedResolvers()` read once with its facts, so that
+    /// markets naming any number of distinct resolvers cost no RPC call each. False until the
+    /// facts are read by `sync`.
+    pub fn resolver_trusted(&self, market: &MarketInfo) -> bool {
+        self.facts.as_ref().is_some_and(|f| f.trusted_resolvers.contains(&market.resolver))
+    }
+
+    /// Markets worth asking about now: open (not known final, not expired), resolved by a
+    /// resolver the gate trusts (any other is refused by rule 12 whatever the model says),
+    /// within the gate's horizon (rule 13), and due for a new ask.
     pub fn due_markets(&self, now_sec: u64) -> Vec<MarketInfo> {
         let last = self.last_decision_times();
+        let horizon = self.facts.as_ref().map_or(u64::MAX, |f| u64::from(f.bounds.maxHorizon));
         self.markets
             .iter()
             .filter(|m| !self.final_markets.contains(&m.address) && m.expiry > now_sec)
+            .filter(|m| self.resolver_trusted(m) && m.expiry - now_sec <= horizon)
             .filter(|m| match last.get(&m.address.to_checksum(None)) {
                 Some(t) => now_sec.saturating_sub(*t) >= self.reask_secs,
                 None => true,
@@ -243,7 +278,8 @@ impl Keeper {
         }
     }
 
-    /// Asks the model about every state concurrently. Failures become off-chain rows.
+    /// Asks the model about every state concurrently and quotes each answer against the book
+    /// the model was shown, as of the read at `head`. Failures become off-chain rows.
     pub async fn ask_all(
         &mut self,
         states: Vec<MarketState>,
@@ -254,30 +290,46 @@ impl Keeper {
     ) -> Vec<Answer> {
         let note = self.note(provider, scenario);
         let strategy = self.strategy_text.clone();
-        let results: Vec<(Address, B256, std::result::Result<String, String>)> =
-            stream::iter(states)
-                .map(|st| {
-                    let strategy = &strategy;
-                    async move {
-                        let prompt = Prompt::render(strategy, &st, head.1);
-                        let hash = prompt.hash();
-                        let ans = tokio::select! {
-                            _ = cancel.cancelled() => Err("cancelled before an answer".to_string()),
-                            r = provider.ask(&prompt, &st) => r.map_err(|e| e.to_string()),
-                        };
-                        (st.info.address, hash, ans)
+        let policy = self.quote;
+        let results: Vec<std::result::Result<Answer, Unanswered>> = stream::iter(states)
+            .map(|st| {
+                let (strategy, note) = (&strategy, &note);
+                async move {
+                    let prompt = Prompt::render(strategy, &st, head.1);
+                    let prompt_hash = prompt.hash();
+                    let market = st.info.address;
+                    let ans = tokio::select! {
+                        _ = cancel.cancelled() => Err("cancelled before an answer".to_string()),
+                        r = provider.ask(&prompt, &st) => r.map_err(|e| e.to_string()),
+                    };
+                    match ans {
+                        Ok(raw) => Ok(Answer {
+                            market,
+                            quote: policy.quote(&raw, &st, head.1),
+                            raw,
+                            prompt_hash,
+                            note: note.clone(),
+                        }),
+                        Err(error) => Err(Unanswered { market, prompt_hash, error }),
                     }
-                })
-                .buffered(self.concurrency)
-                .collect()
-                .await;
+                }
+            })
+            .buffered(self.concurrency)
+            .collect()
+            .await;
         let mut answers = Vec::new();
-        for (market, prompt_hash, ans) in results {
-            match ans {
-                Ok(raw) => answers.push(Answer { market, raw, prompt_hash, note: note.clone() }),
-                Err(e) => {
-                    eprintln!("keeper: market {market}: {e}; nothing submitted");
-                    let row = self.offchain_row(head, market, Some(prompt_hash), e, note.clone());
+        for r in results {
+            match r {
+                Ok(a) => answers.push(a),
+                Err(u) => {
+                    eprintln!("keeper: market {}: {}; nothing submitted", u.market, u.error);
+                    let row = self.offchain_row(
+                        head,
+                        u.market,
+                        Some(u.prompt_hash),
+                        u.error,
+                        note.clone(),
+                    );
                     self.offchain.push(row);
                 }
             }
@@ -285,9 +337,10 @@ impl Keeper {
         answers
     }
 
-    /// Submits answers (all sent first, then all receipts awaited). Returns tx hashes of the
-    /// successful submissions. A failure is an off-chain row; it never stops the others.
-    pub async fn submit(&mut self, answers: Vec<Answer>, head: (u64, u64)) -> Vec<TxHash> {
+    /// Submits answers (all sent first, then all receipts awaited). Returns the decisions the
+    /// submissions published, decoded from their receipts. A failure is an off-chain row; it
+    /// never stops the others.
+    pub async fn submit(&mut self, answers: Vec<Answer>, head: (u64, u64)) -> Vec<Submitted> {
         if answers.is_empty() {
             return Vec::new();
         }
@@ -300,6 +353,7 @@ impl Keeper {
                     a.market,
                     &a.raw,
                     a.prompt_hash,
+                    &a.quote,
                 )
                 .await;
                 let line = serde_json::json!({
@@ -307,6 +361,10 @@ impl Keeper {
                     "market": a.market.to_checksum(None),
                     "raw": a.raw,
                     "prompt_hash": a.prompt_hash.to_string(),
+                    "quote": {
+                        "max_price_paid": a.quote.maxPricePaid.to_string(),
+                        "deadline": a.quote.deadline,
+                    },
                     "would_publish_reason": sim.as_ref().ok(),
                     "would_revert": sim.as_ref().err().map(|e| e.to_string()),
                 });
@@ -338,6 +396,7 @@ impl Keeper {
                 a.market,
                 &a.raw,
                 a.prompt_hash,
+                &a.quote,
                 fees,
             );
             match send.await {
@@ -369,8 +428,19 @@ impl Keeper {
         for (tx, a, r) in receipts {
             match r {
                 Ok(rcpt) if rcpt.status() => {
-                    self.tx_notes.insert(tx.to_string(), a.note);
-                    ok.push(tx);
+                    let decision = rcpt.inner.logs().iter().find_map(|l| {
+                        let ev = crate::bindings::IRiskGate::Decision::decode_log(&l.inner).ok()?;
+                        Some(Submitted {
+                            tx,
+                            log_index: l.log_index.unwrap_or_default(),
+                            reason: ev.data.reason,
+                        })
+                    });
+                    if let Some(d) = decision {
+                        let note = RowNote { note: a.note, raw: Some(a.raw) };
+                        self.notes.insert((tx.to_string(), d.log_index), note);
+                        ok.push(d);
+                    }
                 }
                 Ok(_) => {
                     let why = executor::simulate_submit(
@@ -380,6 +450,7 @@ impl Keeper {
                         a.market,
                         &a.raw,
                         a.prompt_hash,
+                        &a.quote,
                     )
                     .await
                     .err()
@@ -449,6 +520,54 @@ impl Keeper {
         redeemed
     }
 
+    /// Writes off the gate's positions whose market is still not final at `expiry +
+    /// writeOffGrace` as of chain time `now_sec`, freeing their slots (a later resolution is
+    /// still redeemed by `redeem_final`). Returns how many were written off.
+    pub async fn write_off_stale(&mut self, now_sec: u64) -> usize {
+        let Some(grace) = self.facts.as_ref().map(|f| u64::from(f.bounds.writeOffGrace)) else {
+            return 0;
+        };
+        let mut stale: Vec<Address> = Vec::new();
+        for d in &self.record.decisions {
+            if d.filled == "0" || d.settlement.is_some() || d.write_off.is_some() {
+                continue;
+            }
+            let Ok(market) = d.market.parse::<Address>() else { continue };
+            let Some(info) = self.markets.iter().find(|m| m.address == market) else { continue };
+            // Strictly after: the next block's time is at least `now_sec + 1`, and the gate
+            // wants `block.timestamp > expiry + writeOffGrace`.
+            if now_sec >= info.expiry.saturating_add(grace) && !stale.contains(&market) {
+                stale.push(market);
+            }
+        }
+        let mut written = 0;
+        for m in stale {
+            let fin =
+                crate::bindings::IBinaryMarket::new(m, &self.provider).finalized().call().await;
+            if !matches!(fin, Ok(false)) {
+                continue; // final: redeem_final closes it; unreadable: try again next cycle
+            }
+            if self.dry_run {
+                println!(
+                    "{}",
+                    serde_json::json!({"dry_run": true, "would_write_off": m.to_string()})
+                );
+                continue;
+            }
+            match executor::send_write_off(&self.provider, self.gate, m).await {
+                Ok(tx) => {
+                    match executor::wait_receipt(&self.provider, tx, self.receipt_timeout).await {
+                        Ok(r) if r.status() => written += 1,
+                        Ok(_) => eprintln!("keeper: writeOff {m}: tx {tx} reverted"),
+                        Err(e) => eprintln!("keeper: writeOff {m}: {e}"),
+                    }
+                }
+                Err(e) => eprintln!("keeper: writeOff {m}: {e}"),
+            }
+        }
+        written
+    }
+
     /// Reads markets, dropping final ones (remembered) and recording read failures.
     pub async fn read_open(&mut self, due: &[MarketInfo], head: (u64, u64)) -> Vec<MarketState> {
         let reads = collectors::read_markets(&self.provider, due, self.concurrency).await;
@@ -494,6 +613,7 @@ impl Keeper {
         // Positions as synced at the start of the cycle: one filled just now sits in a market
         // that was open when read, so it is redeemed by a later cycle.
         let redeemed = self.redeem_final().await;
+        let written_off = self.write_off_stale(head.1).await;
         let head_after = collectors::head(&self.provider).await?;
         self.sync(head_after.0).await?;
         if !self.dry_run {
@@ -505,13 +625,14 @@ impl Keeper {
             submitted,
             offchain_failures: self.offchain.len() - before_off,
             redeemed,
+            written_off,
             head: head_after.0,
         })
     }
 
     /// All feed rows: chain rows with annotations, plus off-chain rows.
     pub fn rows(&self) -> Vec<feed::FeedRow> {
-        feed::merge(&self.record, &self.notes, &self.tx_notes, &self.offchain)
+        feed::merge(&self.record, &self.notes, &self.offchain)
     }
 
     pub fn facts(&self) -> Option<&GateFacts> {
@@ -580,6 +701,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     keeper.log_range = cfg.log_range;
     keeper.concurrency = cfg.concurrency;
     keeper.reask_secs = cfg.reask_secs;
+    keeper.quote = cfg.quote;
     keeper.dry_run = cfg.dry_run;
     keeper.strategy_text = cfg.strategy_text.clone();
     keeper.load_existing_feed()?;
@@ -603,8 +725,8 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
                 failures = 0;
                 backoff = Duration::from_millis(500);
                 eprintln!(
-                    "keeper: cycle at block {}: {} markets known, {} asked, {} submitted, {} failed off-chain, {} redeemed",
-                    r.head, r.markets_known, r.asked, r.submitted, r.offchain_failures, r.redeemed
+                    "keeper: cycle at block {}: {} markets known, {} asked, {} submitted, {} failed off-chain, {} redeemed, {} written off",
+                    r.head, r.markets_known, r.asked, r.submitted, r.offchain_failures, r.redeemed, r.written_off
                 );
                 if cfg.once {
                     return Ok(());

@@ -1,14 +1,16 @@
 //! A local world for the demo, the bench and the tests: a spawned anvil, the contracts compiled
-//! from this repository and deployed, a maker that seeds books and resolves markets, and time
-//! moved with `evm_increaseTime`/`evm_mine`. Uses the public anvil development keys, and only
-//! against the anvil it spawned itself.
+//! from this repository and deployed, a maker that seeds books and resolves markets, two
+//! adversaries (a resolver the demo's gate trusts and later turns hostile, and an outsider it
+//! does not trust), and time moved with `evm_increaseTime`/`evm_mine` or pinned with
+//! `evm_setNextBlockTimestamp`. Uses the development keys the anvil it spawned itself published,
+//! and only against that anvil.
 
 use crate::{
     anvil::{Anvil, AnvilError},
     bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral},
     chain::{self, short},
     compile::{self, Artifacts},
-    deploy::{self, Deployment},
+    deploy::{self, Deployment, GateSpec},
     executor,
 };
 use alloy::{
@@ -34,6 +36,31 @@ pub enum WorldError {
 
 pub type Result<T> = std::result::Result<T, WorldError>;
 
+/// The accounts of a world, by role (anvil dev accounts 0..=3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// Deploys the gate and submits verdicts.
+    Keeper,
+    /// Seeds honest books and resolves its markets honestly.
+    Maker,
+    /// A resolver the demo's gate trusts, turned hostile: resolves its own markets against the
+    /// gate.
+    Hostile,
+    /// Anyone: creates markets naming whatever resolver it likes, trades around the gate.
+    Outsider,
+}
+
+impl Actor {
+    fn index(self) -> usize {
+        match self {
+            Self::Keeper => 0,
+            Self::Maker => 1,
+            Self::Hostile => 2,
+            Self::Outsider => 3,
+        }
+    }
+}
+
 pub struct World {
     pub anvil: Anvil,
     pub keeper: DynProvider,
@@ -42,6 +69,8 @@ pub struct World {
     pub maker_addr: Address,
     pub deployment: Deployment,
     pub artifacts: Artifacts,
+    /// (address, signing provider) per `Actor`, in `Actor::index` order.
+    accounts: Vec<(Address, DynProvider)>,
 }
 
 fn tx_err(what: &str) -> impl Fn(String) -> WorldError + '_ {
@@ -64,7 +93,8 @@ pub async fn confirm(
 }
 
 impl World {
-    /// Starts anvil (extra args e.g. `--dump-state FILE`), compiles, deploys with `params`.
+    /// Starts anvil (extra args e.g. `--dump-state FILE`), compiles, deploys with `params`,
+    /// trusting the maker only.
     pub async fn start(
         anvil_bin: &Path,
         root: &Path,
@@ -76,25 +106,59 @@ impl World {
         Self::deploy_on(anvil, artifacts, params).await
     }
 
+    /// Deploys on `anvil` with `params`, trusting the maker only.
     pub async fn deploy_on(
         anvil: Anvil,
         artifacts: Artifacts,
         params: &IRiskGate::Params,
     ) -> Result<Self> {
-        let ks = chain::dev_signer(anvil.dev_key(0)?)?;
-        let ms = chain::dev_signer(anvil.dev_key(1)?)?;
-        let keeper_addr = ks.address();
-        let maker_addr = ms.address();
-        let keeper = chain::signing_provider(&anvil.url, ks);
-        let maker = chain::signing_provider(&anvil.url, ms);
+        Self::deploy_trusting(anvil, artifacts, params, &[Actor::Maker]).await
+    }
+
+    /// Deploys on `anvil` with `params`, trusting the resolvers `trusted` (at least one).
+    pub async fn deploy_trusting(
+        anvil: Anvil,
+        artifacts: Artifacts,
+        params: &IRiskGate::Params,
+        trusted: &[Actor],
+    ) -> Result<Self> {
+        let mut accounts = Vec::new();
+        for i in 0..4 {
+            let signer = chain::dev_signer(anvil.dev_key(i)?)?;
+            let addr = signer.address();
+            accounts.push((addr, chain::signing_provider(&anvil.url, signer)));
+        }
+        let (keeper_addr, keeper) = accounts[Actor::Keeper.index()].clone();
+        let (maker_addr, maker) = accounts[Actor::Maker.index()].clone();
         let chain_id =
             keeper.get_chain_id().await.map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
-        let deployment =
-            deploy::deploy_all(&keeper, chain_id, &artifacts, params, None, None, keeper_addr)
-                .await?;
-        let w = Self { anvil, keeper, maker, keeper_addr, maker_addr, deployment, artifacts };
-        w.mint(maker_addr, U256::from(1_000_000_000_000u64)).await?;
+        let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
+        let trusted_resolvers = crate::cli::trusted_resolver_list(&given)
+            .map_err(|e| tx_err("trusted resolvers")(e.to_string()))?;
+        let spec = GateSpec {
+            params: params.clone(),
+            trusted_resolvers,
+            collateral: None,
+            factory: None,
+            keeper: keeper_addr,
+        };
+        let deployment = deploy::deploy_all(&keeper, chain_id, &artifacts, &spec).await?;
+        let w =
+            Self { anvil, keeper, maker, keeper_addr, maker_addr, deployment, artifacts, accounts };
+        for who in [Actor::Maker, Actor::Hostile, Actor::Outsider] {
+            w.mint(w.addr(who), U256::from(1_000_000_000_000u64)).await?;
+        }
         Ok(w)
+    }
+
+    /// The address of `who`.
+    pub fn addr(&self, who: Actor) -> Address {
+        self.accounts[who.index()].0
+    }
+
+    /// A provider signing as `who`.
+    pub fn signer(&self, who: Actor) -> &DynProvider {
+        &self.accounts[who.index()].1
     }
 
     pub async fn stop(self) {
@@ -119,6 +183,20 @@ impl World {
         Ok(())
     }
 
+    /// Mines one block at exactly `timestamp` (later than the head), so a test reads a chain
+    /// time that wall-clock time spent between two calls cannot move.
+    pub async fn mine_at(&self, timestamp: u64) -> Result<()> {
+        let e = |x: alloy::transports::TransportError| tx_err("mine at")(short(&x.to_string()));
+        let _: serde_json::Value = self
+            .keeper
+            .raw_request("evm_setNextBlockTimestamp".into(), (timestamp,))
+            .await
+            .map_err(e)?;
+        let _: serde_json::Value =
+            self.keeper.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+        Ok(())
+    }
+
     /// Mints test collateral (open faucet).
     pub async fn mint(&self, to: Address, amount: U256) -> Result<()> {
         let c = ITestCollateral::new(self.deployment.collateral, &self.maker);
@@ -136,19 +214,28 @@ impl World {
         min_qty: u64,
         expiry: u64,
     ) -> Result<Address> {
-        let f = IMarketFactory::new(self.deployment.factory, &self.maker);
+        self.create_market_as(Actor::Maker, tick, lot, min_qty, expiry, self.maker_addr).await
+    }
+
+    /// `creator` creates a market naming `resolver` (the factory lets anyone name anyone) and
+    /// approves it to pull the creator's collateral.
+    pub async fn create_market_as(
+        &self,
+        creator: Actor,
+        tick: u64,
+        lot: u64,
+        min_qty: u64,
+        expiry: u64,
+        resolver: Address,
+    ) -> Result<Address> {
+        let p = self.signer(creator);
+        let f = IMarketFactory::new(self.deployment.factory, p);
         let tx = f
-            .createMarket(
-                U256::from(tick),
-                U256::from(lot),
-                U256::from(min_qty),
-                expiry,
-                self.maker_addr,
-            )
+            .createMarket(U256::from(tick), U256::from(lot), U256::from(min_qty), expiry, resolver)
             .send()
             .await
             .map_err(|e| tx_err("createMarket")(executor::describe(&e)))?;
-        let r = confirm(&self.maker, "createMarket", *tx.tx_hash()).await?;
+        let r = confirm(p, "createMarket", *tx.tx_hash()).await?;
         let market = r
             .inner
             .logs()
@@ -156,25 +243,38 @@ impl World {
             .find_map(|l| IMarketFactory::MarketCreated::decode_log(&l.inner).ok())
             .map(|ev| ev.data.market)
             .ok_or_else(|| tx_err("createMarket")("no MarketCreated log".into()))?;
-        let c = ITestCollateral::new(self.deployment.collateral, &self.maker);
+        self.approve_as(creator, market).await?;
+        Ok(market)
+    }
+
+    /// `who` lets `market` pull its collateral.
+    pub async fn approve_as(&self, who: Actor, market: Address) -> Result<()> {
+        let p = self.signer(who);
+        let c = ITestCollateral::new(self.deployment.collateral, p);
         let tx = c
             .approve(market, U256::MAX)
             .send()
             .await
             .map_err(|e| tx_err("approve")(executor::describe(&e)))?;
-        confirm(&self.maker, "approve", *tx.tx_hash()).await?;
-        Ok(market)
+        confirm(p, "approve", *tx.tx_hash()).await?;
+        Ok(())
     }
 
     /// Rests a maker ask (sells UP at `price`, i.e. buys DOWN).
     pub async fn ask(&self, market: Address, price: u64, qty: u64) -> Result<()> {
-        let m = IBinaryMarket::new(market, &self.maker);
+        self.ask_as(Actor::Maker, market, price, qty).await
+    }
+
+    /// Rests an ask from `who` (which must have approved `market`).
+    pub async fn ask_as(&self, who: Actor, market: Address, price: u64, qty: u64) -> Result<()> {
+        let p = self.signer(who);
+        let m = IBinaryMarket::new(market, p);
         let tx = m
             .placeAsk(U256::from(price), U256::from(qty))
             .send()
             .await
             .map_err(|e| tx_err("placeAsk")(executor::describe(&e)))?;
-        confirm(&self.maker, "placeAsk", *tx.tx_hash()).await?;
+        confirm(p, "placeAsk", *tx.tx_hash()).await?;
         Ok(())
     }
 
@@ -190,16 +290,53 @@ impl World {
         Ok(())
     }
 
+    /// `who` buys UP immediate-or-cancel up to `limit` (which must have approved `market`).
+    pub async fn buy_up_as(&self, who: Actor, market: Address, limit: u64, qty: u64) -> Result<()> {
+        let p = self.signer(who);
+        let m = IBinaryMarket::new(market, p);
+        let tx = m
+            .buyUp(U256::from(limit), U256::from(qty))
+            .send()
+            .await
+            .map_err(|e| tx_err("buyUp")(executor::describe(&e)))?;
+        confirm(p, "buyUp", *tx.tx_hash()).await?;
+        Ok(())
+    }
+
     /// Finalizes a market (maker is the resolver; only after expiry).
     pub async fn resolve(&self, market: Address, up_wins: bool) -> Result<()> {
-        let m = IBinaryMarket::new(market, &self.maker);
+        self.resolve_as(Actor::Maker, market, up_wins).await
+    }
+
+    /// Finalizes a market as its resolver `who` (only after expiry).
+    pub async fn resolve_as(&self, who: Actor, market: Address, up_wins: bool) -> Result<()> {
+        let p = self.signer(who);
+        let m = IBinaryMarket::new(market, p);
         let tx = m
             .resolve(up_wins)
             .send()
             .await
             .map_err(|e| tx_err("resolve")(executor::describe(&e)))?;
-        confirm(&self.maker, "resolve", *tx.tx_hash()).await?;
+        confirm(p, "resolve", *tx.tx_hash()).await?;
         Ok(())
+    }
+
+    /// `who` closes the gate's position in a final market (anyone may call the gate's
+    /// `redeem`); returns whether a position was closed.
+    pub async fn redeem_gate_as(&self, who: Actor, market: Address) -> Result<bool> {
+        let p = self.signer(who);
+        let g = IRiskGate::new(self.deployment.gate, p);
+        if g.redeem(market).call().await.is_err() {
+            return Ok(false); // nothing held there, or not final
+        }
+        let tx = g
+            .redeem(market)
+            .gas(500_000)
+            .send()
+            .await
+            .map_err(|e| tx_err("redeem")(executor::describe(&e)))?;
+        confirm(p, "redeem", *tx.tx_hash()).await?;
+        Ok(true)
     }
 
     /// A keeper pointed at this world's gate.

@@ -5,7 +5,7 @@ use super::{feed::ChainRecord, RecordError, Result};
 use plotters::prelude::*;
 
 pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
-    let mut counts = vec![0u32; labels.len().max(12)];
+    let mut counts = vec![0u32; labels.len().max(crate::bindings::REASON_COUNT as usize)];
     for d in &chain.decisions {
         if let Some(c) = counts.get_mut(d.reason as usize) {
             *c += 1;
@@ -29,7 +29,10 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
             .margin(12)
             .x_label_area_size(30)
             .y_label_area_size(40)
-            .build_cartesian_2d((0u32..11u32).into_segmented(), 0u32..max_count + 1)
+            .build_cartesian_2d(
+                (0u32..counts.len() as u32 - 1).into_segmented(),
+                0u32..max_count + 1,
+            )
             .map_err(|x| e(&x))?;
         bars.configure_mesh()
             .x_desc("reason code")

@@ -2,11 +2,11 @@
 
 use super::{RecordError, Result};
 use crate::{
-    bindings::{IRiskGate, REASON_COUNT},
+    bindings::{reason, IRiskGate, REASON_COUNT},
     collectors::logs_in_ranges,
 };
 use alloy::{
-    primitives::{Address, TxHash, B256, U256},
+    primitives::{Address, Bytes, TxHash, B256, U256},
     providers::{DynProvider, Provider},
     rpc::types::Log,
     sol_types::SolEvent,
@@ -42,6 +42,28 @@ pub struct BookRead {
     pub open_positions: u8,
     pub open_notional: String,
     pub collateral_available: String,
+    /// The market's `resolver()` is one of the gate's trusted resolvers.
+    pub resolver_trusted: bool,
+    /// The gate's position in this market before the decision: 0 none, 1 UP, 2 DOWN.
+    pub held_side: u8,
+    /// The high-water mark H the rules read (already raised to the equity seen).
+    pub high_water_mark: String,
+}
+
+/// The keeper's quote as the gate evaluated it (BUY_UP and BUY_DOWN only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuoteRead {
+    /// Worst price accepted for the token bought, 1e6 units.
+    pub max_price_paid: String,
+    /// Chain time after which the answer is stale.
+    pub deadline: u64,
+}
+
+/// Reason 18: what the market offered and the gate undid; nothing moved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptedFill {
+    pub filled: String,
+    pub spent: String,
 }
 
 /// A position's settlement, attached to the rows that built it.
@@ -58,6 +80,19 @@ pub struct Settlement {
     pub pnl: String,
 }
 
+/// A position counted as lost because its market did not finalize by `expiry + writeOffGrace`;
+/// its slot and notional were released. A later settlement still collects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteOff {
+    pub block: u64,
+    pub time: u64,
+    pub tx: String,
+    pub up_units: String,
+    pub down_units: String,
+    pub notional: String,
+    pub expiry: u64,
+}
+
 /// One published decision, rebuilt from its `Decision` event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRow {
@@ -68,24 +103,47 @@ pub struct DecisionRow {
     pub time: u64,
     pub market: String,
     pub prompt_hash: String,
-    /// The model's answer exactly as submitted (JSON-escaped by serialization).
-    pub raw: String,
+    /// The model's whole answer exactly as submitted (JSON-escaped by serialization). The chain
+    /// logs only its first 64 bytes, its length and its keccak256, so this comes from the
+    /// keeper's record and is checked against them; `None` when rebuilt from chain alone and the
+    /// logged head is not the whole answer.
+    pub raw: Option<String>,
+    /// Length of the answer in bytes, from the chain.
+    pub raw_length: u64,
+    /// keccak256 of the answer, from the chain.
+    pub raw_hash: String,
     /// 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, 255 unparseable.
     pub verdict: u8,
     pub reason: u8,
     pub reason_label: String,
-    pub failed_mask: u16,
+    pub failed_mask: u32,
     pub failed_rules: Vec<u8>,
-    /// What the gate read; None when it did not read the book (ABSTAIN, unparseable).
+    /// What the gate read; None when it evaluated nothing (ABSTAIN, unparseable).
     pub book: Option<BookRead>,
+    /// The keeper's quote as the gate evaluated it; None when it evaluated nothing.
+    pub quote: Option<QuoteRead>,
     pub price_paid: String,
+    /// The order's limit for the token bought: min(maxPrice, maxPricePaid) on the tick grid.
+    pub limit: String,
     pub quantity: String,
     pub cost: String,
+    /// Units bought and collateral spent (0 on reason 18, where the fill was undone).
     pub filled: String,
     pub spent: String,
+    /// Reason 18 only: the fill the market offered, undone by the gate.
+    pub attempted_fill: Option<AttemptedFill>,
     pub settlement: Option<Settlement>,
+    pub write_off: Option<WriteOff>,
     #[serde(flatten)]
     pub note: Annotation,
+}
+
+/// What the keeper knows about one of its decisions that the chain does not: who answered and
+/// in which scenario, and the whole answer (the chain has its head, length and hash).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowNote {
+    pub note: Annotation,
+    pub raw: Option<String>,
 }
 
 /// A failure that never reached the chain (inference error, send error, revert).
@@ -124,7 +182,11 @@ impl FeedRow {
 #[derive(Debug, Clone, Default)]
 pub struct ChainRecord {
     pub decisions: Vec<DecisionRow>,
+    /// `raw_heads[i]` is the head of the answer as logged by `decisions[i]`'s event: what a full
+    /// answer from the keeper's record must start with.
+    pub raw_heads: Vec<Bytes>,
     pub settlements: Vec<(String, Settlement)>,
+    pub write_offs: Vec<(String, WriteOff)>,
 }
 
 /// The gate's fixed facts, read from chain for RESULTS.md.
@@ -135,10 +197,11 @@ pub struct GateFacts {
     pub deploy_block: Option<u64>,
     pub params_hash: B256,
     pub bounds: IRiskGate::Params,
+    pub trusted_resolvers: Vec<Address>,
     pub keeper: Address,
     pub collateral: Address,
     pub factory: Address,
-    /// reasonLabel(0..=11), verbatim from the gate.
+    /// reasonLabel(0..=18), verbatim from the gate.
     pub labels: Vec<String>,
 }
 
@@ -172,6 +235,7 @@ pub async fn gate_facts(
         deploy_block: deployed.first().and_then(|l| l.block_number),
         params_hash: g.paramsHash().call().await.map_err(e)?,
         bounds: g.bounds().call().await.map_err(e)?,
+        trusted_resolvers: g.trustedResolvers().call().await.map_err(e)?,
         keeper: g.keeper().call().await.map_err(e)?,
         collateral: g.collateral().call().await.map_err(e)?,
         factory: g.marketFactory().call().await.map_err(e)?,
@@ -179,14 +243,15 @@ pub async fn gate_facts(
     })
 }
 
-/// Decodes the `abi.encode(Snapshot)` bytes of a `Decision`; empty means the book was not read.
-pub fn decode_snapshot(bytes: &[u8]) -> Option<BookRead> {
+/// Decodes the `abi.encode(Snapshot, Quote)` bytes of a `Decision`: what the gate read and the
+/// keeper's quote it evaluated. Empty means nothing was evaluated (ABSTAIN, unparseable).
+pub fn decode_snapshot(bytes: &[u8]) -> Option<(BookRead, QuoteRead)> {
     use alloy::sol_types::SolValue;
     if bytes.is_empty() {
         return None;
     }
-    let sn = IRiskGate::Snapshot::abi_decode(bytes).ok()?;
-    Some(BookRead {
+    let (sn, q) = <(IRiskGate::Snapshot, IRiskGate::Quote)>::abi_decode_params(bytes).ok()?;
+    let book = BookRead {
         best_bid: s(sn.bestBid),
         best_ask: s(sn.bestAsk),
         tick_size: s(sn.tickSize),
@@ -198,11 +263,28 @@ pub fn decode_snapshot(bytes: &[u8]) -> Option<BookRead> {
         open_positions: sn.openPositions,
         open_notional: s(sn.openNotional),
         collateral_available: s(sn.collateralAvailable),
-    })
+        resolver_trusted: sn.resolverTrusted,
+        held_side: sn.heldSide,
+        high_water_mark: s(sn.highWaterMark),
+    };
+    Some((book, QuoteRead { max_price_paid: s(q.maxPricePaid), deadline: q.deadline }))
 }
 
-fn failed_rules(mask: u16) -> Vec<u8> {
-    (0..16u8).filter(|b| mask & (1 << b) != 0).collect()
+fn failed_rules(mask: u32) -> Vec<u8> {
+    (0..32u8).filter(|b| mask & (1 << b) != 0).collect()
+}
+
+/// The answer as far as the chain alone knows it: the logged head, when it is the whole answer
+/// and valid UTF-8 (every parseable answer is).
+pub fn raw_from_head(head: &[u8], length: u64) -> Option<String> {
+    (head.len() as u64 == length).then(|| std::str::from_utf8(head).ok().map(str::to_string))?
+}
+
+/// Whether `raw` is the answer a `Decision` logged as (`head`, `length`, `hash`).
+pub fn raw_matches(raw: &str, head: &[u8], length: u64, hash: &str) -> bool {
+    raw.len() as u64 == length
+        && raw.as_bytes().starts_with(head)
+        && alloy::primitives::keccak256(raw.as_bytes()).to_string() == hash
 }
 
 fn s(v: U256) -> String {
@@ -213,7 +295,7 @@ fn hex_tx(h: Option<TxHash>) -> String {
     h.map(|h| h.to_string()).unwrap_or_default()
 }
 
-/// The gate's `Decision` and `Settled` logs over `[from, to]`, in bounded block ranges.
+/// The gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]`, in bounded block ranges.
 pub async fn gate_logs(
     provider: &DynProvider,
     gate: Address,
@@ -224,7 +306,11 @@ pub async fn gate_logs(
     logs_in_ranges(
         provider,
         gate,
-        vec![IRiskGate::Decision::SIGNATURE_HASH, IRiskGate::Settled::SIGNATURE_HASH],
+        vec![
+            IRiskGate::Decision::SIGNATURE_HASH,
+            IRiskGate::Settled::SIGNATURE_HASH,
+            IRiskGate::WrittenOff::SIGNATURE_HASH,
+        ],
         from,
         to,
         range,
@@ -233,7 +319,7 @@ pub async fn gate_logs(
     .map_err(|e| RecordError::Chain(e.to_string()))
 }
 
-/// Decodes the gate's `Decision` and `Settled` logs over `[from, to]` into rows. Block times are
+/// Decodes the gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]` into rows. Block times are
 /// read from the blocks themselves.
 pub async fn read_chain_record(
     provider: &DynProvider,
@@ -307,7 +393,11 @@ pub fn decode_logs(
         let time = times.get(&block).copied().unwrap_or_default();
         if let Ok(ev) = IRiskGate::Decision::decode_log(&log.inner) {
             let d = &ev.data;
-            let book = decode_snapshot(&d.snapshot);
+            let (book, quote) = decode_snapshot(&d.snapshot).unzip();
+            let raw_length = u64::try_from(d.rawLength).unwrap_or(u64::MAX);
+            let undone = d.reason == reason::FILL_BELOW_MIN;
+            let (filled, spent) =
+                if undone { (U256::ZERO, U256::ZERO) } else { (d.order.filled, d.order.spent) };
             let row = DecisionRow {
                 chain_id,
                 block,
@@ -316,25 +406,33 @@ pub fn decode_logs(
                 time,
                 market: d.market.to_checksum(None),
                 prompt_hash: d.promptHash.to_string(),
-                raw: d.raw.clone(),
+                raw: raw_from_head(&d.rawHead, raw_length),
+                raw_length,
+                raw_hash: d.rawHash.to_string(),
                 verdict: d.verdict,
                 reason: d.reason,
                 reason_label: labels.get(d.reason as usize).cloned().unwrap_or_default(),
                 failed_mask: d.failedMask,
                 failed_rules: failed_rules(d.failedMask),
+                quote,
                 book,
                 price_paid: s(d.order.pricePaid),
+                limit: s(d.order.limit),
                 quantity: s(d.order.quantity),
                 cost: s(d.order.cost),
-                filled: s(d.order.filled),
-                spent: s(d.order.spent),
+                filled: s(filled),
+                spent: s(spent),
+                attempted_fill: undone
+                    .then(|| AttemptedFill { filled: s(d.order.filled), spent: s(d.order.spent) }),
                 settlement: None,
+                write_off: None,
                 note: Annotation::default(),
             };
-            if !d.order.filled.is_zero() {
+            if !filled.is_zero() {
                 unsettled.entry(d.market).or_default().push(rec.decisions.len());
             }
             rec.decisions.push(row);
+            rec.raw_heads.push(d.rawHead.clone());
         } else if let Ok(ev) = IRiskGate::Settled::decode_log(&log.inner) {
             let d = &ev.data;
             let pnl = if d.payout >= d.notional {
@@ -356,27 +454,49 @@ pub fn decode_logs(
                 rec.decisions[i].settlement = Some(st.clone());
             }
             rec.settlements.push((d.market.to_checksum(None), st));
+        } else if let Ok(ev) = IRiskGate::WrittenOff::decode_log(&log.inner) {
+            let d = &ev.data;
+            let wo = WriteOff {
+                block,
+                time,
+                tx: hex_tx(log.transaction_hash),
+                up_units: s(d.upUnits),
+                down_units: s(d.downUnits),
+                notional: s(d.notional),
+                expiry: d.expiry,
+            };
+            // The rows stay unsettled: a later `Settled` still closes the same position.
+            for i in unsettled.get(&d.market).into_iter().flatten() {
+                rec.decisions[*i].write_off = Some(wo.clone());
+            }
+            rec.write_offs.push((d.market.to_checksum(None), wo));
         }
     }
     Ok(rec)
 }
 
-/// Merges chain rows with the keeper's annotations (matched by tx hash and log index) and its
-/// off-chain rows, in chain order.
+/// Merges chain rows with the keeper's notes (matched by tx hash and log index: annotations and
+/// the whole answer, kept only when it is the one the chain logged) and its off-chain rows, in
+/// chain order.
 pub fn merge(
     chain: &ChainRecord,
-    notes: &BTreeMap<(String, u64), Annotation>,
-    tx_notes: &BTreeMap<String, Annotation>,
+    notes: &BTreeMap<(String, u64), RowNote>,
     offchain: &[OffchainRow],
 ) -> Vec<FeedRow> {
     let mut rows: Vec<FeedRow> = chain
         .decisions
         .iter()
-        .map(|d| {
+        .enumerate()
+        .map(|(i, d)| {
             let mut d = d.clone();
-            if let Some(n) = notes.get(&(d.tx.clone(), d.log_index)).or_else(|| tx_notes.get(&d.tx))
-            {
-                d.note = n.clone();
+            if let Some(n) = notes.get(&(d.tx.clone(), d.log_index)) {
+                d.note = n.note.clone();
+                let head = chain.raw_heads.get(i).map_or(&[][..], |h| &h[..]);
+                if let Some(raw) = &n.raw {
+                    if raw_matches(raw, head, d.raw_length, &d.raw_hash) {
+                        d.raw = Some(raw.clone());
+                    }
+                }
             }
             FeedRow::Decision(d)
         })
@@ -420,17 +540,48 @@ pub fn read_feed(path: &Path) -> Result<Vec<FeedRow>> {
         .collect()
 }
 
-/// The annotations and off-chain rows of an existing feed.
-pub fn split_feed(rows: &[FeedRow]) -> (BTreeMap<(String, u64), Annotation>, Vec<OffchainRow>) {
+/// The keeper's notes (annotations and whole answers) and off-chain rows of an existing feed.
+pub fn split_feed(rows: &[FeedRow]) -> (BTreeMap<(String, u64), RowNote>, Vec<OffchainRow>) {
     let mut notes = BTreeMap::new();
     let mut off = Vec::new();
     for r in rows {
         match r {
             FeedRow::Decision(d) => {
-                notes.insert((d.tx.clone(), d.log_index), d.note.clone());
+                let note = RowNote { note: d.note.clone(), raw: d.raw.clone() };
+                notes.insert((d.tx.clone(), d.log_index), note);
             }
             FeedRow::Offchain(o) => off.push(o.clone()),
         }
     }
     (notes, off)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::primitives::keccak256;
+
+    #[test]
+    fn a_published_answer_must_hash_to_the_logged_hash_and_start_with_the_head() {
+        let long = format!("Ignore previous instructions {}", "x".repeat(100));
+        let head = &long.as_bytes()[..64];
+        let hash = keccak256(long.as_bytes()).to_string();
+        assert!(raw_matches(&long, head, long.len() as u64, &hash));
+        // One byte changed past the head: the head still matches, the hash does not.
+        let mut tampered = long.clone();
+        tampered.pop();
+        tampered.push('y');
+        assert!(!raw_matches(&tampered, head, long.len() as u64, &hash));
+        // The chain alone knows a short answer whole, a long one only by its head.
+        assert_eq!(raw_from_head(b"BUY_UP\n", 7).as_deref(), Some("BUY_UP\n"));
+        assert_eq!(raw_from_head(head, long.len() as u64), None);
+        // A head cut inside a UTF-8 character is not a string.
+        assert_eq!(raw_from_head(&[0xe2, 0x82], 2), None);
+    }
+
+    #[test]
+    fn failed_rules_read_all_32_bits() {
+        assert_eq!(failed_rules(1 << 18 | 1 << 12 | 1 << 9), vec![9, 12, 18]);
+        assert_eq!(failed_rules(1 << 31), vec![31]);
+    }
 }

@@ -1,19 +1,27 @@
-//! RESULTS.md: a deterministic page built from the gate's facts, the feed rows and the
-//! settlements (no wall-clock time in it, so the page can be re-derived byte for byte).
+//! RESULTS.md: a deterministic page built from the gate's facts, the feed rows, the
+//! settlements and the write-offs (no wall-clock time in it, so the page can be re-derived byte
+//! for byte).
 
 use super::{
-    feed::{ChainRecord, FeedRow, GateFacts},
+    adversary,
+    feed::{ChainRecord, DecisionRow, FeedRow, GateFacts},
     CHART_FILE,
 };
 use std::{collections::BTreeSet, fmt::Write};
 
 /// Units helper: 1e6 base units shown as a decimal with six places.
-fn units(v: &str) -> String {
+pub(super) fn units(v: &str) -> String {
     let neg = v.starts_with('-');
     let digits = v.trim_start_matches('-');
     let padded = format!("{digits:0>7}");
     let (int, frac) = padded.split_at(padded.len() - 6);
     format!("{}{int}.{frac}", if neg { "-" } else { "" })
+}
+
+/// A decimal string as an integer (the feed's amounts are decimal strings of uint256 values
+/// that, in any real record, fit comfortably in 128 bits; an unparsable one counts as 0).
+pub(super) fn int(v: &str) -> i128 {
+    v.parse().unwrap_or(0)
 }
 
 fn esc(s: &str) -> String {
@@ -31,10 +39,18 @@ fn esc(s: &str) -> String {
     out
 }
 
+/// The answer cell: the answer, or its length and hash when the record does not hold it.
+fn raw_cell(d: &DecisionRow) -> String {
+    match &d.raw {
+        Some(raw) => esc(raw),
+        None => format!("({} bytes, keccak {})", d.raw_length, d.raw_hash.get(..10).unwrap_or("")),
+    }
+}
+
 pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> String {
     let mut md = String::new();
     let b = &facts.bounds;
-    let decisions: Vec<_> = rows
+    let decisions: Vec<&DecisionRow> = rows
         .iter()
         .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None })
         .collect();
@@ -42,8 +58,9 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     let _ = writeln!(md, "# RiskGate results\n");
     let _ = writeln!(
         md,
-        "Every row below was rebuilt from the gate's `Decision` and `Settled` events; \
-         `keeper report --gate {} --check` re-derives this page from chain.\n",
+        "Every row below was rebuilt from the gate's `Decision`, `Settled` and `WrittenOff` \
+         events; `keeper report --gate {} --check` re-derives this page from chain, and checks \
+         each published answer against the length and keccak256 its event logged.\n",
         facts.gate
     );
     let _ = writeln!(md, "## Gate\n");
@@ -59,6 +76,12 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     let _ = writeln!(md, "| minHeadroom (s) | {} |", b.minHeadroom);
     let _ = writeln!(md, "| maxConcurrent | {} |", b.maxConcurrent);
     let _ = writeln!(md, "| maxNotional | {} |", b.maxNotional);
+    let _ = writeln!(md, "| maxHorizon (s) | {} |", b.maxHorizon);
+    let _ = writeln!(md, "| maxDrawdown | {} |", b.maxDrawdown);
+    let _ = writeln!(md, "| writeOffGrace (s) | {} |", b.writeOffGrace);
+    let _ = writeln!(md, "| minFillBps | {} |", b.minFillBps);
+    let trusted: Vec<String> = facts.trusted_resolvers.iter().map(|a| format!("`{a}`")).collect();
+    let _ = writeln!(md, "| trusted resolvers | {} |", trusted.join(", "));
     let _ = writeln!(md, "| keeper | `{}` |", facts.keeper);
     let _ = writeln!(md, "| collateral | `{}` |", facts.collateral);
     let _ = writeln!(md, "| market factory | `{}` |\n", facts.factory);
@@ -87,6 +110,7 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     let _ = writeln!(md, "- decisions on chain: {}", decisions.len());
     let _ = writeln!(md, "- passed (orders placed): {passes}");
     let _ = writeln!(md, "- refused by the gate: {}", decisions.len() - passes);
+    let _ = writeln!(md, "- positions written off: {}", chain.write_offs.len());
     let _ = writeln!(md, "- off-chain failures (nothing submitted): {offchain}\n");
 
     let _ = writeln!(md, "## Decisions by reason\n");
@@ -120,38 +144,75 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
         let _ = writeln!(md);
     }
 
+    adversary::render(&mut md, facts, &decisions, chain);
+    positions(&mut md, &decisions, chain);
+
+    let _ = writeln!(md, "## Latest rows\n");
+    let _ = writeln!(
+        md,
+        "| block | market | raw answer | verdict | reason | failing rules | price | limit | qty | filled |"
+    );
+    let _ = writeln!(md, "| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |");
+    for d in decisions.iter().rev().take(15) {
+        let rules: Vec<String> = d.failed_rules.iter().map(u8::to_string).collect();
+        let short_market = d.market.get(..10).unwrap_or(&d.market);
+        let _ = writeln!(
+            md,
+            "| {} | `{short_market}` | {} | {} | {} {} | {} | {} | {} | {} | {} |",
+            d.block,
+            raw_cell(d),
+            d.verdict,
+            d.reason,
+            d.reason_label,
+            rules.join(","),
+            d.price_paid,
+            d.limit,
+            d.quantity,
+            d.filled
+        );
+    }
+    md
+}
+
+/// One line per market the gate bought in: what it spent, whether the position was written
+/// off, and how it settled.
+fn positions(md: &mut String, decisions: &[&DecisionRow], chain: &ChainRecord) {
     let _ = writeln!(md, "## Positions and settlements\n");
     let _ = writeln!(
         md,
-        "| market | fills | bought (units) | spent | settled | outcome | payout | P&L |"
+        "| market | fills | bought (units) | spent | written off | settled | outcome | payout | P&L |"
     );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |");
-    let mut markets: Vec<&str> =
-        decisions.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
-    markets.dedup();
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |");
     let mut seen = BTreeSet::new();
     let mut realised: i128 = 0;
-    for m in markets {
+    for m in decisions.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()) {
         if !seen.insert(m) {
             continue;
         }
         let fills: Vec<_> = decisions.iter().filter(|d| d.market == m && d.filled != "0").collect();
-        let bought: u128 = fills.iter().map(|d| d.filled.parse::<u128>().unwrap_or(0)).sum();
-        let spent: u128 = fills.iter().map(|d| d.spent.parse::<u128>().unwrap_or(0)).sum();
+        let bought: i128 = fills.iter().map(|d| int(&d.filled)).sum();
+        let spent: i128 = fills.iter().map(|d| int(&d.spent)).sum();
+        let written: Vec<String> = chain
+            .write_offs
+            .iter()
+            .filter(|(wm, _)| wm == m)
+            .map(|(_, w)| format!("block {}", w.block))
+            .collect();
+        let written = written.join(", ");
         let settled: Vec<_> = chain.settlements.iter().filter(|(sm, _)| sm == m).collect();
         if settled.is_empty() {
             let _ = writeln!(
                 md,
-                "| `{m}` | {} | {bought} | {} | open | | | |",
+                "| `{m}` | {} | {bought} | {} | {written} | open | | | |",
                 fills.len(),
                 units(&spent.to_string())
             );
         }
         for (_, st) in settled {
-            realised += st.pnl.parse::<i128>().unwrap_or(0);
+            realised += int(&st.pnl);
             let _ = writeln!(
                 md,
-                "| `{m}` | {} | {bought} | {} | block {} | {} | {} | {} |",
+                "| `{m}` | {} | {bought} | {} | {written} | block {} | {} | {} | {} |",
                 fills.len(),
                 units(&spent.to_string()),
                 st.block,
@@ -162,31 +223,6 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
         }
     }
     let _ = writeln!(md, "\nRealised P&L: {} collateral units.\n", units(&realised.to_string()));
-
-    let _ = writeln!(md, "## Latest rows\n");
-    let _ = writeln!(
-        md,
-        "| block | market | raw answer | verdict | reason | failing rules | price | qty | filled |"
-    );
-    let _ = writeln!(md, "| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: |");
-    for d in decisions.iter().rev().take(15) {
-        let rules: Vec<String> = d.failed_rules.iter().map(u8::to_string).collect();
-        let short_market = d.market.get(..10).unwrap_or(&d.market);
-        let _ = writeln!(
-            md,
-            "| {} | `{short_market}` | {} | {} | {} {} | {} | {} | {} | {} |",
-            d.block,
-            esc(&d.raw),
-            d.verdict,
-            d.reason,
-            d.reason_label,
-            rules.join(","),
-            d.price_paid,
-            d.quantity,
-            d.filled
-        );
-    }
-    md
 }
 
 #[cfg(test)]

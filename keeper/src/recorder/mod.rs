@@ -1,13 +1,14 @@
-//! Recorder: decodes the gate's `Decision` and `Settled` events into feed rows, keeps the
-//! keeper's own annotations (provider, model, scenario) and off-chain failure rows beside
-//! them, and writes `feed.jsonl`, `RESULTS.md` and the SVG chart atomically. Everything that
+//! Recorder: decodes the gate's `Decision`, `Settled` and `WrittenOff` events into feed rows,
+//! keeps the keeper's own notes (provider, model, scenario, the whole answer) and off-chain
+//! failure rows beside them, and writes `feed.jsonl`, `RESULTS.md` and the SVG chart atomically. Everything that
 //! comes from chain can be rebuilt from chain alone (`keeper report`).
 
+pub mod adversary;
 pub mod chart;
 pub mod feed;
 pub mod markdown;
 
-pub use feed::{Annotation, DecisionRow, FeedRow, OffchainRow};
+pub use feed::{Annotation, DecisionRow, FeedRow, OffchainRow, RowNote};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

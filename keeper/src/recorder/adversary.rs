@@ -1,0 +1,216 @@
+//! The adversary section of RESULTS.md: every group of rows whose scenario is labelled
+//! `attack ...` (the demo's replay of issue 7's attacks), with what it cost the gate and the
+//! bound that held. Every figure is computed from the chain record (decisions, snapshots,
+//! quotes, settlements, write-offs); only the grouping comes from the keeper's labels, so
+//! `keeper report --check` re-derives the section like the rest of the page.
+
+use super::{
+    feed::{ChainRecord, DecisionRow, GateFacts},
+    markdown::{int, units},
+};
+use crate::bindings::{reason, verdict, PRICE_ONE};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt::Write,
+};
+
+/// Scenario labels starting with this are attacks.
+pub const ATTACK_PREFIX: &str = "attack ";
+
+/// H − balance at a decision: how far the gate's collateral was below its high-water mark.
+fn drawdown(d: &DecisionRow) -> Option<i128> {
+    let b = d.book.as_ref()?;
+    Some((int(&b.high_water_mark) - int(&b.collateral_available)).max(0))
+}
+
+/// The price of the token the row's verdict buys, in the book the gate read.
+fn book_price(d: &DecisionRow) -> Option<i128> {
+    let b = d.book.as_ref()?;
+    match d.verdict {
+        verdict::BUY_UP => Some(int(&b.best_ask)),
+        verdict::BUY_DOWN => Some((PRICE_ONE as i128 - int(&b.best_bid)).max(0)),
+        _ => None,
+    }
+}
+
+fn count(rows: &[&DecisionRow], code: u8) -> usize {
+    rows.iter().filter(|d| d.reason == code).count()
+}
+
+/// The bound that held for one group, one clause per rule that refused and per write-off.
+fn bounds_held(
+    facts: &GateFacts,
+    rows: &[&DecisionRow],
+    cost: i128,
+    chain: &ChainRecord,
+) -> String {
+    let b = &facts.bounds;
+    let mut out: Vec<String> = Vec::new();
+    let n = rows.len();
+    let of = |code: u8| count(rows, code);
+    if of(reason::RESOLVER_UNTRUSTED) > 0 {
+        out.push(format!(
+            "rule 12 (resolver not trusted) refused {} of {n} attempts",
+            of(reason::RESOLVER_UNTRUSTED)
+        ));
+    }
+    if let Some(secs) = rows
+        .iter()
+        .filter(|d| d.reason == reason::HORIZON)
+        .filter_map(|d| d.book.as_ref().map(|k| k.expiry.saturating_sub(k.now)))
+        .max()
+    {
+        out.push(format!(
+            "rule 13: expiry {secs} s out > maxHorizon {} s ({} refused)",
+            b.maxHorizon,
+            of(reason::HORIZON)
+        ));
+    }
+    if of(reason::DRAWDOWN) > 0 {
+        let peak = rows.iter().filter_map(|d| drawdown(d)).max().unwrap_or(0);
+        let max_dd = int(&b.maxDrawdown.to_string());
+        out.push(format!(
+            "rule 14 refused {} orders once H − (balance − cost) > maxDrawdown; H − balance \
+             peaked at {} of {}; cost {} ≤ maxDrawdown: {}",
+            of(reason::DRAWDOWN),
+            units(&peak.to_string()),
+            units(&max_dd.to_string()),
+            units(&cost.to_string()),
+            if cost <= max_dd { "yes" } else { "NO" }
+        ));
+    }
+    for d in rows.iter().filter(|d| d.reason == reason::QUOTE_LIMIT) {
+        if let (Some(p), Some(q)) = (book_price(d), &d.quote) {
+            out.push(format!(
+                "rule 15: the book moved to {} > quoted maxPricePaid {}",
+                units(&p.to_string()),
+                units(&q.max_price_paid)
+            ));
+        }
+    }
+    for d in rows.iter().filter(|d| d.reason == reason::EXPIRED) {
+        if let (Some(k), Some(q)) = (&d.book, &d.quote) {
+            out.push(format!(
+                "rule 16: executed at chain time {} > deadline {} ({} s late)",
+                k.now,
+                q.deadline,
+                k.now.saturating_sub(q.deadline)
+            ));
+        }
+    }
+    for d in rows.iter().filter(|d| d.reason == reason::OPPOSITE_SIDE) {
+        // The side held, at the average price actually paid in this market.
+        let held: Vec<&&DecisionRow> =
+            rows.iter().filter(|h| h.market == d.market && h.filled != "0").collect();
+        let (filled, spent) =
+            held.iter().fold((0i128, 0i128), |(f, s), h| (f + int(&h.filled), s + int(&h.spent)));
+        if let (Some(p), true) = (book_price(d), filled > 0) {
+            let held_price = spent * PRICE_ONE as i128 / filled;
+            out.push(format!(
+                "rule 17: the other side at {} refused while holding one bought at {}: the pair \
+                 would have cost {} per 1.000000 of payout",
+                units(&p.to_string()),
+                units(&held_price.to_string()),
+                units(&(held_price + p).to_string())
+            ));
+        }
+    }
+    for d in rows.iter().filter(|d| d.reason == reason::FILL_BELOW_MIN) {
+        if let Some(a) = &d.attempted_fill {
+            out.push(format!(
+                "rule 18: fill {} of {} units < minFillBps {} bps, undone ({} not spent)",
+                a.filled,
+                d.quantity,
+                b.minFillBps,
+                units(&a.spent)
+            ));
+        }
+    }
+    let markets: BTreeSet<&str> =
+        rows.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
+    for (m, w) in chain.write_offs.iter().filter(|(m, _)| markets.contains(m.as_str())) {
+        let settled = chain.settlements.iter().find(|(s, _)| s == m).map(|(_, s)| s);
+        out.push(format!(
+            "writeOff {} s after expiry (writeOffGrace {} s) freed the slot, {} counted as lost{}",
+            w.time.saturating_sub(w.expiry),
+            b.writeOffGrace,
+            units(&w.notional),
+            match settled {
+                Some(s) => format!("; redeemed later for {}", units(&s.payout)),
+                None => String::new(),
+            }
+        ));
+    }
+    if out.is_empty() {
+        out.push("no rule refused".into());
+    }
+    out.join("; ")
+}
+
+/// Writes the section (nothing when no row is labelled as an attack).
+pub fn render(md: &mut String, facts: &GateFacts, decisions: &[&DecisionRow], chain: &ChainRecord) {
+    // Groups in order of their first row.
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: BTreeMap<&str, Vec<&DecisionRow>> = BTreeMap::new();
+    for d in decisions {
+        let Some(label) = d.note.scenario.as_deref().filter(|s| s.starts_with(ATTACK_PREFIX))
+        else {
+            continue;
+        };
+        if !groups.contains_key(label) {
+            order.push(label);
+        }
+        groups.entry(label).or_default().push(d);
+    }
+    if order.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Adversaries\n");
+    let _ = writeln!(
+        md,
+        "Issue 7's attacks replayed against this gate by real transactions. Cost to the gate = \
+         collateral spent in the attack's markets − payouts collected there (an open or \
+         written-off position counts as lost). Every figure is computed from the chain record.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| attack | rows | reasons | spent | paid back | cost to the gate | bound that held |"
+    );
+    let _ = writeln!(md, "| --- | ---: | --- | ---: | ---: | ---: | --- |");
+    for label in order {
+        let rows = &groups[label];
+        let mut reasons: BTreeMap<u8, usize> = BTreeMap::new();
+        for d in rows {
+            *reasons.entry(d.reason).or_default() += 1;
+        }
+        let reasons: Vec<String> = reasons.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+        let spent: i128 = rows.iter().map(|d| int(&d.spent)).sum();
+        let bought: BTreeSet<&str> =
+            rows.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
+        let paid_back: i128 = chain
+            .settlements
+            .iter()
+            .filter(|(m, _)| bought.contains(m.as_str()))
+            .map(|(_, s)| int(&s.payout))
+            .sum();
+        let cost = spent - paid_back;
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {} | {} | {} | {} | {} |",
+            rows.len(),
+            reasons.join(", "),
+            units(&spent.to_string()),
+            units(&paid_back.to_string()),
+            units(&cost.to_string()),
+            bounds_held(facts, rows, cost, chain)
+        );
+    }
+    let peak = decisions.iter().filter_map(|d| drawdown(d)).max().unwrap_or(0);
+    let _ = writeln!(
+        md,
+        "\nThe drawdown invariant, balance ≥ H − maxDrawdown: the largest H − balance the gate \
+         read at any decision of this record is {} of maxDrawdown {}.\n",
+        units(&peak.to_string()),
+        units(&facts.bounds.maxDrawdown.to_string())
+    );
+}
