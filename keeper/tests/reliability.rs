@@ -14,7 +14,7 @@ use keeper::{
     compile::{self, Artifacts},
     recorder::{feed, FeedRow},
     strategy::{openai::OpenAiClient, Provider},
-    world::World,
+    world::{Actor, World},
 };
 use std::{
     path::{Path, PathBuf},
@@ -55,6 +55,10 @@ fn params() -> IRiskGate::Params {
         minHeadroom: 600,
         maxConcurrent: 10,
         maxNotional: U256::from(1_000_000_000u64),
+        maxHorizon: 604_800,
+        maxDrawdown: U256::from(1_000_000_000u64),
+        writeOffGrace: 3_600,
+        minFillBps: 2_500,
     }
 }
 
@@ -104,16 +108,72 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     assert_eq!(decisions(&rows).len(), 3, "no row lost, none duplicated");
     assert!(decisions(&rows).iter().all(|d| d.note.provider.as_deref() == Some("builtin")));
 
-    // 3,599 s later is still inside the interval; at 3,600 s all three are due again.
-    w.advance(3_599).await.unwrap();
+    // 3,599 s after the earliest decision nothing is due yet; 3,600 s after the latest all
+    // three are. The chain time is pinned block by block (evm_setNextBlockTimestamp), so
+    // wall-clock time spent between the calls cannot leak into anvil's clock.
+    let times: Vec<u64> = decisions(&rows).iter().map(|d| d.time).collect();
+    let (first_time, last_time) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
+    w.mine_at(first_time + 3_599).await.unwrap();
     let mut third = w.keeper(Some(dir.path().to_path_buf()));
     third.reask_secs = 3_600;
     third.load_existing_feed().unwrap();
     assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 0);
-    w.advance(1).await.unwrap();
+    w.mine_at(last_time + 3_600).await.unwrap();
     assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 3);
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     assert_eq!(decisions(&rows).len(), 6);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_redeemed() {
+    let _g = serial();
+    let w = world(&[]).await; // trusts the maker only
+    let dir = tempfile::tempdir().unwrap();
+    let now = w.chain_time().await.unwrap();
+    // An outsider's market with itself as resolver: the builtin model would buy it (0.40).
+    let outsider = w.addr(Actor::Outsider);
+    let untrusted =
+        w.create_market_as(Actor::Outsider, 10_000, 100, 0, now + 86_400, outsider).await.unwrap();
+    w.ask_as(Actor::Outsider, untrusted, 400_000, 20_000_000).await.unwrap();
+    // The maker's market, expiring in 15 minutes, that nobody will resolve in time.
+    let stuck = w.create_market(10_000, 100, 0, now + 900).await.unwrap();
+    w.ask(stuck, 400_000, 20_000_000).await.unwrap();
+    let cancel = CancellationToken::new();
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.submitted), (1, 1), "only the trusted resolver's market is asked");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let ds = decisions(&rows);
+    assert_eq!(ds[0].market, stuck.to_checksum(None));
+    // ask 0.40 on a 0.01 grid, default 50 bps: maxPricePaid ceil(400000 * 1.005) = 402000;
+    // limit 402000 rounded down onto the grid = 400000; cost 10e6 * 0.40 = 4e6.
+    assert_eq!(ds[0].reason, 0);
+    let q = ds[0].quote.as_ref().expect("a BUY row carries the quote it was evaluated with");
+    assert_eq!(q.max_price_paid, "402000");
+    // deadline = chain time of the read + 60, and the read precedes execution.
+    let executed = ds[0].book.as_ref().unwrap().now;
+    assert!(executed <= q.deadline && q.deadline <= executed + 60, "{executed} vs {}", q.deadline);
+    assert_eq!((ds[0].limit.as_str(), ds[0].cost.as_str()), ("400000", "4000000"));
+
+    // Expiry + writeOffGrace (3,600) passes unresolved: the next cycle writes it off.
+    w.mine_at(now + 900 + 3_600 + 1).await.unwrap();
+    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.written_off, r.asked), (1, 0));
+    let gate = IRiskGate::new(w.deployment.gate, &w.keeper);
+    assert_eq!(gate.openPositions().call().await.unwrap(), 0, "the slot is free again");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let d = decisions(&rows)[0];
+    assert_eq!(d.write_off.as_ref().map(|x| x.notional.as_str()), Some("4000000"));
+    assert!(d.settlement.is_none());
+
+    // The market resolves late, UP: the keeper still redeems the written-off claim.
+    w.resolve(stuck, true).await.unwrap();
+    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.redeemed, 1);
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let st = decisions(&rows)[0].settlement.clone().expect("settled after the write-off");
+    assert_eq!((st.payout.as_str(), st.pnl.as_str()), ("10000000", "6000000"));
     w.stop().await;
 }
 
@@ -222,11 +282,11 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 2);
     // The garbage text is submitted verbatim and the gate publishes it as reason 11, verdict 255.
-    assert_eq!(ds[0].raw, "totally not a verdict");
+    assert_eq!(ds[0].raw.as_deref(), Some("totally not a verdict"));
     assert_eq!((ds[0].reason, ds[0].verdict), (11, 255));
     // A quoted answer is submitted with its quotes; the gate trims them and passes it:
     // ask 0.40 on a 0.01 grid -> price 400000, quantity 10e6 (lot 100), cost 4e6.
-    assert_eq!(ds[1].raw, "\"BUY_UP\"");
+    assert_eq!(ds[1].raw.as_deref(), Some("\"BUY_UP\""));
     assert_eq!(
         (ds[1].reason, ds[1].price_paid.as_str(), ds[1].cost.as_str()),
         (0, "400000", "4000000")
@@ -382,11 +442,13 @@ async fn report_check_passes_on_demo_output_and_catches_tampering() {
     let (c, e) = run(&["report", "--check", "--load-state", state, "--results", results]);
     assert_eq!(c, 0, "report --check passes on the demo's output: {e}");
 
-    // Every reason code 0..=11 appears in the demo's feed.
+    // Every reason code 0..=18 appears in the demo's feed.
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
-    for code in 0..12u8 {
+    for code in 0..19u8 {
         assert!(decisions(&rows).iter().any(|d| d.reason == code), "reason {code} reached");
     }
+    // Answers longer than the 64 logged bytes are published whole and pass the check above.
+    assert!(decisions(&rows).iter().any(|d| d.raw_length > 64 && d.raw.is_some()));
 
     // Rewrite one published answer: the check must fail.
     let text = std::fs::read_to_string(dir.path().join("feed.jsonl")).unwrap();
@@ -395,5 +457,5 @@ async fn report_check_passes_on_demo_output_and_catches_tampering() {
     std::fs::write(dir.path().join("feed.jsonl"), tampered).unwrap();
     let (c, e) = run(&["report", "--check", "--load-state", state, "--results", results]);
     assert_ne!(c, 0, "tampered feed is caught");
-    assert!(e.contains("differs"), "{e}");
+    assert!(e.contains("differs") && e.contains("not the one its event logged"), "{e}");
 }
