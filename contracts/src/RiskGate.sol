@@ -263,10 +263,12 @@ contract RiskGate is IRiskGate, Ownable2Step {
         uint64 expiry = m.expiry();
         uint256 allowedAfter = uint256(expiry) + _writeOffGrace;
         // The grace is an hour or more; seconds of validator skew do not matter.
-        // slither-disable-next-line timestamp
+        // slither-disable-start timestamp
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp <= allowedAfter) {
             revert WriteOffTooEarly(market, block.timestamp, allowedAfter);
         }
+        // slither-disable-end timestamp
 
         // Peak equity is taken before the loss, so the loss counts against the drawdown.
         _raiseHighWaterMark();
@@ -561,6 +563,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
         ) {
             return (GateRules.PASS, 0, f, sp);
         } catch (bytes memory err) {
+            // Casting to bytes4 takes the selector: the first four bytes of the revert data.
+            // forge-lint: disable-next-line(unsafe-typecast)
             if (err.length == 68 && bytes4(err) == FillBelowMinimum.selector) {
                 (filled, spent) = _decodeFillBelowMinimum(err);
                 return
