@@ -5,7 +5,7 @@ use crate::{
     artifact::GateArtifact,
     diff,
     evm::{self, AnvilChain, RevmChain},
-    model::{self, Bounds, Snapshot},
+    model::{self, Bounds, Quote, Snapshot},
     strategies,
 };
 use alloy::primitives::U256;
@@ -49,19 +49,19 @@ pub struct BenchReport {
 /// drawn from the differential's strategies (passes and every kind of refusal).
 fn reference_speed(secs: f64) -> (u64, Duration) {
     let mut runner = TestRunner::deterministic();
-    let mut rows: Vec<(Bounds, Snapshot, u8)> = Vec::new();
+    let mut rows: Vec<(Bounds, Snapshot, Quote, u8)> = Vec::new();
     let strategy = strategies::gate_case();
     while rows.len() < 4_096 {
         let Ok(tree) = strategy.new_tree(&mut runner) else { continue };
         let case = tree.current();
-        rows.extend(case.rows.iter().map(|r| (case.bounds, r.snapshot, r.verdict)));
+        rows.extend(case.rows.iter().map(|r| (case.config.bounds, r.snapshot, r.quote, r.verdict)));
     }
     let started = Instant::now();
     let mut evals = 0u64;
     let mut sink = U256::ZERO;
     while started.elapsed().as_secs_f64() < secs {
-        for (b, s, v) in &rows {
-            let d = model::evaluate(black_box(b), black_box(s), black_box(*v));
+        for (b, s, q, v) in &rows {
+            let d = model::evaluate(black_box(b), black_box(s), black_box(q), black_box(*v));
             sink ^= d.cost;
         }
         evals += rows.len() as u64;
@@ -110,7 +110,7 @@ pub fn markdown(r: &BenchReport) -> String {
     let revm_rate = r.revm.rows_per_sec();
     let mut out = String::new();
     out.push_str("## gate-sim: reference model and differential\n\n");
-    out.push_str("Measured by `gate-sim bench` (release build, one thread). A differential case is one `parseVerdict` and one `evaluate` on the compiled RiskGate, compared byte for byte with the reference model; one gate is deployed per bounds set (up to 32 cases each).\n\n");
+    out.push_str("Measured by `gate-sim bench` (release build, one thread). A differential case is one `parseVerdict` and one `evaluate` on the compiled RiskGate, compared byte for byte with the reference model; one gate is deployed per configuration (bounds, trusted resolvers, factory; up to 32 cases each), against a real `MarketFactory`, and its configuration views are checked too.\n\n");
     out.push_str("| figure | measured | target |\n| --- | --- | --- |\n");
     out.push_str(&format!(
         "| reference `evaluate`, one core | {:.0} evaluations/s ({} in {:.2} s) | >= 1,000,000 ({}) |\n",

@@ -6,10 +6,11 @@
 use crate::{
     abi,
     artifact::GateArtifact,
+    diff,
     evm::{self, Chain, Deployed, Outcome},
-    model::{self, Bounds, Verdict},
+    model::{self, Bounds, GateConfig, Verdict},
 };
-use alloy::primitives::{Bytes, FixedBytes, U256};
+use alloy::primitives::{Address, Bytes, FixedBytes, U256};
 use alloy::sol_types::SolError;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,8 @@ pub enum Error {
     Syntax { path: PathBuf, line: usize, reason: String },
     #[error(transparent)]
     Evm(#[from] evm::Error),
+    #[error(transparent)]
+    Fixture(#[from] diff::Error),
     #[error("the corpus gate did not deploy: {0:?}")]
     Deploy(Deployed),
 }
@@ -176,8 +179,19 @@ pub fn run_contract(
         min_headroom_secs: model::MIN_HEADROOM_FLOOR_SECS,
         max_concurrent: 1,
         max_notional: U256::from(1_000_000u64),
+        max_horizon_secs: model::MIN_HEADROOM_FLOOR_SECS,
+        max_drawdown: U256::from(1_000_000u64),
+        write_off_grace_secs: model::WRITE_OFF_GRACE_FLOOR_SECS,
+        min_fill_bps: 1,
     };
-    let gate = match chain.deploy(artifact.initcode(&bounds))? {
+    let config = GateConfig {
+        bounds,
+        trusted_resolvers: vec![Address::with_last_byte(1)],
+        collateral: abi::DUMMY_COLLATERAL,
+        factory_collateral: abi::DUMMY_COLLATERAL,
+    };
+    let fixture = diff::Fixture::deploy(chain, artifact)?;
+    let gate = match chain.deploy(artifact.initcode(&config, fixture.factory, abi::DUMMY_KEEPER))? {
         Deployed::At(a) => a,
         other => return Err(Error::Deploy(other)),
     };

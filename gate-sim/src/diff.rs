@@ -1,17 +1,21 @@
 //! The differential: every case runs on the compiled RiskGate (revm or anvil) and on the
 //! reference model, and the two must agree byte for byte on `parseVerdict` (returned value or
-//! exact revert data) and `evaluate` (all five outputs), and on whether the constructor accepts
-//! the bounds. A disagreement is shrunk by proptest and printed as a ready-to-paste forge test.
+//! exact revert data) and `evaluate` (all five outputs), on whether the constructor accepts its
+//! bounds, trusted resolvers and factory (and with which error), and on the views that report the
+//! configuration back (`paramsHash`, `trustedResolvers`, `isTrustedResolver`). A disagreement is shrunk by proptest and printed as a ready-to-paste forge test.
 
 use crate::{
     abi,
     artifact::GateArtifact,
     evm::{self, Chain, Deployed, Outcome},
     forge,
-    model::{self, Bounds, Snapshot},
+    model::{self, GateConfig, Quote, Snapshot},
     strategies::{self, GateCase},
 };
-use alloy::primitives::{Address, Bytes};
+use alloy::{
+    primitives::{Address, Bytes},
+    sol_types::SolCall,
+};
 use proptest::{
     strategy::{Strategy, ValueTree},
     test_runner::{Config, RngAlgorithm, TestRng, TestRunner},
@@ -24,6 +28,8 @@ pub enum Error {
     Evm(#[from] evm::Error),
     #[error("proptest could not generate a case: {0}")]
     Generate(String),
+    #[error("the {what} the gates need did not deploy: {got:?}")]
+    Fixture { what: &'static str, got: Deployed },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -32,27 +38,45 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
     Deploy {
-        bounds: Bounds,
+        config: GateConfig,
         expected: Vec<Bytes>,
         got: Deployed,
     },
     Parse {
-        bounds: Bounds,
+        config: GateConfig,
         answer: Vec<u8>,
         calldata: Bytes,
         expected: Outcome,
         got: Outcome,
     },
     Evaluate {
-        bounds: Bounds,
+        config: GateConfig,
         snapshot: Box<Snapshot>,
+        quote: Quote,
         verdict: u8,
+        expected: Outcome,
+        got: Outcome,
+    },
+    /// A view of the deployed gate (`paramsHash`, `trustedResolvers`, ...).
+    View {
+        config: GateConfig,
+        name: &'static str,
+        calldata: Bytes,
         expected: Outcome,
         got: Outcome,
     },
 }
 
 impl Mismatch {
+    pub fn config(&self) -> &GateConfig {
+        match self {
+            Self::Deploy { config, .. }
+            | Self::Parse { config, .. }
+            | Self::Evaluate { config, .. }
+            | Self::View { config, .. } => config,
+        }
+    }
+
     /// A one-paragraph account for people, with reverts decoded.
     pub fn describe(&self) -> String {
         let show = |o: &Outcome| match o {
@@ -63,8 +87,8 @@ impl Mismatch {
             Outcome::Halted(r) => format!("halted {r}"),
         };
         match self {
-            Self::Deploy { bounds, expected, got } => format!(
-                "constructor with {bounds:?}: reference expects {}, contract {}",
+            Self::Deploy { config, expected, got } => format!(
+                "constructor with {config:?}: reference expects {}, contract {}",
                 if expected.is_empty() {
                     "a deployment".to_string()
                 } else {
@@ -85,7 +109,7 @@ impl Mismatch {
                 show(expected),
                 show(got)
             ),
-            Self::Evaluate { snapshot, verdict, expected, got, .. } => {
+            Self::Evaluate { config, snapshot, quote, verdict, expected, got } => {
                 let decoded = |o: &Outcome| match o {
                     Outcome::Returned(d) => {
                         abi::decode_decision(d).map_or_else(|| show(o), |d| format!("{d:?}"))
@@ -93,11 +117,17 @@ impl Mismatch {
                     other => show(other),
                 };
                 format!(
-                    "evaluate({snapshot:?}, {verdict}): reference {}, contract {}",
+                    "evaluate({snapshot:?}, {quote:?}, {verdict}) with {:?}: reference {}, contract {}",
+                    config.bounds,
                     decoded(expected),
                     decoded(got)
                 )
             }
+            Self::View { config, name, expected, got, .. } => format!(
+                "{name}() of a gate deployed with {config:?}: reference {}, contract {}",
+                show(expected),
+                show(got)
+            ),
         }
     }
 
@@ -106,17 +136,53 @@ impl Mismatch {
     }
 }
 
-/// Deploys one gate for `case.bounds` and runs every row; returns the first disagreement.
+/// The contracts every gate of a run is deployed against: a real `MarketFactory` over the
+/// gates' collateral (the constructor reads `collateral()` from it) and one over another
+/// collateral, which the constructor must refuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixture {
+    pub factory: Address,
+    pub wrong_factory: Address,
+}
+
+impl Fixture {
+    pub fn deploy(chain: &mut dyn Chain, artifact: &GateArtifact) -> Result<Self> {
+        let mut one = |collateral: Address, what: &'static str| -> Result<Address> {
+            match chain.deploy(artifact.factory_initcode(collateral))? {
+                Deployed::At(a) => Ok(a),
+                got => Err(Error::Fixture { what, got }),
+            }
+        };
+        Ok(Self {
+            factory: one(abi::DUMMY_COLLATERAL, "market factory")?,
+            wrong_factory: one(abi::OTHER_COLLATERAL, "second market factory")?,
+        })
+    }
+
+    /// The factory whose `collateral()` is `config.factory_collateral`.
+    pub fn factory_for(&self, config: &GateConfig) -> Address {
+        if config.factory_collateral == abi::DUMMY_COLLATERAL {
+            self.factory
+        } else {
+            self.wrong_factory
+        }
+    }
+}
+
+/// Deploys one gate for `case.config` and runs every row; returns the first disagreement.
 /// `rows_run` counts the rows (one parse and one evaluate each) actually executed.
 pub fn check_case(
     chain: &mut dyn Chain,
     artifact: &GateArtifact,
+    fixture: &Fixture,
     case: &GateCase,
     rows_run: &mut u64,
 ) -> Result<Option<Mismatch>> {
+    let config = &case.config;
     let expected_errors: Vec<Bytes> =
-        model::bounds_errors(&case.bounds).iter().map(abi::bounds_error_data).collect();
-    let deployed = chain.deploy(artifact.initcode(&case.bounds))?;
+        model::constructor_errors(config).iter().map(abi::constructor_error_data).collect();
+    let deployed =
+        chain.deploy(artifact.initcode(config, fixture.factory_for(config), abi::DUMMY_KEEPER))?;
     let gate = match (&deployed, expected_errors.is_empty()) {
         (Deployed::At(address), true) => *address,
         (Deployed::Failed(Outcome::Reverted(data)), false) if expected_errors.contains(data) => {
@@ -124,12 +190,15 @@ pub fn check_case(
         }
         _ => {
             return Ok(Some(Mismatch::Deploy {
-                bounds: case.bounds,
+                config: config.clone(),
                 expected: expected_errors,
                 got: deployed,
             }))
         }
     };
+    if let Some(m) = check_views(chain, gate, config)? {
+        return Ok(Some(m));
+    }
     for row in &case.rows {
         *rows_run += 1;
         let calldata = if row.dirty_calldata {
@@ -137,11 +206,66 @@ pub fn check_case(
         } else {
             abi::parse_verdict_calldata(&row.answer)
         };
-        if let Some(m) = check_parse(chain, gate, &case.bounds, &row.answer, calldata)? {
+        if let Some(m) = check_parse(chain, gate, config, &row.answer, calldata)? {
             return Ok(Some(m));
         }
-        if let Some(m) = check_evaluate(chain, gate, &case.bounds, &row.snapshot, row.verdict)? {
+        if let Some(m) =
+            check_evaluate(chain, gate, config, &row.snapshot, &row.quote, row.verdict)?
+        {
             return Ok(Some(m));
+        }
+    }
+    Ok(None)
+}
+
+/// What the deployed gate must report about its own configuration: `paramsHash`, the trusted
+/// list as given, and `isTrustedResolver` true for a listed address and false for one next to it
+/// that is not listed.
+pub fn check_views(
+    chain: &mut dyn Chain,
+    gate: Address,
+    config: &GateConfig,
+) -> Result<Option<Mismatch>> {
+    use abi::IRiskGate as G;
+    let listed = config.trusted_resolvers.first().copied().unwrap_or_default();
+    // The first listed address with its last byte plus one (wrapping): usually not listed, and
+    // when it is, the expected answer says so.
+    let mut unlisted = listed;
+    unlisted.0[19] = unlisted.0[19].wrapping_add(1);
+    let is_listed = |a: Address| config.trusted_resolvers.contains(&a);
+    let views: [(&'static str, Bytes, Bytes); 4] = [
+        (
+            "paramsHash",
+            G::paramsHashCall {}.abi_encode().into(),
+            G::paramsHashCall::abi_encode_returns(&abi::params_hash(config)).into(),
+        ),
+        (
+            "trustedResolvers",
+            G::trustedResolversCall {}.abi_encode().into(),
+            G::trustedResolversCall::abi_encode_returns(&config.trusted_resolvers).into(),
+        ),
+        (
+            "isTrustedResolver",
+            G::isTrustedResolverCall { resolver: listed }.abi_encode().into(),
+            G::isTrustedResolverCall::abi_encode_returns(&is_listed(listed)).into(),
+        ),
+        (
+            "isTrustedResolver",
+            G::isTrustedResolverCall { resolver: unlisted }.abi_encode().into(),
+            G::isTrustedResolverCall::abi_encode_returns(&is_listed(unlisted)).into(),
+        ),
+    ];
+    for (name, calldata, want) in views {
+        let expected = Outcome::Returned(want);
+        let got = chain.call(gate, calldata.clone())?;
+        if got != expected {
+            return Ok(Some(Mismatch::View {
+                config: config.clone(),
+                name,
+                calldata,
+                expected,
+                got,
+            }));
         }
     }
     Ok(None)
@@ -157,14 +281,14 @@ pub fn expected_parse(answer: &[u8]) -> Outcome {
 pub fn check_parse(
     chain: &mut dyn Chain,
     gate: Address,
-    bounds: &Bounds,
+    config: &GateConfig,
     answer: &[u8],
     calldata: Bytes,
 ) -> Result<Option<Mismatch>> {
     let expected = expected_parse(answer);
     let got = chain.call(gate, calldata.clone())?;
     Ok((got != expected).then(|| Mismatch::Parse {
-        bounds: *bounds,
+        config: config.clone(),
         answer: answer.to_vec(),
         calldata,
         expected,
@@ -175,16 +299,22 @@ pub fn check_parse(
 pub fn check_evaluate(
     chain: &mut dyn Chain,
     gate: Address,
-    bounds: &Bounds,
+    config: &GateConfig,
     snapshot: &Snapshot,
+    quote: &Quote,
     verdict: u8,
 ) -> Result<Option<Mismatch>> {
-    let expected =
-        Outcome::Returned(abi::decision_return_data(&model::evaluate(bounds, snapshot, verdict)));
-    let got = chain.call(gate, abi::evaluate_calldata(snapshot, verdict))?;
+    let expected = Outcome::Returned(abi::decision_return_data(&model::evaluate(
+        &config.bounds,
+        snapshot,
+        quote,
+        verdict,
+    )));
+    let got = chain.call(gate, abi::evaluate_calldata(snapshot, quote, verdict))?;
     Ok((got != expected).then(|| Mismatch::Evaluate {
-        bounds: *bounds,
+        config: config.clone(),
         snapshot: Box::new(*snapshot),
+        quote: *quote,
         verdict,
         expected,
         got,
@@ -237,6 +367,7 @@ pub fn run(
 ) -> Result<Report> {
     let mut runner = seeded_runner(seed, b"gate-sim");
     let strategy = strategies::gate_case();
+    let fixture = Fixture::deploy(chain, artifact)?;
     let started = Instant::now();
     let mut report = Report {
         backend: chain.name(),
@@ -253,12 +384,12 @@ pub fn run(
             strategy.new_tree(&mut runner).map_err(|e| Error::Generate(e.to_string()))?;
         let case = tree.current();
         report.gates += 1;
-        if !model::bounds_errors(&case.bounds).is_empty() {
+        if !model::constructor_errors(&case.config).is_empty() {
             report.refused_constructors += 1;
         }
-        let found = check_case(chain, artifact, &case, &mut report.rows)?;
+        let found = check_case(chain, artifact, &fixture, &case, &mut report.rows)?;
         if let Some(first) = found {
-            report.mismatch = Some(shrink(chain, artifact, &mut tree, first)?);
+            report.mismatch = Some(shrink(chain, artifact, &fixture, &mut tree, first)?);
             break;
         }
         if last_progress.elapsed() > Duration::from_millis(500) {
@@ -275,6 +406,7 @@ pub fn run(
 fn shrink(
     chain: &mut dyn Chain,
     artifact: &GateArtifact,
+    fixture: &Fixture,
     tree: &mut dyn ValueTree<Value = GateCase>,
     first: Mismatch,
 ) -> Result<Mismatch> {
@@ -287,7 +419,7 @@ fn shrink(
     while steps < MAX_SHRINK_STEPS {
         steps += 1;
         let candidate = tree.current();
-        let still_fails = check_case(chain, artifact, &candidate, &mut ignored_rows)?;
+        let still_fails = check_case(chain, artifact, fixture, &candidate, &mut ignored_rows)?;
         let more = match still_fails {
             Some(m) => {
                 smallest = m;

@@ -1,11 +1,13 @@
 //! Two ways to run the compiled RiskGate: in-process in revm (fast, the default) and on a real
 //! anvil node through alloy (real transactions and `eth_call`s). Both answer the same two
 //! questions, "deploy this creation code" and "call this view", and report reverts with their
-//! exact data; neither interprets what the contract returned.
+//! exact data; neither interprets what the contract returned. revm also sends state-changing
+//! transactions from any address at a chosen block time, which the adversarial simulator uses to
+//! run whole attacks against the compiled gate and the real venue.
 
 use alloy::{
     network::TransactionBuilder,
-    primitives::{Address, Bytes, TxKind},
+    primitives::{Address, Bytes, Log, TxKind, U256},
     providers::{Provider, ProviderBuilder, RootProvider},
     rpc::types::TransactionRequest,
 };
@@ -104,8 +106,12 @@ impl RevmChain {
     }
 
     fn tx(kind: TxKind, data: Bytes) -> TxEnv {
+        Self::tx_from(CALLER, kind, data)
+    }
+
+    fn tx_from(caller: Address, kind: TxKind, data: Bytes) -> TxEnv {
         TxEnv {
-            caller: CALLER,
+            caller,
             kind,
             data,
             gas_limit: GAS_LIMIT,
@@ -113,6 +119,45 @@ impl RevmChain {
             chain_id: None,
             ..TxEnv::default()
         }
+    }
+}
+
+/// What a committed transaction did: its outcome, its logs (empty unless it succeeded) and its
+/// gas.
+#[derive(Clone, Debug)]
+pub struct Receipt {
+    pub outcome: Outcome,
+    pub logs: Vec<Log>,
+    pub gas_used: u64,
+}
+
+impl RevmChain {
+    /// The block time every later transaction and call sees.
+    pub fn set_time(&mut self, time_sec: u64) {
+        self.evm.ctx.modify_block(|block| block.timestamp = U256::from(time_sec));
+    }
+
+    /// Sends a transaction from `from` and commits its state changes (a revert changes nothing).
+    pub fn send(&mut self, from: Address, to: Address, data: Bytes) -> Result<Receipt> {
+        let result = self
+            .evm
+            .transact_commit(Self::tx_from(from, TxKind::Call(to), data))
+            .map_err(|e| Error::Revm(format!("{e:?}")))?;
+        let gas_used = result.tx_gas_used();
+        let logs = result.logs().to_vec();
+        Ok(Receipt { outcome: outcome_of(result).0, logs, gas_used })
+    }
+
+    /// Deploys from `from` (the deployer becomes, for example, the gate's owner).
+    pub fn deploy_from(&mut self, from: Address, initcode: Bytes) -> Result<Deployed> {
+        let result = self
+            .evm
+            .transact_commit(Self::tx_from(from, TxKind::Create, initcode))
+            .map_err(|e| Error::Revm(format!("{e:?}")))?;
+        Ok(match outcome_of(result) {
+            (_, Some(address)) => Deployed::At(address),
+            (outcome, None) => Deployed::Failed(outcome),
+        })
     }
 }
 

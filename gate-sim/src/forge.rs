@@ -1,13 +1,13 @@
 //! Renders a disagreement as a forge test function, ready to paste into a test contract that
 //! derives from the project's `Test` base (`contracts/test/utils/Test.sol`) and imports
-//! `RiskGate` and `IRiskGate`. The expected values are the reference model's, which follow the
-//! specification; the comment says what the contract returned instead.
+//! `RiskGate`, `MarketFactory` and `IRiskGate`. The expected values are the reference model's,
+//! which follow the specification; the comment says what the contract returned instead.
 
 use crate::{
     abi,
     diff::Mismatch,
     evm::{Deployed, Outcome},
-    model::{Bounds, Snapshot},
+    model::{GateConfig, Quote, Snapshot},
 };
 use alloy::primitives::{hex, Address, U256};
 use std::fmt::Write;
@@ -24,31 +24,50 @@ fn bytes_literal(b: &[u8]) -> String {
     format!("hex\"{}\"", hex::encode(b))
 }
 
-fn deploy_lines(out: &mut String, bounds: &Bounds) {
-    let _ = writeln!(out, "        IRiskGate.Params memory bounds = IRiskGate.Params({{");
-    let _ = writeln!(out, "            minPrice: {},", num(bounds.min_price));
-    let _ = writeln!(out, "            maxPrice: {},", num(bounds.max_price));
-    let _ = writeln!(out, "            maxSize: {},", num(bounds.max_size));
-    let _ = writeln!(out, "            minHeadroom: {},", bounds.min_headroom_secs);
-    let _ = writeln!(out, "            maxConcurrent: {},", bounds.max_concurrent);
-    let _ = writeln!(out, "            maxNotional: {}", num(bounds.max_notional));
-    let _ = writeln!(out, "        }});");
+/// An address as a 42-digit number, so that solc does not take it for an address literal (which
+/// would need a checksum).
+fn address(a: Address) -> String {
+    format!("address(uint160(0x00{}))", hex::encode(a))
 }
 
-/// `new RiskGate(...)` with the same placeholder addresses the differential deploys with. Each is
-/// written as a 42-digit number so that solc does not take it for an address literal (which would
-/// need a checksum).
-fn new_gate() -> String {
-    let addr = |a: Address| format!("address(uint160(0x00{}))", hex::encode(a));
+/// The bounds, the trusted list and the factory: everything `new RiskGate(...)` takes.
+fn deploy_lines(out: &mut String, config: &GateConfig) {
+    let b = &config.bounds;
+    let _ = writeln!(out, "        IRiskGate.Params memory bounds = IRiskGate.Params({{");
+    let _ = writeln!(out, "            minPrice: {},", num(b.min_price));
+    let _ = writeln!(out, "            maxPrice: {},", num(b.max_price));
+    let _ = writeln!(out, "            maxSize: {},", num(b.max_size));
+    let _ = writeln!(out, "            minHeadroom: {},", b.min_headroom_secs);
+    let _ = writeln!(out, "            maxConcurrent: {},", b.max_concurrent);
+    let _ = writeln!(out, "            maxNotional: {},", num(b.max_notional));
+    let _ = writeln!(out, "            maxHorizon: {},", b.max_horizon_secs);
+    let _ = writeln!(out, "            maxDrawdown: {},", num(b.max_drawdown));
+    let _ = writeln!(out, "            writeOffGrace: {},", b.write_off_grace_secs);
+    let _ = writeln!(out, "            minFillBps: {}", b.min_fill_bps);
+    let _ = writeln!(out, "        }});");
+    let n = config.trusted_resolvers.len();
+    let _ = writeln!(out, "        address[] memory trusted = new address[]({n});");
+    for (i, a) in config.trusted_resolvers.iter().enumerate() {
+        let _ = writeln!(out, "        trusted[{i}] = {};", address(*a));
+    }
+    let _ = writeln!(
+        out,
+        "        MarketFactory factory = new MarketFactory({});",
+        address(config.factory_collateral)
+    );
+}
+
+/// `new RiskGate(...)` with the same placeholder collateral and keeper the differential deploys
+/// with, and the real factory deployed just before.
+fn new_gate(config: &GateConfig) -> String {
     format!(
-        "new RiskGate(bounds, {}, {}, {})",
-        addr(abi::DUMMY_COLLATERAL),
-        addr(abi::DUMMY_FACTORY),
-        addr(abi::DUMMY_KEEPER)
+        "new RiskGate(bounds, trusted, {}, address(factory), {})",
+        address(config.collateral),
+        address(abi::DUMMY_KEEPER)
     )
 }
 
-fn snapshot_lines(out: &mut String, s: &Snapshot) {
+fn snapshot_lines(out: &mut String, s: &Snapshot, q: &Quote) {
     let _ = writeln!(out, "        IRiskGate.Snapshot memory s = IRiskGate.Snapshot({{");
     let _ = writeln!(out, "            bestBid: {},", num(s.best_bid));
     let _ = writeln!(out, "            bestAsk: {},", num(s.best_ask));
@@ -60,8 +79,17 @@ fn snapshot_lines(out: &mut String, s: &Snapshot) {
     let _ = writeln!(out, "            finalized: {},", s.finalized);
     let _ = writeln!(out, "            openPositions: {},", s.open_positions);
     let _ = writeln!(out, "            openNotional: {},", num(s.open_notional));
-    let _ = writeln!(out, "            collateralAvailable: {}", num(s.collateral_available));
+    let _ = writeln!(out, "            collateralAvailable: {},", num(s.collateral_available));
+    let _ = writeln!(out, "            resolverTrusted: {},", s.resolver_trusted);
+    let _ = writeln!(out, "            heldSide: {},", s.held_side);
+    let _ = writeln!(out, "            highWaterMark: {}", num(s.high_water_mark));
     let _ = writeln!(out, "        }});");
+    let _ = writeln!(
+        out,
+        "        IRiskGate.Quote memory q = IRiskGate.Quote({{maxPricePaid: {}, deadline: {}}});",
+        num(q.max_price_paid),
+        q.deadline_sec
+    );
 }
 
 fn describe(o: &Outcome) -> String {
@@ -93,14 +121,16 @@ pub fn render(m: &Mismatch, name: &str) -> String {
             };
             let _ = writeln!(out, "    /// The contract {got}.");
         }
-        Mismatch::Parse { got, .. } | Mismatch::Evaluate { got, .. } => {
+        Mismatch::Parse { got, .. }
+        | Mismatch::Evaluate { got, .. }
+        | Mismatch::View { got, .. } => {
             let _ = writeln!(out, "    /// The contract {}.", describe(got));
         }
     }
     let _ = writeln!(out, "    function {name}() public {{");
     match m {
-        Mismatch::Deploy { bounds, expected, .. } => {
-            deploy_lines(&mut out, bounds);
+        Mismatch::Deploy { config, expected, .. } => {
+            deploy_lines(&mut out, config);
             if let Some(first) = expected.first() {
                 for alt in expected.iter().skip(1) {
                     let _ = writeln!(
@@ -111,15 +141,15 @@ pub fn render(m: &Mismatch, name: &str) -> String {
                 }
                 let _ = writeln!(out, "        // {}", abi::describe_revert(first));
                 let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(first));
-                let _ = writeln!(out, "        {};", new_gate());
+                let _ = writeln!(out, "        {};", new_gate(config));
             } else {
-                let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
+                let _ = writeln!(out, "        RiskGate gate = {};", new_gate(config));
                 let _ = writeln!(out, "        assertTrue(address(gate).code.length > 0);");
             }
         }
-        Mismatch::Parse { bounds, answer, calldata, expected, .. } => {
-            deploy_lines(&mut out, bounds);
-            let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
+        Mismatch::Parse { config, answer, calldata, expected, .. } => {
+            deploy_lines(&mut out, config);
+            let _ = writeln!(out, "        RiskGate gate = {};", new_gate(config));
             let _ = writeln!(out, "        // raw answer: {:?}", String::from_utf8_lossy(answer));
             if calldata[..] != abi::parse_verdict_calldata(answer)[..] {
                 // Non-canonical calldata (dirty padding, trailing bytes): send it as is.
@@ -155,15 +185,15 @@ pub fn render(m: &Mismatch, name: &str) -> String {
                 }
             }
         }
-        Mismatch::Evaluate { bounds, snapshot, verdict, expected, .. } => {
-            deploy_lines(&mut out, bounds);
-            let _ = writeln!(out, "        RiskGate gate = {};", new_gate());
-            snapshot_lines(&mut out, snapshot);
+        Mismatch::Evaluate { config, snapshot, quote, verdict, expected, .. } => {
+            deploy_lines(&mut out, config);
+            let _ = writeln!(out, "        RiskGate gate = {};", new_gate(config));
+            snapshot_lines(&mut out, snapshot, quote);
             let _ = writeln!(
                 out,
-                "        (uint8 reason, uint16 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost) ="
+                "        (uint8 reason, uint32 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost) ="
             );
-            let _ = writeln!(out, "            gate.evaluate(s, {verdict});");
+            let _ = writeln!(out, "            gate.evaluate(s, q, {verdict});");
             if let Outcome::Returned(data) = expected {
                 if let Some(d) = abi::decode_decision(data) {
                     let _ = writeln!(
@@ -189,6 +219,23 @@ pub fn render(m: &Mismatch, name: &str) -> String {
                     let _ = writeln!(out, "        assertEq(cost, {}, \"cost\");", num(d.cost));
                 }
             }
+        }
+        Mismatch::View { config, name, calldata, expected, .. } => {
+            deploy_lines(&mut out, config);
+            let _ = writeln!(out, "        RiskGate gate = {};", new_gate(config));
+            let _ = writeln!(out, "        // {name}()");
+            let (ok, data) = match expected {
+                Outcome::Returned(d) => (true, d.clone()),
+                Outcome::Reverted(d) => (false, d.clone()),
+                Outcome::Halted(_) => (false, Default::default()),
+            };
+            let _ = writeln!(
+                out,
+                "        (bool ok, bytes memory ret) = address(gate).staticcall({});",
+                bytes_literal(calldata)
+            );
+            let _ = writeln!(out, "        assertEq(ok, {ok});");
+            let _ = writeln!(out, "        assertEq(ret, {});", bytes_literal(&data));
         }
     }
     let _ = writeln!(out, "    }}");

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use eyre::{bail, WrapErr};
 use gate_sim::{
+    adversary::{self, Adversary, AdversaryConfig},
     artifact::{self, GateArtifact},
     bench, corpus, diff,
     evm::{self, AnvilChain, Chain, RevmChain},
@@ -66,7 +67,8 @@ enum Command {
         #[command(flatten)]
         contract: ContractArgs,
     },
-    /// Simulate markets, models and settlement through the gate; write results/SIMULATION.md.
+    /// Simulate markets, models and settlement through the gate, then the attacks of issue 7;
+    /// write results/SIMULATION.md.
     Simulate {
         #[arg(long, default_value_t = 100)]
         markets: usize,
@@ -77,9 +79,22 @@ enum Command {
         /// One model or several, comma separated.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "builtin")]
         model: Vec<ModelKind>,
-        /// Decide with the compiled contract (in revm) instead of the reference model.
+        /// Decide with the compiled contract (in revm) instead of the reference model: its
+        /// `evaluate` for the models, and the whole compiled gate, factory, markets and
+        /// collateral for the adversaries.
         #[arg(long)]
         evm: bool,
+        /// The attacks to run after the models, comma separated.
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "untrusted-drain,trusted-drain,sandwich,dust,never-resolve"
+        )]
+        adversary: Vec<Adversary>,
+        /// Rounds of each attack (0 skips them).
+        #[arg(long, default_value_t = 24)]
+        adversary_rounds: usize,
         #[arg(long, default_value_os_t = artifact::workspace_root().join("results/SIMULATION.md"))]
         out: PathBuf,
         #[arg(long, default_value_os_t = artifact::default_artifact_path())]
@@ -119,8 +134,27 @@ fn dispatch(command: Command) -> eyre::Result<bool> {
         Command::Corpus { corpus, with_anvil, contract } => {
             run_corpus(&corpus, with_anvil, &contract)
         }
-        Command::Simulate { markets, steps, seed, model, evm, out, artifact } => {
-            run_simulate(markets, steps, seed, &model, evm, &out, &artifact)
+        Command::Simulate {
+            markets,
+            steps,
+            seed,
+            model,
+            evm,
+            adversary,
+            adversary_rounds,
+            out,
+            artifact,
+        } => {
+            let plan = SimPlan {
+                markets,
+                steps,
+                seed,
+                models: model,
+                use_evm: evm,
+                adversaries: adversary,
+                adversary_rounds,
+            };
+            run_simulate(&plan, &out, &artifact)
         }
         Command::Bench { out, cases, anvil_cases, no_anvil, seed, contract } => {
             let artifact = GateArtifact::load(&contract.artifact)?;
@@ -230,26 +264,35 @@ fn run_corpus(
     Ok(ok)
 }
 
-fn run_simulate(
+/// What `simulate` runs.
+struct SimPlan {
     markets: usize,
     steps: usize,
     seed: u64,
-    models: &[ModelKind],
+    models: Vec<ModelKind>,
     use_evm: bool,
+    adversaries: Vec<Adversary>,
+    adversary_rounds: usize,
+}
+
+fn run_simulate(
+    plan: &SimPlan,
     out: &std::path::Path,
     artifact_path: &std::path::Path,
 ) -> eyre::Result<bool> {
+    let SimPlan { markets, steps, seed, use_evm, .. } = *plan;
     if markets == 0 || steps == 0 {
         bail!("--markets and --steps must be at least 1");
     }
     let artifact = if use_evm { Some(GateArtifact::load(artifact_path)?) } else { None };
+    let evm_flag = if use_evm { " --evm" } else { "" };
     let mut doc = String::from("# Simulation\n\n");
-    doc.push_str("Written by `gate-sim simulate`. Synthetic binary markets drift around a hidden probability; a model answers each step; every decision goes through the gate; positions settle when markets resolve.\n\n");
+    doc.push_str("Written by `gate-sim simulate`. First the market models: synthetic binary markets drift around a hidden probability; a model answers each step; every decision goes through the gate; positions settle when markets resolve or are written off when they never do. Then the adversaries of issue 7, each its own scenario against a fresh gate.\n\n");
     doc.push_str(sim::CHECKS);
     doc.push_str("\n\n");
     let mut total_violations = 0;
     let mut total_disagreements = 0;
-    for &model in models {
+    for &model in &plan.models {
         let config = SimConfig {
             markets,
             steps,
@@ -261,9 +304,8 @@ fn run_simulate(
         };
         let report = sim::run(&config, artifact.as_ref())?;
         let command = format!(
-            "gate-sim simulate --markets {markets} --steps {steps} --seed {seed} --model {}{}",
-            model.name(),
-            if use_evm { " --evm" } else { "" }
+            "gate-sim simulate --markets {markets} --steps {steps} --seed {seed} --model {}{evm_flag}",
+            model.name()
         );
         println!(
             "{}: {} decisions, {} accepted, {} violations, {} disagreements, {:.0} decisions/s",
@@ -277,6 +319,40 @@ fn run_simulate(
         total_violations += report.violations;
         total_disagreements += report.disagreements;
         doc.push_str(&sim::markdown(&report, &command));
+    }
+    if plan.adversary_rounds > 0 && !plan.adversaries.is_empty() {
+        let config = AdversaryConfig {
+            rounds: plan.adversary_rounds,
+            seed,
+            bounds: adversary::default_bounds(),
+            initial_collateral: adversary::default_initial_collateral(),
+        };
+        let mut reports = Vec::new();
+        for &a in &plan.adversaries {
+            let r = adversary::run(a, &config, artifact.as_ref())
+                .wrap_err_with(|| format!("adversary {}", a.name()))?;
+            println!(
+                "adversary {}: {} decisions, loss {} of bound {} ({}), {} violations, {} disagreements, {:.2} s",
+                a.name(),
+                r.decisions,
+                r.loss,
+                r.bound,
+                r.bound_label,
+                r.violations,
+                r.disagreements,
+                r.elapsed.as_secs_f64()
+            );
+            total_violations += r.violations;
+            total_disagreements += r.disagreements;
+            reports.push(r);
+        }
+        let names: Vec<&str> = plan.adversaries.iter().map(|a| a.name()).collect();
+        let command = format!(
+            "gate-sim simulate --seed {seed} --adversary {} --adversary-rounds {}{evm_flag}",
+            names.join(","),
+            plan.adversary_rounds
+        );
+        doc.push_str(&adversary::markdown(&reports, &command));
     }
     write_file(out, &doc)?;
     println!("wrote {}", out.display());

@@ -1,16 +1,22 @@
-//! The reference model of RiskGate: `parseVerdict`, `evaluate` and the constructor's bounds
-//! check, written from the specification (issue 2 and the NatSpec of `IRiskGate.sol`), not from
-//! the Solidity. Exact integer arithmetic only (256-bit values, 512-bit products where a product
-//! can exceed 2^256). It must never panic, whatever the input: a panic here would hide a
-//! disagreement with the contract instead of reporting it.
+//! The reference model of RiskGate v2: `parseVerdict`, `evaluate`, the order's limit and the
+//! constructor's checks, written from the specification (issue 7 and the NatSpec of
+//! `IRiskGate.sol`), not from the Solidity. Exact integer arithmetic only (256-bit values,
+//! 512-bit sums and products wherever one can exceed 2^256). It must never panic, whatever the
+//! input: a panic here would hide a disagreement with the contract instead of reporting it.
 
-use alloy::primitives::{U256, U512};
+use alloy::primitives::{Address, U256, U512};
 use rust_decimal::Decimal;
 
 /// 1.0 as a probability in 1e6 units.
 pub const PRICE_ONE: u64 = 1_000_000;
 /// The constant floor under `minHeadroom`, in seconds.
 pub const MIN_HEADROOM_FLOOR_SECS: u32 = 120;
+/// The constant floor under `writeOffGrace`, in seconds.
+pub const WRITE_OFF_GRACE_FLOOR_SECS: u32 = 3_600;
+/// The most trusted resolvers a gate takes.
+pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+/// Basis points in 1 (`minFillBps` is in these).
+pub const BPS: u16 = 10_000;
 /// Answers longer than this are refused before any trimming.
 pub const MAX_ANSWER_LEN: usize = 64;
 /// The bytes trimmed from both ends of an answer, repeatedly.
@@ -18,9 +24,11 @@ pub const TRIM_BYTES: [u8; 6] = [b' ', b'\t', b'\n', b'\r', b'"', b'\''];
 
 /// Reason 11 (and verdict 255 in the `Decision` event): the answer was not a valid verdict.
 pub const REASON_INVALID_VERDICT: u8 = 11;
+/// Reason 18 is decided by `submitVerdict` after the market call, never by `evaluate`.
+pub const REASON_FILL_BELOW_MINIMUM: u8 = 18;
 
-/// Reason codes and labels, verbatim from the specification.
-pub const REASON_LABELS: [&str; 12] = [
+/// Reason codes and labels, verbatim from the specification (0-11 from v1, 12-18 from issue 7).
+pub const REASON_LABELS: [&str; 19] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -33,9 +41,16 @@ pub const REASON_LABELS: [&str; 12] = [
     "max notional at risk reached",
     "insufficient collateral",
     "model output not a valid verdict",
+    "market resolver not trusted",
+    "expiry too far out",
+    "max drawdown reached",
+    "book moved past the quoted limit",
+    "verdict expired",
+    "opposite side already held",
+    "fill below minimum",
 ];
 
-/// The label of a reason code, `None` for a code the gate never returns.
+/// The label of a reason code, `None` for a code the gate never publishes.
 pub fn reason_label(reason: u8) -> Option<&'static str> {
     REASON_LABELS.get(usize::from(reason)).copied()
 }
@@ -49,7 +64,20 @@ pub struct Bounds {
     pub min_headroom_secs: u32,
     pub max_concurrent: u8,
     pub max_notional: U256,
+    /// The longest `expiry - now` accepted.
+    pub max_horizon_secs: u32,
+    /// Collateral units the balance may fall below the high-water mark.
+    pub max_drawdown: U256,
+    /// Seconds after expiry before an unresolved position may be written off.
+    pub write_off_grace_secs: u32,
+    /// The smallest fill kept, in basis points of the order's quantity.
+    pub min_fill_bps: u16,
 }
+
+/// The sides a position can hold, as `Snapshot.heldSide` codes them.
+pub const HELD_NONE: u8 = 0;
+pub const HELD_UP: u8 = 1;
+pub const HELD_DOWN: u8 = 2;
 
 /// What `evaluate` looks at (`IRiskGate.Snapshot`). Bids and asks are UP prices on one book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -65,6 +93,19 @@ pub struct Snapshot {
     pub open_positions: u8,
     pub open_notional: U256,
     pub collateral_available: U256,
+    pub resolver_trusted: bool,
+    /// 0 none, 1 UP, 2 DOWN; any other value fails rule 17 for both sides.
+    pub held_side: u8,
+    pub high_water_mark: U256,
+}
+
+/// The keeper's bound on one answer (`IRiskGate.Quote`). It can only tighten the order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Quote {
+    /// The worst price accepted for the token bought, 1e6 units.
+    pub max_price_paid: U256,
+    /// Chain time after which the answer is stale.
+    pub deadline_sec: u64,
 }
 
 /// The three answers a model may give.
@@ -130,7 +171,7 @@ pub fn parse_verdict(raw: &[u8]) -> Result<Verdict, UnknownVerdict> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Decision {
     pub reason: u8,
-    pub failed_mask: u16,
+    pub failed_mask: u32,
     pub price_paid: U256,
     pub quantity: U256,
     pub cost: U256,
@@ -146,8 +187,8 @@ impl Decision {
     }
 }
 
-/// `value` rounded up onto a grid of `step` (0 = no grid). Only called with `value < 1e6`, where
-/// the result is at most `max(step, 2e6)` and cannot overflow; saturating all the same.
+/// `value` rounded up onto a grid of `step` (0 = no grid), saturating at 2^256 - 1 (a step
+/// larger than the room left above `value` rounds to the top).
 pub fn round_up_to_grid(value: U256, step: U256) -> U256 {
     if step.is_zero() {
         return value;
@@ -200,12 +241,33 @@ pub fn price_paid(snapshot: &Snapshot, verdict: Verdict) -> Option<U256> {
     }
 }
 
+/// The order's limit for the token bought: `L = min(maxPrice, maxPricePaid)` put on the tick
+/// grid in the direction that tightens. BUY_UP: L rounded down. BUY_DOWN: the UP price the
+/// market gets, `1e6 - L`, rounded up, and the limit is its complement, saturating at 0 (so the
+/// UP price `1e6 - limit` is on the grid whenever the limit is above 0). `None` for ABSTAIN.
+pub fn order_limit(
+    bounds: &Bounds,
+    snapshot: &Snapshot,
+    quote: &Quote,
+    verdict: Verdict,
+) -> Option<U256> {
+    let one = U256::from(PRICE_ONE);
+    let l = bounds.max_price.min(quote.max_price_paid);
+    match verdict {
+        Verdict::Abstain => None,
+        Verdict::BuyUp => Some(round_down_to_grid(l, snapshot.tick_size)),
+        Verdict::BuyDown => {
+            Some(one.saturating_sub(round_up_to_grid(one.saturating_sub(l), snapshot.tick_size)))
+        }
+    }
+}
+
 /// `maxSize` rounded down onto the lot grid.
 pub fn order_quantity(bounds: &Bounds, snapshot: &Snapshot) -> U256 {
     round_down_to_grid(bounds.max_size, snapshot.lot_size)
 }
 
-/// `ceil(quantity * price / 1e6)`, the worst case, saturating at 2^256 - 1.
+/// `ceil(quantity * price / 1e6)`, saturating at 2^256 - 1.
 pub fn cost_ceil(quantity: U256, price: U256) -> U256 {
     let product = U512::from(quantity) * U512::from(price);
     let one = U512::from(PRICE_ONE);
@@ -224,52 +286,88 @@ pub fn narrow_saturating(v: U512) -> U256 {
     }
 }
 
-/// The pure decision rule of the specification. Never panics.
-pub fn evaluate(bounds: &Bounds, snapshot: &Snapshot, verdict_code: u8) -> Decision {
+/// The high-water mark `evaluate` uses: `max(highWaterMark, collateralAvailable + openNotional)`,
+/// the sum saturating at 2^256 - 1.
+pub fn effective_high_water_mark(snapshot: &Snapshot) -> U256 {
+    snapshot
+        .high_water_mark
+        .max(snapshot.collateral_available.saturating_add(snapshot.open_notional))
+}
+
+/// Rule 14, exactly: `H - (collateralAvailable - cost) > maxDrawdown`. The left side may be
+/// any integer (the balance after the worst case may be negative), so both sides are moved to
+/// sums of non-negative terms, `H + cost > maxDrawdown + collateralAvailable`, taken in 512 bits.
+pub fn drawdown_exceeded(bounds: &Bounds, snapshot: &Snapshot, cost: U256) -> bool {
+    let h = effective_high_water_mark(snapshot);
+    U512::from(h) + U512::from(cost)
+        > U512::from(bounds.max_drawdown) + U512::from(snapshot.collateral_available)
+}
+
+/// The pure decision rule of the specification. Never panics. The quote is looked at only for
+/// BUY_UP and BUY_DOWN.
+pub fn evaluate(bounds: &Bounds, snapshot: &Snapshot, quote: &Quote, verdict_code: u8) -> Decision {
     let verdict = match verdict_code {
         0 => return Decision::refused(1),
         1 => Verdict::BuyUp,
         2 => Verdict::BuyDown,
         _ => return Decision::refused(REASON_INVALID_VERDICT),
     };
-    let mut mask: u16 = 0;
+    let mut mask: u32 = 0;
+    let mut fail = |code: u8| mask |= 1 << code;
     if snapshot.finalized {
-        mask |= 1 << 2;
+        fail(2);
     }
-    let too_late = snapshot.expiry_sec <= snapshot.now_sec
-        || snapshot.expiry_sec - snapshot.now_sec < u64::from(bounds.min_headroom_secs);
-    if too_late {
-        mask |= 1 << 3;
+    let (expiry, now) = (snapshot.expiry_sec, snapshot.now_sec);
+    if expiry <= now || expiry - now < u64::from(bounds.min_headroom_secs) {
+        fail(3);
     }
     let price = price_paid(snapshot, verdict);
-    match price {
-        None => mask |= 1 << 4,
-        Some(p) if p < bounds.min_price || p > bounds.max_price => mask |= 1 << 5,
-        Some(_) => {}
+    if let Some(p) = price {
+        if p < bounds.min_price || p > bounds.max_price {
+            fail(5);
+        }
+        if p > quote.max_price_paid {
+            fail(15);
+        }
+    } else {
+        fail(4);
     }
     let quantity = order_quantity(bounds, snapshot);
     if quantity.is_zero() {
-        mask |= 1 << 6;
+        fail(6);
     } else if quantity < snapshot.min_quantity {
-        mask |= 1 << 7;
+        fail(7);
     }
     if snapshot.open_positions >= bounds.max_concurrent {
-        mask |= 1 << 8;
+        fail(8);
     }
+    // The worst case the order can spend: its whole quantity at its limit.
+    let limit = order_limit(bounds, snapshot, quote, verdict).unwrap_or_default();
     let mut cost = U256::ZERO;
-    if let Some(p) = price {
-        if !quantity.is_zero() {
-            cost = cost_ceil(quantity, p);
-            // Exact comparison: the sum is taken in 512 bits, so it never wraps.
-            if U512::from(snapshot.open_notional) + U512::from(cost)
-                > U512::from(bounds.max_notional)
-            {
-                mask |= 1 << 9;
-            }
-            if cost > snapshot.collateral_available {
-                mask |= 1 << 10;
-            }
+    if price.is_some() && !quantity.is_zero() {
+        cost = cost_ceil(quantity, limit);
+        // Exact comparison: the sum is taken in 512 bits, so it never wraps.
+        if U512::from(snapshot.open_notional) + U512::from(cost) > U512::from(bounds.max_notional) {
+            fail(9);
         }
+        if cost > snapshot.collateral_available {
+            fail(10);
+        }
+        if drawdown_exceeded(bounds, snapshot, cost) {
+            fail(14);
+        }
+    }
+    if !snapshot.resolver_trusted {
+        fail(12);
+    }
+    if expiry > now && expiry - now > u64::from(bounds.max_horizon_secs) {
+        fail(13);
+    }
+    if now > quote.deadline_sec {
+        fail(16);
+    }
+    if snapshot.held_side != HELD_NONE && snapshot.held_side != verdict.code() {
+        fail(17);
     }
     if mask == 0 {
         Decision {
@@ -284,9 +382,15 @@ pub fn evaluate(bounds: &Bounds, snapshot: &Snapshot, verdict_code: u8) -> Decis
     }
 }
 
-/// One reason the constructor refuses a set of bounds (the interface's custom errors).
+/// Rule 18, decided after the market call: a fill of `filled` units of an order for `quantity`
+/// is kept only when `filled * 10000 >= quantity * minFillBps` (exact, 512 bits).
+pub fn fill_below_minimum(bounds: &Bounds, quantity: U256, filled: U256) -> bool {
+    U512::from(filled) * U512::from(BPS) < U512::from(quantity) * U512::from(bounds.min_fill_bps)
+}
+
+/// One reason the constructor refuses its arguments (the interface's custom errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BoundsError {
+pub enum ConstructorError {
     MinPriceZero,
     PriceBandEmpty { min_price: U256, max_price: U256 },
     MaxPriceAtCertainty { max_price: U256, ceiling: U256 },
@@ -294,40 +398,119 @@ pub enum BoundsError {
     MinHeadroomBelowFloor { min_headroom: u32, floor: u32 },
     MaxConcurrentZero,
     MaxNotionalZero,
+    MaxHorizonBelowHeadroom { max_horizon: u32, min_headroom: u32 },
+    MaxDrawdownZero,
+    WriteOffGraceBelowFloor { write_off_grace: u32, floor: u32 },
+    MinFillBpsOutOfRange { min_fill_bps: u16, max: u16 },
+    TrustedResolversEmpty,
+    TooManyTrustedResolvers { count: usize, max: usize },
+    TrustedResolverZero { index: usize },
+    TrustedResolversNotAscending { index: usize, previous: Address, current: Address },
+    FactoryCollateralMismatch { factory_collateral: Address, collateral: Address },
 }
 
-/// Every rule of the constructor that `bounds` breaks, in the order the specification lists
-/// them (empty when the constructor must accept). The specification does not say which error
-/// wins when several apply, so a caller must accept any of them.
-pub fn bounds_errors(bounds: &Bounds) -> Vec<BoundsError> {
+/// Every rule on the bounds that `bounds` breaks, in the order the specification lists them
+/// (empty when the constructor must accept them).
+pub fn bounds_errors(bounds: &Bounds) -> Vec<ConstructorError> {
+    use ConstructorError as E;
     let mut errors = Vec::new();
     let one = U256::from(PRICE_ONE);
     if bounds.min_price.is_zero() {
-        errors.push(BoundsError::MinPriceZero);
+        errors.push(E::MinPriceZero);
     }
     if bounds.min_price >= bounds.max_price {
-        errors.push(BoundsError::PriceBandEmpty {
-            min_price: bounds.min_price,
-            max_price: bounds.max_price,
-        });
+        errors.push(E::PriceBandEmpty { min_price: bounds.min_price, max_price: bounds.max_price });
     }
     if bounds.max_price >= one {
-        errors.push(BoundsError::MaxPriceAtCertainty { max_price: bounds.max_price, ceiling: one });
+        errors.push(E::MaxPriceAtCertainty { max_price: bounds.max_price, ceiling: one });
     }
     if bounds.max_size.is_zero() {
-        errors.push(BoundsError::MaxSizeZero);
+        errors.push(E::MaxSizeZero);
     }
     if bounds.min_headroom_secs < MIN_HEADROOM_FLOOR_SECS {
-        errors.push(BoundsError::MinHeadroomBelowFloor {
+        errors.push(E::MinHeadroomBelowFloor {
             min_headroom: bounds.min_headroom_secs,
             floor: MIN_HEADROOM_FLOOR_SECS,
         });
     }
     if bounds.max_concurrent == 0 {
-        errors.push(BoundsError::MaxConcurrentZero);
+        errors.push(E::MaxConcurrentZero);
     }
     if bounds.max_notional.is_zero() {
-        errors.push(BoundsError::MaxNotionalZero);
+        errors.push(E::MaxNotionalZero);
+    }
+    if bounds.max_horizon_secs < bounds.min_headroom_secs {
+        errors.push(E::MaxHorizonBelowHeadroom {
+            max_horizon: bounds.max_horizon_secs,
+            min_headroom: bounds.min_headroom_secs,
+        });
+    }
+    if bounds.max_drawdown.is_zero() {
+        errors.push(E::MaxDrawdownZero);
+    }
+    if bounds.write_off_grace_secs < WRITE_OFF_GRACE_FLOOR_SECS {
+        errors.push(E::WriteOffGraceBelowFloor {
+            write_off_grace: bounds.write_off_grace_secs,
+            floor: WRITE_OFF_GRACE_FLOOR_SECS,
+        });
+    }
+    if bounds.min_fill_bps == 0 || bounds.min_fill_bps > BPS {
+        errors.push(E::MinFillBpsOutOfRange { min_fill_bps: bounds.min_fill_bps, max: BPS });
+    }
+    errors
+}
+
+/// Every rule on the trusted resolver list that `resolvers` breaks: not empty, at most 8, no
+/// zero address, strictly ascending (which also rules out duplicates). Each offending index is
+/// listed, since the specification does not say which one the contract names first.
+pub fn resolver_errors(resolvers: &[Address]) -> Vec<ConstructorError> {
+    use ConstructorError as E;
+    let mut errors = Vec::new();
+    if resolvers.is_empty() {
+        errors.push(E::TrustedResolversEmpty);
+    }
+    if resolvers.len() > MAX_TRUSTED_RESOLVERS {
+        errors.push(E::TooManyTrustedResolvers {
+            count: resolvers.len(),
+            max: MAX_TRUSTED_RESOLVERS,
+        });
+    }
+    for (index, &current) in resolvers.iter().enumerate() {
+        if current.is_zero() {
+            errors.push(E::TrustedResolverZero { index });
+        }
+        if index > 0 && resolvers[index - 1] >= current {
+            errors.push(E::TrustedResolversNotAscending {
+                index,
+                previous: resolvers[index - 1],
+                current,
+            });
+        }
+    }
+    errors
+}
+
+/// What the constructor is given, besides the keeper (a fixed, non-zero placeholder).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GateConfig {
+    pub bounds: Bounds,
+    pub trusted_resolvers: Vec<Address>,
+    pub collateral: Address,
+    /// What the factory's `collateral()` returns.
+    pub factory_collateral: Address,
+}
+
+/// Every rule of the constructor that `config` breaks (empty when it must deploy). The
+/// specification does not say which error wins when several apply, so a caller must accept any
+/// of them.
+pub fn constructor_errors(config: &GateConfig) -> Vec<ConstructorError> {
+    let mut errors = bounds_errors(&config.bounds);
+    errors.extend(resolver_errors(&config.trusted_resolvers));
+    if config.factory_collateral != config.collateral {
+        errors.push(ConstructorError::FactoryCollateralMismatch {
+            factory_collateral: config.factory_collateral,
+            collateral: config.collateral,
+        });
     }
     errors
 }

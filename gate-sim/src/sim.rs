@@ -1,18 +1,27 @@
-//! The adversarial simulator: synthetic binary markets whose books drift around a hidden
+//! The market-model simulator: synthetic binary markets whose books drift around a hidden
 //! probability (with venue pathologies: empty sides, off-grid and crossed quotes, values at and
-//! above 1e6), models that answer well, randomly or adversarially, positions that settle, and
-//! every decision through the gate. Each accepted order is re-checked here, from the bounds
-//! alone, against every limit the gate promises; the expected number of violations is zero.
+//! above 1e6, untrusted resolvers, far expiries, resolvers that never act), models that answer
+//! well, randomly or adversarially, a keeper that quotes from the book it read (or, under the
+//! hostile model, a compromised one), books that move between the read and the submission,
+//! immediate-or-cancel fills up to the order's limit, positions that settle or are written off,
+//! and every decision through the gate. Each accepted order and each kept fill is re-checked here
+//! (`checks`), and after every step the drawdown invariant and "no slot held past expiry +
+//! writeOffGrace"; the expected number of violations is zero. The gate's accounting is the
+//! reference [`Ledger`]; `evaluate` is the reference model or, with `--evm`, the compiled
+//! contract in revm. The attacks that need the real venue are in `adversary`.
 
 use crate::{
     abi,
     artifact::GateArtifact,
-    diff,
+    checks, diff,
     evm::{self, Chain, Deployed, Outcome, RevmChain},
-    model::{self, Bounds, Decision, Snapshot, Verdict, PRICE_ONE, REASON_LABELS},
-    strategies,
+    ledger::{self, Ledger},
+    model::{
+        self, Bounds, Decision, GateConfig, Quote, Snapshot, Verdict, PRICE_ONE, REASON_LABELS,
+    },
+    strategies, world,
 };
-use alloy::primitives::{U256, U512};
+use alloy::primitives::{Address, U256, U512};
 use proptest::{
     strategy::{BoxedStrategy, Strategy, ValueTree},
     test_runner::TestRunner,
@@ -23,6 +32,8 @@ use std::time::{Duration, Instant};
 pub enum Error {
     #[error(transparent)]
     Evm(#[from] evm::Error),
+    #[error(transparent)]
+    Fixture(#[from] diff::Error),
     #[error("the simulation gate did not deploy: {0:?}")]
     Deploy(Deployed),
     #[error("proptest could not generate an answer: {0}")]
@@ -38,7 +49,8 @@ pub enum ModelKind {
     Builtin,
     /// Any valid token, trimmed at random, and some garbage.
     Random,
-    /// Hostile strings, and valid buys aimed at the worst book, on a venue full of pathologies.
+    /// Hostile strings, and valid buys aimed at the worst book, on a venue full of pathologies,
+    /// through a keeper that is compromised a third of the time.
     Hostile,
 }
 
@@ -64,7 +76,8 @@ pub struct SimConfig {
 }
 
 /// The bounds the simulator runs with: band [0.05, 0.95], 50 tUSD of payout per order,
-/// 10 minutes of headroom, 8 positions, 250 tUSD at risk (6 decimals).
+/// 10 minutes of headroom, 8 positions, 250 tUSD at risk, a 7-day horizon, 500 tUSD of
+/// drawdown, the one-hour write-off floor and a 25 % minimum fill (6 decimals).
 pub fn default_bounds() -> Bounds {
     Bounds {
         min_price: U256::from(50_000u64),
@@ -73,15 +86,23 @@ pub fn default_bounds() -> Bounds {
         min_headroom_secs: 600,
         max_concurrent: 8,
         max_notional: U256::from(250_000_000u64),
+        max_horizon_secs: 604_800,
+        max_drawdown: U256::from(500_000_000u64),
+        write_off_grace_secs: model::WRITE_OFF_GRACE_FLOOR_SECS,
+        min_fill_bps: 2_500,
     }
 }
 
+/// The keeper's default slippage and answer lifetime (issue 7).
+pub const KEEPER_SLIPPAGE_BPS: u64 = 50;
+pub const KEEPER_TTL_SECS: u64 = 60;
+
 // --- a small deterministic generator (splitmix64): the simulation must replay from its seed
 
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -90,7 +111,7 @@ impl Rng {
     }
 
     /// Uniform in [0, n); 0 when n is 0.
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
@@ -98,16 +119,16 @@ impl Rng {
         }
     }
 
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.below(hi.saturating_sub(lo).saturating_add(1))
     }
 
     /// True with probability `per_million / 1e6`.
-    fn chance(&mut self, per_million: u64) -> bool {
+    pub(crate) fn chance(&mut self, per_million: u64) -> bool {
         self.below(PRICE_ONE) < per_million
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
     }
 }
@@ -122,7 +143,19 @@ const LOTS: [u64; 10] = [
 // Venue minimums; 80 tUSD (above maxSize) is one the gate can never meet.
 const MIN_QUANTITIES: [u64; 8] = [0, 0, 1, 1_000_000, 1_000_000, 5_000_000, 20_000_000, 80_000_000];
 
+/// How often (per million) a market of each model is hostile in each way:
+/// (untrusted resolver, never resolves, expiry past the horizon).
+fn market_hazards(model: ModelKind) -> (u64, u64, u64) {
+    match model {
+        ModelKind::Builtin => (0, 20_000, 0),
+        ModelKind::Random => (50_000, 50_000, 20_000),
+        ModelKind::Hostile => (150_000, 100_000, 100_000),
+    }
+}
+
 struct Market {
+    /// A fresh address per market, the key of its position.
+    address: Address,
     hidden_p: u64,
     mid: u64,
     tick: u64,
@@ -130,15 +163,25 @@ struct Market {
     min_quantity: u64,
     expiry: u64,
     resolve_at: u64,
+    resolver_trusted: bool,
+    never_resolves: bool,
     finalized: bool,
     up_won: bool,
 }
 
 impl Market {
-    fn new(rng: &mut Rng, now: u64) -> Self {
+    fn new(rng: &mut Rng, now: u64, serial: u64, model: ModelKind) -> Self {
+        let (untrusted, silent, far) = market_hazards(model);
         let hidden_p = rng.range(20_000, 980_000);
-        let expiry = now + rng.range(900, 7_200);
+        let expiry = if rng.chance(far) {
+            now + rng.range(604_801, 700_000)
+        } else {
+            now + rng.range(900, 7_200)
+        };
+        let mut bytes = [0xbb; 20];
+        bytes[12..].copy_from_slice(&serial.to_be_bytes());
         Self {
+            address: Address::new(bytes),
             hidden_p,
             mid: rng.range(100_000, 900_000),
             tick: *rng.pick(&TICKS),
@@ -146,6 +189,8 @@ impl Market {
             min_quantity: *rng.pick(&MIN_QUANTITIES),
             expiry,
             resolve_at: expiry + rng.range(0, 600),
+            resolver_trusted: !rng.chance(untrusted),
+            never_resolves: rng.chance(silent),
             finalized: false,
             up_won: false,
         }
@@ -182,13 +227,6 @@ impl Market {
         }
         (bid, ask)
     }
-}
-
-#[derive(Clone, Copy, Default)]
-struct Position {
-    up_units: U256,
-    down_units: U256,
-    notional: U256,
 }
 
 // --- models
@@ -261,11 +299,34 @@ impl Answerer {
     }
 }
 
+/// The keeper's quote for `raw` on the book it read. The hostile model's keeper is compromised a
+/// third of the time: it quotes the ceiling (or 2^256 - 1) with no deadline, or a stale one.
+fn keeper_quote(
+    rng: &mut Rng,
+    kind: ModelKind,
+    raw: &[u8],
+    bid: U256,
+    ask: U256,
+    now: u64,
+) -> Quote {
+    let verdict = model::parse_verdict(raw).ok();
+    if kind == ModelKind::Hostile && rng.chance(333_333) {
+        return match rng.below(3) {
+            0 => Quote { max_price_paid: U256::from(PRICE_ONE), deadline_sec: u64::MAX },
+            1 => Quote { max_price_paid: U256::MAX, deadline_sec: u64::MAX },
+            _ => Quote { max_price_paid: U256::MAX, deadline_sec: now.saturating_sub(1) },
+        };
+    }
+    // A book value the keeper cannot read as a price is shown to it as an empty side.
+    let seen = |v: U256| u64::try_from(v).ok().filter(|&p| p < PRICE_ONE).unwrap_or(0);
+    world::keeper_quote(verdict, seen(bid), seen(ask), now, KEEPER_SLIPPAGE_BPS, KEEPER_TTL_SECS)
+}
+
 // --- the gate under simulation: the reference model, or the compiled contract in revm
 
 enum Gate {
     Reference,
-    Evm { chain: Box<RevmChain>, address: alloy::primitives::Address },
+    Evm { chain: Box<RevmChain>, address: Address },
 }
 
 /// The parsed verdict code (or 255 when the answer did not parse) and the decision.
@@ -274,11 +335,12 @@ fn decide(
     bounds: &Bounds,
     raw: &[u8],
     snapshot: &Snapshot,
+    quote: &Quote,
     disagreements: &mut u64,
 ) -> Result<(u8, Decision)> {
     let reference = match model::parse_verdict(raw) {
-        Ok(v) => (v.code(), model::evaluate(bounds, snapshot, v.code())),
-        Err(_) => (255, model::evaluate(bounds, snapshot, 255)),
+        Ok(v) => (v.code(), model::evaluate(bounds, snapshot, quote, v.code())),
+        Err(_) => (255, model::evaluate(bounds, snapshot, quote, 255)),
     };
     match gate {
         Gate::Reference => Ok(reference),
@@ -292,7 +354,7 @@ fn decide(
                 Outcome::Returned(d) if d.len() == 32 => d[31],
                 _ => 255,
             };
-            let out = chain.call(*address, abi::evaluate_calldata(snapshot, code))?;
+            let out = chain.call(*address, abi::evaluate_calldata(snapshot, quote, code))?;
             let decision = match &out {
                 Outcome::Returned(d) => abi::decode_decision(d),
                 _ => None,
@@ -314,92 +376,34 @@ fn decide(
     }
 }
 
-/// Every promise the gate makes about an accepted order, checked from the bounds and the
-/// snapshot alone. `Err` names the first broken promise.
-pub fn check_accepted(
-    b: &Bounds,
-    s: &Snapshot,
-    verdict: u8,
-    d: &Decision,
-) -> std::result::Result<(), String> {
-    let one = U256::from(PRICE_ONE);
-    let fail = |what: &str| Err(format!("{what}: bounds {b:?}, snapshot {s:?}, decision {d:?}"));
-    if d.reason != 0 || d.failed_mask != 0 {
-        return fail("not a PASS");
-    }
-    let up = match verdict {
-        1 => true,
-        2 => false,
-        _ => return fail("accepted a verdict that is not a buy"),
-    };
-    if s.finalized {
-        return fail("accepted on a finalized market");
-    }
-    if s.expiry_sec <= s.now_sec || s.expiry_sec - s.now_sec < u64::from(b.min_headroom_secs) {
-        return fail("accepted inside the expiry headroom");
-    }
-    if d.price_paid < b.min_price || d.price_paid > b.max_price || d.price_paid >= one {
-        return fail("price paid outside the band");
-    }
-    // The UP limit price sent to the venue, on the tick grid and marketable.
-    let limit = if up { d.price_paid } else { one - d.price_paid };
-    if !s.tick_size.is_zero() && !(limit % s.tick_size).is_zero() {
-        return fail("limit price off the tick grid");
-    }
-    if up && (s.best_ask.is_zero() || limit < s.best_ask) {
-        return fail("BUY_UP limit below the best ask (or no ask)");
-    }
-    if !up && (s.best_bid.is_zero() || limit > s.best_bid) {
-        return fail("BUY_DOWN limit above the best bid (or no bid)");
-    }
-    if d.quantity.is_zero() || d.quantity > b.max_size || d.quantity < s.min_quantity {
-        return fail("quantity outside (0, maxSize] or below the venue minimum");
-    }
-    if !s.lot_size.is_zero() && !(d.quantity % s.lot_size).is_zero() {
-        return fail("quantity off the lot grid");
-    }
-    // cost covers the worst case and is not more than one unit above it.
-    let exact = U512::from(d.quantity) * U512::from(d.price_paid);
-    let cost_scaled = U512::from(d.cost) * U512::from(PRICE_ONE);
-    if cost_scaled < exact || cost_scaled >= exact + U512::from(PRICE_ONE) {
-        return fail("cost is not ceil(quantity * price / 1e6)");
-    }
-    if s.open_positions >= b.max_concurrent {
-        return fail("accepted with the concurrent positions cap reached");
-    }
-    if U512::from(s.open_notional) + U512::from(d.cost) > U512::from(b.max_notional) {
-        return fail("openNotional + cost above maxNotional");
-    }
-    if d.cost > s.collateral_available {
-        return fail("cost above the collateral available");
-    }
-    Ok(())
-}
-
 /// What one simulation run saw.
 #[derive(Clone, Debug)]
 pub struct SimReport {
     pub config: SimConfig,
     pub backend: &'static str,
     pub decisions: u64,
-    pub by_reason: [u64; 12],
-    pub by_rule: [u64; 12],
+    pub by_reason: [u64; 19],
+    pub by_rule: [u64; 19],
     pub by_verdict: [u64; 4],
     pub violations: u64,
     pub violation_examples: Vec<String>,
     pub disagreements: u64,
     pub markets_settled: u64,
+    pub written_off: u64,
     pub units_bought: U256,
     pub spent: U256,
     pub payout: U256,
     pub final_collateral: U256,
+    pub final_high_water_mark: U256,
+    /// The largest `H - balance` seen after any step (the invariant bounds it by maxDrawdown).
+    pub peak_drawdown: U256,
     pub peak_open_notional: U256,
     pub peak_open_positions: u8,
     pub elapsed: Duration,
 }
 
 impl SimReport {
-    /// Decisions that passed every rule (reason 0).
+    /// Decisions that passed every rule and kept their fill (reason 0).
     pub fn accepted(&self) -> u64 {
         self.by_reason[0]
     }
@@ -409,75 +413,191 @@ impl SimReport {
     }
 }
 
-/// Runs one simulation. `artifact` set means every decision goes through the compiled contract
-/// (in revm), cross-checked against the reference.
+/// The gate for a simulation: the reference, or the compiled contract deployed in revm against a
+/// real `MarketFactory` (the constructor reads its collateral).
+fn open_gate(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<Gate> {
+    let Some(a) = artifact else { return Ok(Gate::Reference) };
+    let mut chain = RevmChain::new();
+    let fixture = diff::Fixture::deploy(&mut chain, a)?;
+    let gate_config = GateConfig {
+        bounds: config.bounds,
+        trusted_resolvers: vec![world::HONEST_RESOLVER],
+        collateral: abi::DUMMY_COLLATERAL,
+        factory_collateral: abi::DUMMY_COLLATERAL,
+    };
+    match chain.deploy(a.initcode(&gate_config, fixture.factory, abi::DUMMY_KEEPER))? {
+        Deployed::At(address) => Ok(Gate::Evm { chain: Box::new(chain), address }),
+        other => Err(Error::Deploy(other)),
+    }
+}
+
+/// An immediate-or-cancel fill of an accepted order: some lots fill (all of them 70 % of the
+/// time), the first part at the price paid and the rest at levels up to the limit; the spend is
+/// rounded up against the gate.
+fn fill(rng: &mut Rng, market: &Market, d: &Decision, limit: U256) -> (U256, U256) {
+    let lot = U256::from(market.lot);
+    let lots = if lot.is_zero() { d.quantity } else { d.quantity / lot };
+    let filled_lots = if rng.chance(700_000) {
+        lots
+    } else {
+        U256::from(rng.below(u64::try_from(lots).unwrap_or(u64::MAX).saturating_add(1)))
+    };
+    let filled = if lot.is_zero() { filled_lots } else { filled_lots * lot };
+    let at_best = filled * U256::from(rng.range(0, 100)) / U256::from(100u64);
+    let deeper = filled - at_best;
+    let scaled =
+        U512::from(at_best) * U512::from(d.price_paid) + U512::from(deeper) * U512::from(limit);
+    let spent = model::narrow_saturating(scaled.div_ceil(U512::from(PRICE_ONE)));
+    (filled, spent)
+}
+
+/// Runs one simulation. `artifact` set means every decision goes through the compiled contract's
+/// `evaluate` (in revm), cross-checked against the reference.
 pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimReport> {
     let started = Instant::now();
     let bounds = config.bounds;
-    let mut gate = match artifact {
-        None => Gate::Reference,
-        Some(a) => {
-            let mut chain = RevmChain::new();
-            match chain.deploy(a.initcode(&bounds))? {
-                Deployed::At(address) => Gate::Evm { chain: Box::new(chain), address },
-                other => return Err(Error::Deploy(other)),
-            }
-        }
-    };
+    let mut gate = open_gate(config, artifact)?;
     let mut rng = Rng(config.seed ^ 0x5EED_0000_0000_0000);
     let mut answerer = Answerer::new(config.model, config.seed);
-    let pathology = match config.model {
-        ModelKind::Hostile => 250_000,
-        _ => 30_000,
+    let (pathology, moved_book) = match config.model {
+        ModelKind::Hostile => (250_000, 200_000),
+        _ => (30_000, 50_000),
     };
     let mut now: u64 = 1_700_000_000;
-    let mut markets: Vec<Market> =
-        (0..config.markets).map(|_| Market::new(&mut rng, now)).collect();
-    let mut positions: Vec<Option<Position>> = vec![None; config.markets];
+    let mut serial = 0u64;
+    let mut markets: Vec<Market> = (0..config.markets)
+        .map(|_| {
+            serial += 1;
+            Market::new(&mut rng, now, serial, config.model)
+        })
+        .collect();
+    // Written-off markets that may still resolve late, and be redeemed then.
+    let mut orphans: Vec<Market> = Vec::new();
     let mut report = SimReport {
         config: config.clone(),
         backend: if artifact.is_some() { "compiled RiskGate in revm" } else { "reference model" },
         decisions: 0,
-        by_reason: [0; 12],
-        by_rule: [0; 12],
+        by_reason: [0; 19],
+        by_rule: [0; 19],
         by_verdict: [0; 4],
         violations: 0,
         violation_examples: Vec::new(),
         disagreements: 0,
         markets_settled: 0,
+        written_off: 0,
         units_bought: U256::ZERO,
         spent: U256::ZERO,
         payout: U256::ZERO,
         final_collateral: U256::ZERO,
+        final_high_water_mark: U256::ZERO,
+        peak_drawdown: U256::ZERO,
         peak_open_notional: U256::ZERO,
         peak_open_positions: 0,
         elapsed: Duration::ZERO,
     };
-    let mut collateral = config.initial_collateral;
-    let mut open_notional = U256::ZERO;
-    let mut open_positions: u8 = 0;
+    let mut ledger = Ledger::new(bounds);
+    ledger.balance = config.initial_collateral;
 
     for _ in 0..config.steps {
         now += config.step_secs;
-        for (i, market) in markets.iter_mut().enumerate() {
+        // Housekeeping first: anyone writes off a position whose market stayed unresolved past
+        // expiry + writeOffGrace, and the market is replaced.
+        for market in &mut markets {
+            let grace_end = market.expiry + u64::from(bounds.write_off_grace_secs);
+            if !market.never_resolves || now <= grace_end {
+                continue;
+            }
+            if ledger.positions.contains_key(&market.address) {
+                match ledger.write_off(market.address, now, market.expiry, false) {
+                    Ok(_) => report.written_off += 1,
+                    Err(e) => violation(&mut report, format!("write-off refused: {e:?}")),
+                }
+            }
+            serial += 1;
+            let replaced =
+                std::mem::replace(market, Market::new(&mut rng, now, serial, config.model));
+            // One in four silent resolvers wakes up later; the kept claim then redeems.
+            if rng.chance(250_000) && ledger.positions.contains_key(&replaced.address) {
+                orphans.push(replaced);
+            }
+        }
+        for i in 0..markets.len() {
+            let market = &mut markets[i];
             let (bid, ask) = market.quote(&mut rng, pathology);
             let raw = answerer.answer(&mut rng, market, bid, ask)?;
+            let quote = keeper_quote(&mut rng, config.model, &raw, bid, ask, now);
+            // Between the read and the submission the book may move against the gate (a
+            // sandwich), and time may pass.
+            let (mut bid_now, mut ask_now, mut submit_at) = (bid, ask, now);
+            if rng.chance(moved_book) {
+                let step = U256::from(market.tick.max(1) * rng.range(1, 30));
+                ask_now = ask_now.saturating_add(step);
+                bid_now = bid_now.saturating_sub(step);
+                submit_at += rng.range(0, 2 * KEEPER_TTL_SECS);
+            }
+            let is_buy =
+                matches!(model::parse_verdict(&raw), Ok(Verdict::BuyUp | Verdict::BuyDown));
+            if is_buy {
+                ledger.raise_high_water_mark();
+            }
+            let position = ledger.position(market.address);
             let snapshot = Snapshot {
-                best_bid: bid,
-                best_ask: ask,
+                best_bid: bid_now,
+                best_ask: ask_now,
                 tick_size: U256::from(market.tick),
                 lot_size: U256::from(market.lot),
                 min_quantity: U256::from(market.min_quantity),
                 expiry_sec: market.expiry,
-                now_sec: now,
+                now_sec: submit_at,
                 finalized: market.finalized,
-                open_positions,
-                open_notional,
-                collateral_available: collateral,
+                open_positions: ledger.open_positions,
+                open_notional: ledger.open_notional,
+                collateral_available: ledger.balance,
+                resolver_trusted: market.resolver_trusted,
+                held_side: position.held_side(),
+                high_water_mark: ledger.high_water_mark,
             };
-            let (code, d) = decide(&mut gate, &bounds, &raw, &snapshot, &mut report.disagreements)?;
+            let (code, mut d) =
+                decide(&mut gate, &bounds, &raw, &snapshot, &quote, &mut report.disagreements)?;
             report.decisions += 1;
             report.by_verdict[usize::from(code.min(3))] += 1;
+            if d.accepted() {
+                let side = if code == 1 { Verdict::BuyUp } else { Verdict::BuyDown };
+                let limit =
+                    model::order_limit(&bounds, &snapshot, &quote, side).unwrap_or_default();
+                if let Err(what) =
+                    checks::check_accepted(&bounds, &snapshot, &quote, code, &d, limit)
+                {
+                    violation(&mut report, what);
+                } else {
+                    let (filled, spent) = fill(&mut rng, market, &d, limit);
+                    if model::fill_below_minimum(&bounds, d.quantity, filled) {
+                        // Rule 18: undone, nothing moves, no slot.
+                        d = Decision {
+                            reason: model::REASON_FILL_BELOW_MINIMUM,
+                            failed_mask: 1 << model::REASON_FILL_BELOW_MINIMUM,
+                            ..Decision::default()
+                        };
+                    } else {
+                        if let Err(what) =
+                            checks::check_kept_fill(&bounds, &d, limit, filled, spent)
+                        {
+                            violation(&mut report, what);
+                        }
+                        ledger.apply_fill(market.address, code == 1, filled, spent);
+                        report.units_bought += filled;
+                        report.spent += spent;
+                        if ledger.open_notional > bounds.max_notional {
+                            let n = ledger.open_notional;
+                            violation(&mut report, format!("open notional {n} above maxNotional"));
+                        }
+                        if ledger.open_positions > bounds.max_concurrent {
+                            let n = ledger.open_positions;
+                            violation(&mut report, format!("{n} open positions above the cap"));
+                        }
+                    }
+                }
+            }
             if let Some(n) = report.by_reason.get_mut(usize::from(d.reason)) {
                 *n += 1;
             }
@@ -486,81 +606,62 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
                     *n += 1;
                 }
             }
-            if d.accepted() {
-                if let Err(what) = check_accepted(&bounds, &snapshot, code, &d) {
-                    violation(&mut report, what);
-                    continue;
-                }
-                // Immediate-or-cancel: some lots fill, the rest is refunded at once; the spend is
-                // what actually filled, at the limit price, rounded up.
-                let lots =
-                    if market.lot == 0 { d.quantity } else { d.quantity / U256::from(market.lot) };
-                let filled_lots = if rng.chance(700_000) {
-                    lots
-                } else {
-                    U256::from(rng.below(u64::try_from(lots).unwrap_or(u64::MAX).saturating_add(1)))
-                };
-                let filled = if market.lot == 0 {
-                    filled_lots
-                } else {
-                    filled_lots * U256::from(market.lot)
-                };
-                let spent = model::cost_ceil(filled, d.price_paid);
-                if spent > d.cost {
-                    violation(
-                        &mut report,
-                        format!("spent {spent} above the checked cost {}", d.cost),
-                    );
-                }
-                collateral = collateral.saturating_sub(spent);
-                open_notional = open_notional.saturating_add(spent);
-                let position = positions[i].get_or_insert_with(|| {
-                    open_positions = open_positions.saturating_add(1);
-                    Position::default()
-                });
-                if code == 1 {
-                    position.up_units += filled;
-                } else {
-                    position.down_units += filled;
-                }
-                position.notional += spent;
-                report.units_bought += filled;
-                report.spent += spent;
-                if open_notional > bounds.max_notional {
-                    violation(
-                        &mut report,
-                        format!("open notional {open_notional} above maxNotional"),
-                    );
-                }
-                if open_positions > bounds.max_concurrent {
-                    violation(
-                        &mut report,
-                        format!("{open_positions} open positions above the cap"),
-                    );
-                }
-                report.peak_open_notional = report.peak_open_notional.max(open_notional);
-                report.peak_open_positions = report.peak_open_positions.max(open_positions);
-            }
-            // Life cycle: resolve after expiry; redeem and replace a final market.
+            report.peak_open_notional = report.peak_open_notional.max(ledger.open_notional);
+            report.peak_open_positions = report.peak_open_positions.max(ledger.open_positions);
+            // Life cycle: resolve after expiry (unless the resolver never acts); redeem and
+            // replace a final market; write off one that stays unresolved past the grace.
+            let market = &mut markets[i];
             if market.finalized {
-                if let Some(p) = positions[i].take() {
+                if ledger.positions.contains_key(&market.address) {
+                    let p = ledger.position(market.address);
                     let payout = if market.up_won { p.up_units } else { p.down_units };
-                    collateral = collateral.saturating_add(payout);
-                    open_notional = open_notional.saturating_sub(p.notional);
-                    open_positions = open_positions.saturating_sub(1);
-                    report.payout += payout;
+                    if ledger.redeem(market.address, true, payout).is_ok() {
+                        report.payout += payout;
+                    }
                 }
                 report.markets_settled += 1;
-                *market = Market::new(&mut rng, now);
-            } else if now >= market.resolve_at {
+                serial += 1;
+                *market = Market::new(&mut rng, now, serial, config.model);
+            } else if !market.never_resolves && now >= market.resolve_at {
                 market.finalized = true;
                 market.up_won = rng.below(PRICE_ONE) < market.hidden_p;
             }
+            step_invariants(&mut report, &ledger, &markets, now);
+        }
+        // Late resolutions of written-off markets: the claim still collects.
+        if !orphans.is_empty() && rng.chance(10_000) {
+            let m = orphans.swap_remove(0);
+            let p = ledger.position(m.address);
+            let payout = if rng.below(PRICE_ONE) < m.hidden_p { p.up_units } else { p.down_units };
+            if ledger.redeem(m.address, true, payout).is_ok() {
+                report.payout += payout;
+            }
         }
     }
-    report.final_collateral = collateral;
+    report.final_collateral = ledger.balance;
+    report.final_high_water_mark = ledger.high_water_mark;
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// After every step: `balance >= H - maxDrawdown`, and no slot held by a market past
+/// `expiry + writeOffGrace` while it is not finalized (the housekeeping above writes those off).
+fn step_invariants(report: &mut SimReport, ledger: &Ledger, markets: &[Market], now: u64) {
+    let b = &ledger.bounds;
+    if !ledger::drawdown_holds(ledger.balance, ledger.high_water_mark, b.max_drawdown) {
+        let (bal, h) = (ledger.balance, ledger.high_water_mark);
+        violation(report, format!("balance {bal} below H {h} - maxDrawdown"));
+    }
+    report.peak_drawdown =
+        report.peak_drawdown.max(ledger.high_water_mark.saturating_sub(ledger.balance));
+    for m in markets {
+        let p = ledger.position(m.address);
+        let held = !p.written_off && ledger.positions.contains_key(&m.address);
+        if held && !m.finalized && now > m.expiry.saturating_add(u64::from(b.write_off_grace_secs))
+        {
+            violation(report, format!("slot held past expiry + grace by {}", m.address));
+        }
+    }
 }
 
 fn violation(report: &mut SimReport, what: String) {
@@ -570,12 +671,34 @@ fn violation(report: &mut SimReport, what: String) {
     }
 }
 
-fn usdc(v: U256) -> String {
-    // 6-decimal collateral shown as units with two decimals (display only).
+/// 6-decimal collateral shown as units with two decimals (display only).
+pub fn usdc(v: U256) -> String {
     let cents = v / U256::from(10_000u64);
     let whole = cents / U256::from(100u64);
     let frac = cents % U256::from(100u64);
     format!("{whole}.{frac:0>2}")
+}
+
+/// The bounds as table rows.
+pub fn bounds_rows(b: &Bounds) -> String {
+    format!(
+        "| band | [{}, {}] ({} .. {}) |\n| maxSize | {} ({} tUSD) |\n| minHeadroom | {} s |\n| maxConcurrent | {} |\n| maxNotional | {} ({} tUSD) |\n| maxHorizon | {} s |\n| maxDrawdown | {} ({} tUSD) |\n| writeOffGrace | {} s |\n| minFillBps | {} |\n",
+        model::probability(b.min_price),
+        model::probability(b.max_price),
+        b.min_price,
+        b.max_price,
+        b.max_size,
+        usdc(b.max_size),
+        b.min_headroom_secs,
+        b.max_concurrent,
+        b.max_notional,
+        usdc(b.max_notional),
+        b.max_horizon_secs,
+        b.max_drawdown,
+        usdc(b.max_drawdown),
+        b.write_off_grace_secs,
+        b.min_fill_bps
+    )
 }
 
 /// The markdown section of one run.
@@ -586,22 +709,11 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
     let _ = writeln!(out, "## Model `{}`\n", r.config.model.name());
     let _ = writeln!(out, "Command: `{command}`\n");
     let _ = writeln!(out, "| parameter | value |\n| --- | --- |");
-    let _ = writeln!(out, "| gate | {} |", r.backend);
+    let _ = writeln!(out, "| gate | {} (the gate's accounting: the reference ledger) |", r.backend);
     let _ = writeln!(out, "| seed | {} |", r.config.seed);
     let _ = writeln!(out, "| markets (concurrent slots) | {} |", r.config.markets);
     let _ = writeln!(out, "| steps | {} ({} s each) |", r.config.steps, r.config.step_secs);
-    let _ = writeln!(
-        out,
-        "| band | [{}, {}] ({} .. {}) |",
-        model::probability(b.min_price),
-        model::probability(b.max_price),
-        b.min_price,
-        b.max_price
-    );
-    let _ = writeln!(out, "| maxSize | {} |", b.max_size);
-    let _ = writeln!(out, "| minHeadroom | {} s |", b.min_headroom_secs);
-    let _ = writeln!(out, "| maxConcurrent | {} |", b.max_concurrent);
-    let _ = writeln!(out, "| maxNotional | {} ({} tUSD) |", b.max_notional, usdc(b.max_notional));
+    out.push_str(&bounds_rows(b));
     let _ = writeln!(out, "| initial collateral | {} tUSD |\n", usdc(r.config.initial_collateral));
 
     let _ = writeln!(out, "| decisions | accepted | ABSTAIN | BUY_UP | BUY_DOWN | unparseable | violations | throughput |");
@@ -619,7 +731,7 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
         r.decisions_per_sec(),
         r.elapsed.as_secs_f64()
     );
-    let _ = writeln!(out, "Per-rule breakdown: *as reason* counts decisions whose lowest failing rule it was; *in mask* counts every decision that failed it.\n");
+    let _ = writeln!(out, "Per-rule breakdown: *as reason* counts decisions whose lowest failing rule it was; *in mask* counts every decision that failed it (18 is decided after the fill and is always alone).\n");
     let _ = writeln!(out, "| code | label | as reason | in mask |\n| --- | --- | --- | --- |");
     for (code, label) in REASON_LABELS.iter().enumerate() {
         let in_mask = if code == 0 { "-".to_string() } else { r.by_rule[code].to_string() };
@@ -635,12 +747,16 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
     }
     let _ = writeln!(
         out,
-        "Markets settled: {}. Bought {} tUSD of payout; spent {} tUSD; paid out {} tUSD; collateral at the end {} tUSD. Peak open notional {} tUSD (cap {}), peak open positions {} (cap {}).\n",
+        "Markets settled: {}; positions written off: {}. Bought {} tUSD of payout; spent {} tUSD; paid out {} tUSD; collateral at the end {} tUSD (H {} tUSD). Largest H - balance after a step: {} tUSD (bound: maxDrawdown {} tUSD). Peak open notional {} tUSD (cap {}), peak open positions {} (cap {}).\n",
         r.markets_settled,
+        r.written_off,
         usdc(r.units_bought),
         usdc(r.spent),
         usdc(r.payout),
         usdc(r.final_collateral),
+        usdc(r.final_high_water_mark),
+        usdc(r.peak_drawdown),
+        usdc(b.max_drawdown),
         usdc(r.peak_open_notional),
         usdc(b.max_notional),
         r.peak_open_positions,
@@ -655,96 +771,4 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
 }
 
 /// The checks listed once at the top of the report.
-pub const CHECKS: &str = "Every accepted order is re-checked from the bounds and the snapshot alone: a buy verdict; market not finalized; at least `minHeadroom` seconds before expiry; price paid inside [minPrice, maxPrice] and below 1.0; the UP limit price on the tick grid and marketable (BUY_UP at or above the best ask, BUY_DOWN at or below the best bid); quantity on the lot grid, in (0, maxSize] and at least the venue minimum; cost exactly ceil(quantity x price / 1e6); open positions below the cap; openNotional + cost <= maxNotional; cost <= collateral available. After each fill: open notional <= maxNotional, open positions <= maxConcurrent, spend <= checked cost.";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn u(v: u64) -> U256 {
-        U256::from(v)
-    }
-
-    /// Band [0.30, 0.70], maxSize 1000, headroom 3600 s, 3 positions, notional 10_000; a book
-    /// bid 0.40 / ask 0.45 on a 0.01 tick, lot 10, 10_000 s left.
-    fn case() -> (Bounds, Snapshot) {
-        let b = Bounds {
-            min_price: u(300_000),
-            max_price: u(700_000),
-            max_size: u(1_000),
-            min_headroom_secs: 3_600,
-            max_concurrent: 3,
-            max_notional: u(10_000),
-        };
-        let s = Snapshot {
-            best_bid: u(400_000),
-            best_ask: u(450_000),
-            tick_size: u(10_000),
-            lot_size: u(10),
-            min_quantity: u(10),
-            expiry_sec: 20_000,
-            now_sec: 10_000,
-            finalized: false,
-            open_positions: 0,
-            open_notional: U256::ZERO,
-            collateral_available: u(1_000_000),
-        };
-        (b, s)
-    }
-
-    fn pass(price: u64, quantity: u64, cost: u64) -> Decision {
-        Decision {
-            reason: 0,
-            failed_mask: 0,
-            price_paid: u(price),
-            quantity: u(quantity),
-            cost: u(cost),
-        }
-    }
-
-    #[test]
-    fn the_checker_accepts_a_correct_order_and_flags_each_broken_promise() {
-        let (b, s) = case();
-        // BUY_UP lifts the ask 450_000 (on the grid); 1000 units; cost = 1000 * 0.45 = 450.
-        assert_eq!(check_accepted(&b, &s, 1, &pass(450_000, 1_000, 450)), Ok(()));
-        // BUY_DOWN hits the bid 400_000 and pays 1e6 - 400_000 = 600_000; cost 600.
-        assert_eq!(check_accepted(&b, &s, 2, &pass(600_000, 1_000, 600)), Ok(()));
-        let broken = [
-            // not a buy
-            (0u8, pass(450_000, 1_000, 450)),
-            // cost one unit under and one over ceil(450) = 450
-            (1, pass(450_000, 1_000, 449)),
-            (1, pass(450_000, 1_000, 451)),
-            // 995 is not a multiple of the lot 10 (cost 995 * 0.45 = 447.75 -> 448 is right)
-            (1, pass(450_000, 995, 448)),
-            // 1010 > maxSize 1000 (cost 454.5 -> 455)
-            (1, pass(450_000, 1_010, 455)),
-            // 455_000 is off the 10_000 tick (cost 455)
-            (1, pass(455_000, 1_000, 455)),
-            // 440_000 is below the ask 450_000: not marketable (cost 440)
-            (1, pass(440_000, 1_000, 440)),
-            // 710_000 is above maxPrice 700_000 (cost 710)
-            (1, pass(710_000, 1_000, 710)),
-            // DOWN limit 1e6 - 590_000 = 410_000 is above the bid 400_000 (cost 590)
-            (2, pass(590_000, 1_000, 590)),
-        ];
-        for (verdict, d) in broken {
-            assert!(check_accepted(&b, &s, verdict, &d).is_err(), "{verdict} {d:?}");
-        }
-        // A refusal passed off as a PASS.
-        let refused = Decision { reason: 5, failed_mask: 1 << 5, ..pass(450_000, 1_000, 450) };
-        assert!(check_accepted(&b, &s, 1, &refused).is_err());
-        // The state-based limits: finalized, 3599 s of headroom, 3 positions open, notional
-        // 9_551 + 450 = 10_001 > 10_000, collateral 449 < 450.
-        let d = pass(450_000, 1_000, 450);
-        for bad in [
-            Snapshot { finalized: true, ..s },
-            Snapshot { expiry_sec: 13_599, ..s },
-            Snapshot { open_positions: 3, ..s },
-            Snapshot { open_notional: u(9_551), ..s },
-            Snapshot { collateral_available: u(449), ..s },
-        ] {
-            assert!(check_accepted(&b, &bad, 1, &d).is_err(), "{bad:?}");
-        }
-    }
-}
+pub const CHECKS: &str = "Every accepted order is re-checked from the bounds, the snapshot and the keeper's quote alone (`checks::check_accepted`): a buy verdict; market not finalized, its resolver trusted, at least `minHeadroom` and at most `maxHorizon` seconds before expiry; the quote's deadline not passed; not the side opposite the one held; price paid inside [minPrice, maxPrice], below 1.0 and at most the quote's maxPricePaid; the limit at most min(maxPrice, maxPricePaid), at least the price paid, on the grid of the price the market gets and no tighter than the grid needs; the price paid marketable and on the tick grid; quantity on the lot grid, in (0, maxSize] and at least the venue minimum; cost exactly ceil(quantity x limit / 1e6); open positions below the cap; openNotional + cost <= maxNotional; cost <= collateral available; balance - cost >= H - maxDrawdown. Each kept fill (`checks::check_kept_fill`): filled <= quantity and at least minFillBps of it, spent <= cost and on average no more than the limit per unit. After every step: balance >= H - maxDrawdown, no slot held past expiry + writeOffGrace while the market is unresolved, open notional <= maxNotional and open positions <= maxConcurrent.";

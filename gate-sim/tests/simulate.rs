@@ -1,9 +1,15 @@
 //! The simulator through both gates: zero violations and, through the compiled gate, zero
-//! disagreements with the reference, for every model.
+//! disagreements with the reference, for every model and every adversary; and each adversary's
+//! own expectation (reason 12 only and no loss for the untrusted drain, loss within maxDrawdown
+//! for the trusted one and for markets that never resolve, 15/18/PASS within the quote for the
+//! sandwich, 18 and nothing moved for dust).
 
 mod common;
 
-use gate_sim::sim::{self, ModelKind, SimConfig};
+use gate_sim::{
+    adversary::{self, Adversary, AdversaryConfig},
+    sim::{self, ModelKind, SimConfig},
+};
 
 fn config(model: ModelKind) -> SimConfig {
     SimConfig {
@@ -17,6 +23,15 @@ fn config(model: ModelKind) -> SimConfig {
     }
 }
 
+fn adversary_config() -> AdversaryConfig {
+    AdversaryConfig {
+        rounds: 24,
+        seed: 11,
+        bounds: adversary::default_bounds(),
+        initial_collateral: adversary::default_initial_collateral(),
+    }
+}
+
 #[test]
 fn reference_gate_never_lets_a_violation_through() {
     for model in [ModelKind::Builtin, ModelKind::Random, ModelKind::Hostile] {
@@ -26,6 +41,7 @@ fn reference_gate_never_lets_a_violation_through() {
         assert!(r.accepted() > 0, "{model:?}: no order accepted, the checks saw nothing");
         // Every decision has exactly one reason.
         assert_eq!(r.by_reason.iter().sum::<u64>(), r.decisions);
+        assert!(r.peak_drawdown <= r.config.bounds.max_drawdown);
     }
 }
 
@@ -41,4 +57,140 @@ fn compiled_gate_agrees_with_the_reference_through_the_simulation() {
         assert_eq!(r.by_reason, reference.by_reason);
         assert_eq!(r.by_rule, reference.by_rule);
     }
+}
+
+fn check_expectations(r: &adversary::AdversaryReport) {
+    let a = r.adversary;
+    assert_eq!(r.violations, 0, "{a:?}: {:?}", r.violation_examples);
+    assert_eq!(r.disagreements, 0, "{a:?}: {:?}", r.disagreement_examples);
+    assert!(r.loss <= r.bound, "{a:?}: loss {} above {}", r.loss, r.bound);
+    assert!(r.peak_drawdown <= r.config.bounds.max_drawdown, "{a:?}");
+    let reasons = |codes: &[usize]| codes.iter().map(|&c| r.by_reason[c]).sum::<u64>();
+    match a {
+        Adversary::UntrustedDrain => {
+            assert_eq!(r.by_reason[12], r.decisions);
+            assert!(r.loss.is_zero());
+        }
+        Adversary::TrustedDrain => {
+            // Some orders went through and were lost, and rule 14 then stopped the drain.
+            assert!(r.by_reason[0] > 0 && r.by_reason[14] > 0, "{:?}", r.by_reason);
+            assert!(!r.loss.is_zero());
+        }
+        Adversary::Sandwich => {
+            assert_eq!(reasons(&[0, 15, 18]), r.decisions, "{:?}", r.by_reason);
+            assert!(r.by_reason[15] > 0 && r.by_reason[18] > 0 && r.by_reason[0] > 0);
+        }
+        Adversary::Dust => {
+            assert_eq!(reasons(&[0, 18]), r.decisions, "{:?}", r.by_reason);
+            assert!(r.by_reason[18] > r.by_reason[0]);
+            assert!(r.loss.is_zero());
+        }
+        Adversary::NeverResolve => {
+            assert!(r.write_offs > 0);
+            assert!(r.by_reason[13] > 0 && r.by_reason[8] > 0 && r.by_reason[14] > 0);
+        }
+    }
+}
+
+#[test]
+fn every_adversary_is_bounded_on_the_reference_gate() {
+    for a in Adversary::ALL {
+        let r = adversary::run(a, &adversary_config(), None).expect("runs");
+        check_expectations(&r);
+    }
+}
+
+#[test]
+fn every_adversary_is_bounded_on_the_compiled_gate_and_agrees_with_the_reference() {
+    let artifact = common::gate_artifact();
+    for a in Adversary::ALL {
+        let evm = adversary::run(a, &adversary_config(), Some(&artifact)).expect("runs");
+        check_expectations(&evm);
+        let reference = adversary::run(a, &adversary_config(), None).expect("runs");
+        // The same attack, decided by the contract and by the model: the same rows and losses.
+        assert_eq!(evm.by_reason, reference.by_reason, "{a:?}");
+        assert_eq!(
+            (evm.loss, evm.final_balance),
+            (reference.loss, reference.final_balance),
+            "{a:?}"
+        );
+    }
+}
+
+#[test]
+fn a_planted_disagreement_in_the_compiled_world_is_reported() {
+    use alloy::primitives::U256;
+    use gate_sim::{
+        model::{GateConfig, Verdict},
+        world::{self, EvmWorld, MarketSpec, World},
+    };
+    let artifact = common::gate_artifact();
+    let config = GateConfig {
+        bounds: adversary::default_bounds(),
+        trusted_resolvers: vec![world::HONEST_RESOLVER],
+        collateral: Default::default(),
+        factory_collateral: Default::default(),
+    };
+    let now = 1_700_000_000;
+    let mut w =
+        EvmWorld::deploy(&artifact, &config, U256::from(1_000_000_000u64), now).expect("deploys");
+    // The reference now believes in a band that ends at 0.30; the gate's ends at 0.95.
+    w.reference_bounds_mut().max_price = U256::from(300_000u64);
+    let spec = MarketSpec {
+        tick: 10_000,
+        lot: U256::from(1_000_000u64),
+        min_quantity: U256::from(1_000_000u64),
+        expiry_sec: now + 3_600,
+        resolver: world::HONEST_RESOLVER,
+    };
+    let m = w.create_market(world::MAKER, &spec).expect("market");
+    w.place(m, world::MAKER, false, 420_000, U256::from(100_000_000u64)).expect("ask");
+    let quote = world::keeper_quote(Some(Verdict::BuyUp), 0, 420_000, now, 50, 60);
+    let row = w.submit(m, b"BUY_UP", &quote).expect("submits");
+    // The gate bought at 0.42; the reference says rule 5 and a limit of 0.30.
+    assert_eq!(row.reason, 0);
+    assert!(
+        w.disagreements().iter().any(|d| d.contains("reference evaluate")),
+        "{:?}",
+        w.disagreements()
+    );
+}
+
+#[test]
+fn abstain_and_a_100_kb_answer_move_nothing_on_the_compiled_gate() {
+    use alloy::primitives::U256;
+    use gate_sim::{
+        model::{GateConfig, Quote},
+        world::{self, EvmWorld, MarketSpec, World},
+    };
+    let artifact = common::gate_artifact();
+    let config = GateConfig {
+        bounds: adversary::default_bounds(),
+        trusted_resolvers: vec![world::HONEST_RESOLVER],
+        collateral: Default::default(),
+        factory_collateral: Default::default(),
+    };
+    let now = 1_700_000_000;
+    let mut w =
+        EvmWorld::deploy(&artifact, &config, U256::from(1_000_000_000u64), now).expect("deploys");
+    let spec = MarketSpec {
+        tick: 10_000,
+        lot: U256::from(1_000_000u64),
+        min_quantity: U256::from(1_000_000u64),
+        expiry_sec: now + 3_600,
+        resolver: world::HONEST_RESOLVER,
+    };
+    let m = w.create_market(world::MAKER, &spec).expect("market");
+    w.place(m, world::MAKER, false, 420_000, U256::from(100_000_000u64)).expect("ask");
+    let before = w.state().expect("state");
+    let big = b"BUY_UP ".repeat(100_000 / 7 + 1)[..100_000].to_vec();
+    for (raw, reason, verdict) in [(&b"ABSTAIN"[..], 1u8, 0u8), (&big[..], 11, 255)] {
+        let row = w.submit(m, raw, &Quote::default()).expect("submits");
+        assert_eq!((row.reason, row.verdict, row.failed_mask), (reason, verdict, 1 << reason));
+        assert!(row.snapshot.is_none());
+        // No high-water mark raised, nothing bought: the gate's figures are as they were.
+        assert_eq!(w.state().expect("state"), before);
+        println!("{} bytes refused with reason {reason}: {:?} gas", raw.len(), row.gas_used);
+    }
+    assert!(w.disagreements().is_empty(), "{:?}", w.disagreements());
 }

@@ -1,0 +1,755 @@
+//! The attacks of issue 7, each its own scenario over a [`World`] (the reference gate and venue,
+//! or the compiled contracts in revm): markets an attacker creates and resolves against the gate
+//! (with the attacker untrusted, then trusted), sandwiches between the keeper's read and its
+//! submission, dust asks one tick better than the book, and markets that never resolve. Every
+//! decision is recorded; every accepted order and kept fill is re-checked (`checks`); a refusal
+//! must leave the gate's balance, notional and slots as they were; after every step the
+//! drawdown invariant `balance >= H - maxDrawdown` must hold and no slot may be held past
+//! `expiry + writeOffGrace` once a write-off was possible. Each scenario states the loss it
+//! measures and the bound that must hold; the expected number of violations is zero.
+
+use crate::{
+    checks,
+    ledger::{self, Refusal},
+    model::{self, Bounds, Decision, GateConfig, Quote, Verdict, PRICE_ONE, REASON_LABELS},
+    sim::{self, Rng},
+    world::{self, MarketSpec, Row, World, ATTACKER, HONEST_RESOLVER, MAKER, SILENT_RESOLVER},
+};
+use alloy::primitives::{Address, U256};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt::Write,
+    time::{Duration, Instant},
+};
+
+pub type Result<T> = std::result::Result<T, world::Error>;
+
+/// One attack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Adversary {
+    /// Attacker-created markets resolved against the gate; the attacker is not trusted.
+    UntrustedDrain,
+    /// The same drain with the attacker among the trusted resolvers (a trusted resolver turned
+    /// hostile), against an honest and a compromised keeper.
+    TrustedDrain,
+    /// The book moved to a worse price between the keeper's read and its submission.
+    Sandwich,
+    /// A few lots one tick better than the book, to take a slot for almost nothing.
+    Dust,
+    /// Markets whose resolver never acts, and one that expires at 2^64 - 1.
+    NeverResolve,
+}
+
+impl Adversary {
+    pub const ALL: [Self; 5] =
+        [Self::UntrustedDrain, Self::TrustedDrain, Self::Sandwich, Self::Dust, Self::NeverResolve];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::UntrustedDrain => "untrusted-drain",
+            Self::TrustedDrain => "trusted-drain",
+            Self::Sandwich => "sandwich",
+            Self::Dust => "dust",
+            Self::NeverResolve => "never-resolve",
+        }
+    }
+
+    /// What the scenario does and what it expects, for the report.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::UntrustedDrain => "Each round the attacker creates a market that expires `minHeadroom` seconds out with itself as resolver, lists an ask at 0.42 and a bid at 0.38, and the keeper submits a buy on it (alternately honest, quoting the book plus 50 bps, and compromised, quoting 0.95 with no deadline). After expiry the attacker resolves against the side asked for and calls `redeem`. Expected: every attempt refused with reason 12, loss 0.",
+            Self::TrustedDrain => "The attacker's address is among the trusted resolvers. Each round it creates `maxConcurrent` markets expiring `minHeadroom` seconds out, lists 100 tUSD at 0.42 (rounds with an honest keeper) or 0.95 (rounds with a compromised keeper quoting 0.95 and no deadline), lets the gate buy, resolves every market against the gate and calls `redeem` to free the slots. Expected: the loss stops at or below `maxDrawdown` (rule 14 refuses the order that would cross it).",
+            Self::Sandwich => "Each round an honest market rests 150 tUSD at 0.420 (asks) and 0.380 (bids) on a 0.001 tick; the keeper reads the book and quotes the side's price plus 50 bps; before its submission lands the attacker lifts the level and re-offers worse, in six variants: everything re-offered at 0.95 (expected 15), 30 tUSD left (expected PASS at the old price), 20 tUSD left (expected 18, below the 25 % minimum fill), re-offered exactly at the quoted limit (expected PASS within the quote), one tick past it (expected 15), and no attack (PASS). The loss measured is what the gate paid above the price the model was shown; its bound is the slippage the operator allowed (quantity filled x (maxPricePaid - price shown)).",
+            Self::Dust => "Each round an honest market rests 500 tUSD at 0.50 / 0.45; the attacker adds k lots one tick better (0.49 ask or 0.46 bid), k cycling 1, 1, 24, 25, 1; the keeper quotes from the book it reads (so its limit is the dust's price). Expected: reason 18 whenever the dust is below the 25 % minimum fill, with no collateral moved and no slot taken; at k = 25 the fill is kept (the boundary). The loss measured is collateral moved plus slots taken by refused rows; bound 0.",
+            Self::NeverResolve => "Each round: one market expiring at 2^64 - 1 (expected 13) and four markets expiring in an hour whose trusted resolver never acts; the gate buys where the caps allow (the fourth is refused with 8 while three slots are held). A `writeOff` exactly at expiry + writeOffGrace must be refused (too early); one second later anyone writes every position off and the slots are free again. After the last round the silent resolver wakes up on the first market and the kept claim redeems. Expected: loss <= maxDrawdown (rule 14 stops the buying once the written-off losses approach it), and no slot held past expiry + grace.",
+        }
+    }
+}
+
+/// What every attack starts from.
+#[derive(Clone, Debug)]
+pub struct AdversaryConfig {
+    pub rounds: usize,
+    pub seed: u64,
+    pub bounds: Bounds,
+    pub initial_collateral: U256,
+}
+
+/// The deploy defaults of the v2 decisions (the README table): band [0.05, 0.95], 100 tUSD a
+/// decision, 300 s of headroom, 3 slots, 250 tUSD at risk, 7 days of horizon, 500 tUSD of
+/// drawdown, one day of grace, 25 % minimum fill.
+pub fn default_bounds() -> Bounds {
+    Bounds {
+        min_price: U256::from(50_000u64),
+        max_price: U256::from(950_000u64),
+        max_size: U256::from(100_000_000u64),
+        min_headroom_secs: 300,
+        max_concurrent: 3,
+        max_notional: U256::from(250_000_000u64),
+        max_horizon_secs: 604_800,
+        max_drawdown: U256::from(500_000_000u64),
+        write_off_grace_secs: 86_400,
+        min_fill_bps: 2_500,
+    }
+}
+
+/// 10,000 tUSD, the gate of the issue's drain.
+pub fn default_initial_collateral() -> U256 {
+    U256::from(10_000_000_000u64)
+}
+
+/// What one attack did to the gate.
+#[derive(Clone, Debug)]
+pub struct AdversaryReport {
+    pub adversary: Adversary,
+    pub backend: &'static str,
+    pub config: AdversaryConfig,
+    pub decisions: u64,
+    pub by_reason: [u64; 19],
+    /// What the scenario measures as its loss, and its value.
+    pub loss_label: &'static str,
+    pub loss: U256,
+    pub bound_label: String,
+    pub bound: U256,
+    pub initial_balance: U256,
+    pub final_balance: U256,
+    /// The largest `H - balance` seen after any step.
+    pub peak_drawdown: U256,
+    pub write_offs: u64,
+    /// The most gas one `submitVerdict` used (EVM only).
+    pub max_submit_gas: Option<u64>,
+    pub notes: Vec<String>,
+    pub violations: u64,
+    pub violation_examples: Vec<String>,
+    pub disagreements: u64,
+    pub disagreement_examples: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl AdversaryReport {
+    pub fn holds(&self) -> bool {
+        self.violations == 0 && self.disagreements == 0 && self.loss <= self.bound
+    }
+}
+
+/// One attack in progress: the world, what it has seen, and the markets the gate may hold.
+struct Run<'w> {
+    world: &'w mut dyn World,
+    bounds: Bounds,
+    report: AdversaryReport,
+    /// Markets where the gate bought, with their expiry, until they are redeemed.
+    held: BTreeMap<Address, u64>,
+    finalized: BTreeSet<Address>,
+}
+
+/// The market grid of every scenario but the sandwich: 0.01 tick, 1 tUSD lots (1e4 * 1e6 is a
+/// multiple of 1e6, as the factory requires).
+const TICK: u64 = 10_000;
+const LOT: u64 = 1_000_000;
+
+fn tusd(units: u64) -> U256 {
+    U256::from(units) * U256::from(LOT)
+}
+
+fn spec(tick: u64, expiry_sec: u64, resolver: Address) -> MarketSpec {
+    MarketSpec { tick, lot: U256::from(LOT), min_quantity: U256::from(LOT), expiry_sec, resolver }
+}
+
+/// A compromised keeper: quotes the band's ceiling and never expires its answers.
+fn compromised_quote() -> Quote {
+    Quote { max_price_paid: U256::from(950_000u64), deadline_sec: u64::MAX }
+}
+
+impl Run<'_> {
+    fn violation(&mut self, what: String) {
+        self.report.violations += 1;
+        if self.report.violation_examples.len() < 10 {
+            self.report.violation_examples.push(what);
+        }
+    }
+
+    fn note(&mut self, what: String) {
+        self.report.notes.push(what);
+    }
+
+    /// The honest keeper's quote for `side` on the book it reads now.
+    fn honest_quote(&mut self, market: Address, side: Verdict) -> Result<Quote> {
+        let (bid, ask) = self.world.best(market)?;
+        Ok(world::keeper_quote(
+            Some(side),
+            bid,
+            ask,
+            self.world.now(),
+            sim::KEEPER_SLIPPAGE_BPS,
+            sim::KEEPER_TTL_SECS,
+        ))
+    }
+
+    /// `submitVerdict` with every check: an accepted order and its fill against the promises,
+    /// a refusal leaves balance, notional and slots alone, reason 18 really is below the
+    /// minimum; then the step invariants.
+    fn submit(&mut self, market: Address, side: Verdict, quote: &Quote) -> Result<Row> {
+        let before = self.world.state()?;
+        let row = self.world.submit(market, side.token().as_bytes(), quote)?;
+        let after = self.world.state()?;
+        self.report.decisions += 1;
+        if let Some(n) = self.report.by_reason.get_mut(usize::from(row.reason)) {
+            *n += 1;
+        }
+        if let Some(gas) = row.gas_used {
+            self.report.max_submit_gas = Some(self.report.max_submit_gas.unwrap_or(0).max(gas));
+        }
+        let o = row.order;
+        match (row.reason, row.snapshot) {
+            (0, Some(s)) => {
+                let d = Decision {
+                    reason: 0,
+                    failed_mask: row.failed_mask,
+                    price_paid: o.price_paid,
+                    quantity: o.quantity,
+                    cost: o.cost,
+                };
+                if let Err(e) =
+                    checks::check_accepted(&self.bounds, &s, quote, side.code(), &d, o.limit)
+                {
+                    self.violation(e);
+                }
+                if let Err(e) =
+                    checks::check_kept_fill(&self.bounds, &d, o.limit, o.filled, o.spent)
+                {
+                    self.violation(e);
+                }
+                if after.balance != before.balance.saturating_sub(o.spent) {
+                    self.violation(format!(
+                        "a kept fill spent {} but moved {before:?} to {after:?}",
+                        o.spent
+                    ));
+                }
+                self.held.insert(market, s.expiry_sec);
+            }
+            (0, None) => self.violation(format!("a PASS without a snapshot: {row:?}")),
+            (reason, _) => {
+                let unchanged = (before.balance, before.open_notional, before.open_positions)
+                    == (after.balance, after.open_notional, after.open_positions);
+                if !unchanged {
+                    self.violation(format!(
+                        "reason {reason} moved the gate's state from {before:?} to {after:?}"
+                    ));
+                }
+                if reason == model::REASON_FILL_BELOW_MINIMUM
+                    && !model::fill_below_minimum(&self.bounds, o.quantity, o.filled)
+                {
+                    self.violation(format!("reason 18 on a fill at or above the minimum: {row:?}"));
+                }
+            }
+        }
+        self.step()?;
+        Ok(row)
+    }
+
+    /// After every step: `balance >= H - maxDrawdown`, and no slot held past expiry + grace in a
+    /// market that is not finalized (housekeeping writes those off as soon as it may).
+    fn step(&mut self) -> Result<()> {
+        let state = self.world.state()?;
+        if !ledger::drawdown_holds(state.balance, state.high_water_mark, self.bounds.max_drawdown) {
+            self.violation(format!("balance below H - maxDrawdown: {state:?}"));
+        }
+        let drawdown = state.high_water_mark.saturating_sub(state.balance);
+        self.report.peak_drawdown = self.report.peak_drawdown.max(drawdown);
+        let now = self.world.now();
+        let grace = u64::from(self.bounds.write_off_grace_secs);
+        let overdue: Vec<Address> = self
+            .held
+            .iter()
+            .filter(|(m, expiry)| {
+                now > expiry.saturating_add(grace) && !self.finalized.contains(*m)
+            })
+            .map(|(m, _)| *m)
+            .collect();
+        for m in overdue {
+            let p = self.world.position(m)?;
+            let holds = !p.up_units.is_zero() || !p.down_units.is_zero();
+            if holds && !p.written_off {
+                self.violation(format!("slot held past expiry + grace in {m}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the clock, then anyone writes off what may be written off.
+    fn advance(&mut self, to_sec: u64) -> Result<()> {
+        self.world.set_time(to_sec);
+        let grace = u64::from(self.bounds.write_off_grace_secs);
+        let due: Vec<Address> = self
+            .held
+            .iter()
+            .filter(|(m, expiry)| {
+                to_sec > expiry.saturating_add(grace) && !self.finalized.contains(*m)
+            })
+            .map(|(m, _)| *m)
+            .collect();
+        for m in due {
+            match self.world.write_off(m)? {
+                Ok(()) => self.report.write_offs += 1,
+                Err(Refusal::AlreadyWrittenOff | Refusal::NoOpenPosition) => {}
+                Err(other) => {
+                    self.violation(format!("writeOff({m}) refused once allowed: {other:?}"))
+                }
+            }
+        }
+        self.step()
+    }
+
+    /// The market's resolver resolves it, and anyone redeems the gate's position.
+    fn settle(&mut self, market: Address, resolver: Address, up_won: bool) -> Result<Option<U256>> {
+        self.world.resolve(market, resolver, up_won)?;
+        self.finalized.insert(market);
+        let payout = match self.world.redeem(market)? {
+            Ok(p) => Some(p),
+            Err(Refusal::NoOpenPosition) => None,
+            Err(other) => {
+                self.violation(format!("redeem({market}) refused after resolution: {other:?}"));
+                None
+            }
+        };
+        self.held.remove(&market);
+        self.step()?;
+        Ok(payout)
+    }
+
+    fn expect_reason(&mut self, row: &Row, expected: &[u8], why: &str) {
+        if !expected.contains(&row.reason) {
+            self.violation(format!(
+                "{why}: expected reason {expected:?}, got {} ({row:?})",
+                row.reason
+            ));
+        }
+    }
+}
+
+/// The trusted list a scenario deploys with, sorted as the constructor requires.
+fn config_with(bounds: Bounds, mut trusted: Vec<Address>) -> GateConfig {
+    trusted.sort();
+    trusted.dedup();
+    GateConfig {
+        bounds,
+        trusted_resolvers: trusted,
+        collateral: Address::ZERO,
+        factory_collateral: Address::ZERO,
+    }
+}
+
+/// Runs one attack from a fresh world (`artifact` set: the compiled contracts in revm).
+pub fn run(
+    adversary: Adversary,
+    config: &AdversaryConfig,
+    artifact: Option<&crate::artifact::GateArtifact>,
+) -> Result<AdversaryReport> {
+    let started = Instant::now();
+    let trusted = match adversary {
+        Adversary::TrustedDrain => vec![ATTACKER, HONEST_RESOLVER],
+        Adversary::NeverResolve => vec![SILENT_RESOLVER, HONEST_RESOLVER],
+        _ => vec![HONEST_RESOLVER],
+    };
+    let gate_config = config_with(config.bounds, trusted);
+    let start_sec = 1_700_000_000;
+    let mut world = world::open(artifact, &gate_config, config.initial_collateral, start_sec)?;
+    let initial_balance = world.state()?.balance;
+    let mut run = Run {
+        bounds: config.bounds,
+        report: AdversaryReport {
+            adversary,
+            backend: world.backend(),
+            config: config.clone(),
+            decisions: 0,
+            by_reason: [0; 19],
+            loss_label: "collateral lost (initial balance - final balance)",
+            loss: U256::ZERO,
+            bound_label: String::new(),
+            bound: U256::ZERO,
+            initial_balance,
+            final_balance: U256::ZERO,
+            peak_drawdown: U256::ZERO,
+            write_offs: 0,
+            max_submit_gas: None,
+            notes: Vec::new(),
+            violations: 0,
+            violation_examples: Vec::new(),
+            disagreements: 0,
+            disagreement_examples: Vec::new(),
+            elapsed: Duration::ZERO,
+        },
+        world: world.as_mut(),
+        held: BTreeMap::new(),
+        finalized: BTreeSet::new(),
+    };
+    let mut rng = Rng(config.seed ^ 0xADE5_0000_0000_0000 ^ adversary as u64);
+    match adversary {
+        Adversary::UntrustedDrain => untrusted_drain(&mut run, config.rounds)?,
+        Adversary::TrustedDrain => trusted_drain(&mut run, config.rounds)?,
+        Adversary::Sandwich => sandwich(&mut run, config.rounds, &mut rng)?,
+        Adversary::Dust => dust(&mut run, config.rounds, &mut rng)?,
+        Adversary::NeverResolve => never_resolve(&mut run, config.rounds)?,
+    }
+    let final_balance = run.world.state()?.balance;
+    run.report.final_balance = final_balance;
+    if run.report.loss_label.starts_with("collateral lost") {
+        run.report.loss = initial_balance.saturating_sub(final_balance);
+    }
+    let disagreements = run.world.disagreements().to_vec();
+    run.report.disagreements = disagreements.len() as u64;
+    run.report.disagreement_examples = disagreements.into_iter().take(10).collect();
+    if run.report.loss > run.report.bound {
+        let (loss, bound) = (run.report.loss, run.report.bound);
+        run.violation(format!("loss {loss} above its bound {bound}"));
+    }
+    run.report.elapsed = started.elapsed();
+    Ok(run.report)
+}
+
+// --- the scenarios
+
+fn untrusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
+    run.report.bound_label = "0 (an untrusted resolver's market is never traded)".into();
+    let headroom = u64::from(run.bounds.min_headroom_secs);
+    for r in 0..rounds {
+        let now = run.world.now();
+        let expiry = now + headroom;
+        let m = run.world.create_market(ATTACKER, &spec(TICK, expiry, ATTACKER))?;
+        run.world.place(m, ATTACKER, false, 420_000, tusd(100))?;
+        run.world.place(m, ATTACKER, true, 380_000, tusd(100))?;
+        let side = if r % 4 < 2 { Verdict::BuyUp } else { Verdict::BuyDown };
+        let quote = if r % 2 == 1 { compromised_quote() } else { run.honest_quote(m, side)? };
+        let row = run.submit(m, side, &quote)?;
+        run.expect_reason(&row, &[12], "an attacker-resolved market");
+        run.advance(expiry + 1)?;
+        // Against the side asked for; the redeem finds no position.
+        run.settle(m, ATTACKER, side == Verdict::BuyDown)?;
+    }
+    Ok(())
+}
+
+fn trusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
+    run.report.bound_label = format!("maxDrawdown ({} tUSD)", sim::usdc(run.bounds.max_drawdown));
+    run.report.bound = run.bounds.max_drawdown;
+    let headroom = u64::from(run.bounds.min_headroom_secs);
+    let slots = usize::from(run.bounds.max_concurrent);
+    let mut compromised_spent = U256::ZERO;
+    for r in 0..rounds {
+        let compromised = r % 2 == 1;
+        let now = run.world.now();
+        let expiry = now + headroom;
+        let mut markets = Vec::new();
+        for i in 0..slots {
+            let m = run.world.create_market(ATTACKER, &spec(TICK, expiry, ATTACKER))?;
+            let side = if (r + i) % 2 == 0 { Verdict::BuyUp } else { Verdict::BuyDown };
+            // The gate's side priced at 0.95 (compromised rounds) or 0.42 (honest rounds).
+            let paid = if compromised { 950_000 } else { 420_000 };
+            match side {
+                Verdict::BuyUp => run.world.place(m, ATTACKER, false, paid, tusd(100))?,
+                _ => run.world.place(m, ATTACKER, true, PRICE_ONE - paid, tusd(100))?,
+            };
+            let quote = if compromised { compromised_quote() } else { run.honest_quote(m, side)? };
+            let row = run.submit(m, side, &quote)?;
+            if compromised {
+                compromised_spent += row.order.spent * U256::from(u8::from(row.reason == 0));
+            }
+            markets.push((m, side));
+        }
+        run.advance(expiry + 1)?;
+        for (m, side) in markets {
+            run.settle(m, ATTACKER, side == Verdict::BuyDown)?;
+        }
+    }
+    let refused_by_14 = run.report.by_reason[14];
+    run.note(format!(
+        "Spent through the compromised keeper: {} tUSD. Orders refused by rule 14 once the losses reached the drawdown budget: {refused_by_14}; by rule 9 (notional cap): {}.",
+        sim::usdc(compromised_spent),
+        run.report.by_reason[9]
+    ));
+    Ok(())
+}
+
+fn sandwich(run: &mut Run, rounds: usize, rng: &mut Rng) -> Result<()> {
+    const FINE_TICK: u64 = 1_000;
+    run.report.loss_label = "paid above the price the model was shown";
+    let (mut over_seen, mut allowance, mut above_quote, mut v1_exposure) =
+        (U256::ZERO, U256::ZERO, U256::ZERO, U256::ZERO);
+    let one = U256::from(PRICE_ONE);
+    for r in 0..rounds {
+        let now = run.world.now();
+        let expiry = now + 3_600;
+        let m = run.world.create_market(MAKER, &spec(FINE_TICK, expiry, HONEST_RESOLVER))?;
+        run.world.place(m, MAKER, false, 420_000, tusd(150))?;
+        run.world.place(m, MAKER, true, 380_000, tusd(150))?;
+        let side = if r % 2 == 0 { Verdict::BuyUp } else { Verdict::BuyDown };
+        let up = side == Verdict::BuyUp;
+        let quote = run.honest_quote(m, side)?;
+        let seen: u64 = if up { 420_000 } else { 620_000 };
+        let mpp = u64::try_from(quote.max_price_paid).unwrap_or(u64::MAX);
+        // The order's limit for the token bought, and as the UP price the market sees.
+        let limit = if up {
+            mpp - mpp % FINE_TICK
+        } else {
+            PRICE_ONE - (PRICE_ONE - mpp).div_ceil(FINE_TICK) * FINE_TICK
+        };
+        let up_limit = if up { limit } else { PRICE_ONE - limit };
+        let variant = (r / 2) % 6;
+        // (lots left at the shown level, re-offer as an UP price, expected reasons)
+        let worse_up = |p: u64| if up { p } else { PRICE_ONE - p };
+        let (left, reoffer, expected): (u64, Option<u64>, &[u8]) = match variant {
+            0 => (0, Some(worse_up(950_000)), &[15]),
+            1 => (30, Some(worse_up(950_000)), &[0]),
+            2 => (20, Some(worse_up(950_000)), &[18]),
+            3 => (0, Some(up_limit), &[0]),
+            4 => (0, Some(if up { up_limit + FINE_TICK } else { up_limit - FINE_TICK }), &[15]),
+            _ => (150, None, &[0]),
+        };
+        run.world.set_time(now + 12);
+        if left < 150 {
+            let shown_level = if up { 420_000 } else { 380_000 };
+            run.world.take(m, ATTACKER, up, shown_level, tusd(150 - left))?;
+        }
+        if let Some(p) = reoffer {
+            run.world.place(m, ATTACKER, !up, p, tusd(200))?;
+        }
+        let (bid, ask) = run.world.best(m)?;
+        let exec = if up { ask } else { PRICE_ONE - bid };
+        if exec > seen {
+            // A v1 gate priced at execution with no quote would have paid this much more.
+            v1_exposure += U256::from(exec - seen) * run.bounds.max_size / one;
+        }
+        let row = run.submit(m, side, &quote)?;
+        let why = format!("sandwich variant {variant} on {}", side.token());
+        run.expect_reason(&row, expected, &why);
+        if row.reason == 0 {
+            let o = row.order;
+            let at_quote = (o.filled * quote.max_price_paid).div_ceil(one);
+            above_quote += o.spent.saturating_sub(at_quote);
+            over_seen += o.spent.saturating_sub(o.filled * U256::from(seen) / one);
+            allowance += (o.filled * U256::from(mpp - seen)).div_ceil(one);
+        }
+        run.advance(expiry + 1)?;
+        run.settle(m, HONEST_RESOLVER, rng.chance(500_000))?;
+    }
+    run.report.loss = over_seen;
+    run.report.bound = allowance;
+    run.report.bound_label =
+        "the allowed slippage: sum of ceil(filled x (maxPricePaid - price shown) / 1e6)".into();
+    if !above_quote.is_zero() {
+        run.violation(format!("paid {above_quote} above the quoted maxPricePaid"));
+    }
+    run.note(format!(
+        "Paid above the keeper's maxPricePaid: {} tUSD. The same sandwiches against a gate that priced at execution with no quote (v1) would have cost up to {} tUSD.",
+        sim::usdc(above_quote),
+        sim::usdc(v1_exposure)
+    ));
+    Ok(())
+}
+
+fn dust(run: &mut Run, rounds: usize, rng: &mut Rng) -> Result<()> {
+    run.report.loss_label = "collateral moved and slots taken by refused dust fills";
+    run.report.bound_label = "0".into();
+    const DUST_LOTS: [u64; 5] = [1, 1, 24, 25, 1];
+    let mut moved = U256::ZERO;
+    let (mut refused, mut kept_at_boundary) = (0u64, 0u64);
+    for r in 0..rounds {
+        let now = run.world.now();
+        let expiry = now + 3_600;
+        let m = run.world.create_market(MAKER, &spec(TICK, expiry, HONEST_RESOLVER))?;
+        run.world.place(m, MAKER, false, 500_000, tusd(500))?;
+        run.world.place(m, MAKER, true, 450_000, tusd(500))?;
+        let side = if r % 2 == 0 { Verdict::BuyUp } else { Verdict::BuyDown };
+        let k = DUST_LOTS[r % DUST_LOTS.len()];
+        match side {
+            Verdict::BuyUp => run.world.place(m, ATTACKER, false, 490_000, tusd(k))?,
+            _ => run.world.place(m, ATTACKER, true, 460_000, tusd(k))?,
+        };
+        let quote = run.honest_quote(m, side)?;
+        let before = run.world.state()?;
+        let row = run.submit(m, side, &quote)?;
+        let after = run.world.state()?;
+        // k lots of a 100-lot order: kept only at k * 10_000 >= 100 * 2_500, i.e. k >= 25.
+        let below = k * u64::from(model::BPS) < 100 * u64::from(run.bounds.min_fill_bps);
+        let expected: &[u8] = if below { &[18] } else { &[0] };
+        run.expect_reason(&row, expected, &format!("{k} dust lots on {}", side.token()));
+        if row.reason == model::REASON_FILL_BELOW_MINIMUM {
+            refused += 1;
+            moved += before.balance.abs_diff(after.balance)
+                + U256::from(after.open_positions.saturating_sub(before.open_positions));
+        } else if row.reason == 0 {
+            kept_at_boundary += 1;
+        }
+        run.advance(expiry + 1)?;
+        run.settle(m, HONEST_RESOLVER, rng.chance(500_000))?;
+    }
+    run.report.loss = moved;
+    run.note(format!(
+        "Dust rounds refused with 18: {refused}; fills kept at the 25 % boundary (25 lots): {kept_at_boundary}."
+    ));
+    Ok(())
+}
+
+fn never_resolve(run: &mut Run, rounds: usize) -> Result<()> {
+    run.report.bound_label = format!("maxDrawdown ({} tUSD)", sim::usdc(run.bounds.max_drawdown));
+    run.report.bound = run.bounds.max_drawdown;
+    let grace = u64::from(run.bounds.write_off_grace_secs);
+    let mut first_market = None;
+    let mut too_early_refused = 0u64;
+    for _ in 0..rounds {
+        let now = run.world.now();
+        // Expiry 2^64 - 1: beyond every horizon.
+        let forever = run.world.create_market(MAKER, &spec(TICK, u64::MAX, SILENT_RESOLVER))?;
+        run.world.place(forever, MAKER, false, 400_000, tusd(200))?;
+        let quote = run.honest_quote(forever, Verdict::BuyUp)?;
+        let row = run.submit(forever, Verdict::BuyUp, &quote)?;
+        run.expect_reason(&row, &[13], "a market expiring at 2^64 - 1");
+        let expiry = now + 3_600;
+        let mut bought = Vec::new();
+        for _ in 0..4 {
+            let m = run.world.create_market(MAKER, &spec(TICK, expiry, SILENT_RESOLVER))?;
+            run.world.place(m, MAKER, false, 400_000, tusd(200))?;
+            run.world.place(m, MAKER, true, 350_000, tusd(200))?;
+            let quote = run.honest_quote(m, Verdict::BuyUp)?;
+            let row = run.submit(m, Verdict::BuyUp, &quote)?;
+            if row.reason == 0 {
+                bought.push(m);
+                first_market.get_or_insert(m);
+            }
+        }
+        // Exactly at expiry + grace: too early.
+        if let Some(&m) = bought.first() {
+            run.world.set_time(expiry + grace);
+            match run.world.write_off(m)? {
+                Err(Refusal::WriteOffTooEarly { .. }) => too_early_refused += 1,
+                other => run.violation(format!("writeOff at expiry + grace exactly: {other:?}")),
+            }
+            run.step()?;
+        }
+        run.advance(expiry + grace + 1)?;
+        let state = run.world.state()?;
+        if state.open_positions != 0 {
+            run.violation(format!("slots still held after every write-off: {state:?}"));
+        }
+    }
+    let written_off = run.report.write_offs;
+    // The silent resolver wakes up: the written-off claim still redeems.
+    let mut late = U256::ZERO;
+    if let Some(m) = first_market {
+        let now = run.world.now();
+        run.world.set_time(now + 60);
+        run.finalized.insert(m);
+        run.world.resolve(m, SILENT_RESOLVER, true)?;
+        match run.world.redeem(m)? {
+            Ok(payout) => late = payout,
+            Err(e) => run.violation(format!("a written-off claim did not redeem: {e:?}")),
+        }
+        run.step()?;
+    }
+    run.note(format!(
+        "Positions written off: {written_off}; write-offs refused at exactly expiry + grace: {too_early_refused}; refused by 13 (horizon): {}, by 8 (slots full): {}, by 14 (drawdown): {}. A late resolution of a written-off market redeemed {} tUSD.",
+        run.report.by_reason[13],
+        run.report.by_reason[8],
+        run.report.by_reason[14],
+        sim::usdc(late)
+    ));
+    Ok(())
+}
+
+// --- the report
+
+/// The summary table of every attack, then one section each.
+pub fn markdown(reports: &[AdversaryReport], command: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Adversaries\n");
+    let _ = writeln!(out, "Command: `{command}`\n");
+    if let Some(first) = reports.first() {
+        let _ = writeln!(out, "| parameter | value |\n| --- | --- |");
+        let _ = writeln!(out, "| gate | {} |", first.backend);
+        let _ = writeln!(out, "| rounds per adversary | {} |", first.config.rounds);
+        let _ = writeln!(out, "| seed | {} |", first.config.seed);
+        out.push_str(&sim::bounds_rows(&first.config.bounds));
+        let _ =
+            writeln!(out, "| initial collateral | {} tUSD |\n", sim::usdc(first.initial_balance));
+    }
+    let _ = writeln!(out, "| adversary | decisions | reasons | loss | bound | peak H - balance | violations | disagreements |");
+    let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} tUSD | {} tUSD | {} tUSD | **{}** | {} |",
+            r.adversary.name(),
+            r.decisions,
+            reasons(&r.by_reason),
+            sim::usdc(r.loss),
+            sim::usdc(r.bound),
+            sim::usdc(r.peak_drawdown),
+            r.violations,
+            if r.backend == "reference model" {
+                "-".to_string()
+            } else {
+                r.disagreements.to_string()
+            }
+        );
+    }
+    let _ = writeln!(out);
+    for r in reports {
+        let _ = writeln!(out, "### `{}`\n", r.adversary.name());
+        let _ = writeln!(out, "{}\n", r.adversary.description());
+        let _ = writeln!(
+            out,
+            "- Loss measured: {}: **{} tUSD** ({} base units); bound: {}: {} tUSD.",
+            r.loss_label,
+            sim::usdc(r.loss),
+            r.loss,
+            r.bound_label,
+            sim::usdc(r.bound)
+        );
+        let _ = writeln!(
+            out,
+            "- Balance {} -> {} tUSD; largest H - balance after a step {} tUSD (maxDrawdown {} tUSD); positions written off {}.",
+            sim::usdc(r.initial_balance),
+            sim::usdc(r.final_balance),
+            sim::usdc(r.peak_drawdown),
+            sim::usdc(r.config.bounds.max_drawdown),
+            r.write_offs
+        );
+        if let Some(gas) = r.max_submit_gas {
+            let _ = writeln!(out, "- Most gas of one `submitVerdict`: {gas}.");
+        }
+        for n in &r.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        let _ = writeln!(out, "- Violations: **{}**.", r.violations);
+        for v in &r.violation_examples {
+            let _ = writeln!(out, "  - {v}");
+        }
+        if r.backend != "reference model" {
+            let _ = writeln!(
+                out,
+                "- Disagreements between the compiled contracts and the reference model: **{}**.",
+                r.disagreements
+            );
+            for d in &r.disagreement_examples {
+                let _ = writeln!(out, "  - {d}");
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+/// `12 x10, 0 x3` style: every reason that occurred, with its label on hover-free markdown.
+fn reasons(by_reason: &[u64; 19]) -> String {
+    let parts: Vec<String> = by_reason
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(code, n)| format!("{code} ({}) x{n}", REASON_LABELS[code]))
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}

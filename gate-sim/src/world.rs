@@ -1,0 +1,956 @@
+//! The world an attack runs in: markets, their books, their resolvers, the gate and the clock,
+//! behind one trait with two implementations. [`ReferenceWorld`] is the gate as the
+//! specification describes it (`model::evaluate` + [`Ledger`]) over the reference venue.
+//! [`EvmWorld`] is the compiled `RiskGate`, `MarketFactory`, `BinaryMarket` and `TestCollateral`
+//! in revm, driven by real transactions from the keeper's, the attacker's and the makers'
+//! addresses; it decodes every `Decision` from the transaction's own logs and holds each one,
+//! and the gate's balance, `H`, open notional and slots after every call, to the reference model
+//! (a shadow [`Ledger`] fed by the gate's own events). Scenarios never look behind the trait.
+
+use crate::{
+    abi::{self, IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral, SolSnapshot},
+    artifact::GateArtifact,
+    evm::{self, Chain, Deployed, Outcome, RevmChain},
+    ledger::{Ledger, Position, Refusal},
+    model::{self, Bounds, GateConfig, Quote, Snapshot, Verdict, PRICE_ONE},
+    venue::{self, VenueError},
+};
+use alloy::{
+    primitives::{Address, Bytes, B256, U256},
+    sol_types::{SolCall, SolEvent, SolInterface, SolValue},
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Evm(#[from] evm::Error),
+    #[error("the venue refused {what}: {error:?} (a scenario step the venue must accept)")]
+    Venue { what: String, error: VenueError },
+    #[error("{what} reverted on chain: {revert} (a scenario step the contracts must accept)")]
+    Reverted { what: String, revert: String },
+    #[error("{what}: {reason}")]
+    Decode { what: String, reason: String },
+    #[error("{what} did not deploy: {got:?}")]
+    Deploy { what: &'static str, got: Deployed },
+    #[error("no market at {0} in this world")]
+    UnknownMarket(Address),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+// --- the actors: fixed addresses, so a trusted list can be sorted the same way in both worlds
+
+pub const DEPLOYER: Address = Address::new([0x0d; 20]);
+pub const KEEPER: Address = Address::new([0x4b; 20]);
+pub const ATTACKER: Address = Address::new([0xa7; 20]);
+pub const MAKER: Address = Address::new([0x3a; 20]);
+/// A resolver that resolves honestly after expiry.
+pub const HONEST_RESOLVER: Address = Address::new([0x5e; 20]);
+/// A trusted resolver that never resolves.
+pub const SILENT_RESOLVER: Address = Address::new([0x51; 20]);
+/// Someone who calls the public housekeeping functions (`redeem`, `writeOff`).
+pub const ANYONE: Address = Address::new([0xee; 20]);
+
+/// `IRiskGate.Order`: what a decision bought or tried to buy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Order {
+    pub price_paid: U256,
+    pub limit: U256,
+    pub quantity: U256,
+    pub cost: U256,
+    pub filled: U256,
+    pub spent: U256,
+}
+
+/// One published decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub market: Address,
+    pub reason: u8,
+    /// 0, 1, 2, or 255 for an answer that did not parse.
+    pub verdict: u8,
+    pub failed_mask: u32,
+    /// What the gate read (none for ABSTAIN and unparseable answers).
+    pub snapshot: Option<Snapshot>,
+    pub quote: Quote,
+    pub order: Order,
+    /// Gas of the `submitVerdict` transaction (EVM only).
+    pub gas_used: Option<u64>,
+}
+
+/// The gate's accounting as its views report it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GateState {
+    pub balance: U256,
+    pub high_water_mark: U256,
+    pub open_notional: U256,
+    pub open_positions: u8,
+}
+
+/// What `createMarket` is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarketSpec {
+    pub tick: u64,
+    pub lot: U256,
+    pub min_quantity: U256,
+    pub expiry_sec: u64,
+    pub resolver: Address,
+}
+
+/// One world: the gate, its venue and the clock.
+pub trait World {
+    /// "reference model" or "compiled contracts in revm".
+    fn backend(&self) -> &'static str;
+    fn now(&self) -> u64;
+    /// Moves the clock (forward only, in every scenario).
+    fn set_time(&mut self, now_sec: u64);
+    fn create_market(&mut self, creator: Address, spec: &MarketSpec) -> Result<Address>;
+    /// Rests a bid (`is_bid`) or an ask; returns the order id.
+    fn place(
+        &mut self,
+        market: Address,
+        owner: Address,
+        is_bid: bool,
+        price: u64,
+        quantity: U256,
+    ) -> Result<u64>;
+    /// An immediate-or-cancel buy by someone other than the gate: `(filled, spent)`.
+    fn take(
+        &mut self,
+        market: Address,
+        taker: Address,
+        buy_up: bool,
+        up_limit: u64,
+        quantity: U256,
+    ) -> Result<(U256, U256)>;
+    /// `(bestBid, bestAsk)`, 0 for an empty side.
+    fn best(&mut self, market: Address) -> Result<(u64, u64)>;
+    /// The keeper's `submitVerdict`.
+    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row>;
+    fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()>;
+    /// The gate's `redeem` called by anyone: the payout, or the gate's refusal.
+    fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>>;
+    /// The gate's `writeOff` called by anyone, or the gate's refusal.
+    fn write_off(&mut self, market: Address) -> Result<std::result::Result<(), Refusal>>;
+    fn state(&mut self) -> Result<GateState>;
+    fn position(&mut self, market: Address) -> Result<Position>;
+    /// Where the compiled gate and the reference model disagreed (always empty for the
+    /// reference world).
+    fn disagreements(&self) -> &[String];
+}
+
+/// The keeper's quote as issue 7 and the v2 decisions define it: `maxPricePaid =
+/// ceil(seen * (10000 + slippageBps) / 10000)`, where `seen` is the price of the chosen side's
+/// token in the book the model was shown, and `deadline = read time + ttl`. `Quote(0, 0)` for
+/// anything but a buy.
+pub fn keeper_quote(
+    verdict: Option<Verdict>,
+    best_bid: u64,
+    best_ask: u64,
+    read_sec: u64,
+    slippage_bps: u64,
+    ttl_secs: u64,
+) -> Quote {
+    let seen = match verdict {
+        Some(Verdict::BuyUp) => best_ask,
+        Some(Verdict::BuyDown) => PRICE_ONE.saturating_sub(best_bid),
+        _ => return Quote::default(),
+    };
+    let bps = u128::from(model::BPS);
+    let scaled = u128::from(seen) * (bps + u128::from(slippage_bps));
+    Quote {
+        max_price_paid: U256::from(scaled.div_ceil(bps)),
+        deadline_sec: read_sec.saturating_add(ttl_secs),
+    }
+}
+
+/// The snapshot the reference gate reads for `market`.
+fn snapshot_of(
+    market: &venue::Market,
+    ledger: &Ledger,
+    position: &Position,
+    trusted: bool,
+    now_sec: u64,
+) -> Snapshot {
+    Snapshot {
+        best_bid: U256::from(market.best_bid()),
+        best_ask: U256::from(market.best_ask()),
+        tick_size: U256::from(market.tick),
+        lot_size: market.lot,
+        min_quantity: market.min_quantity,
+        expiry_sec: market.expiry_sec,
+        now_sec,
+        finalized: market.finalized,
+        open_positions: ledger.open_positions,
+        open_notional: ledger.open_notional,
+        collateral_available: ledger.balance,
+        resolver_trusted: trusted,
+        held_side: position.held_side(),
+        high_water_mark: ledger.high_water_mark,
+    }
+}
+
+fn refused_row(market: Address, reason: u8, verdict: u8, quote: &Quote) -> Row {
+    Row {
+        market,
+        reason,
+        verdict,
+        failed_mask: 1 << reason,
+        snapshot: None,
+        quote: *quote,
+        order: Order::default(),
+        gas_used: None,
+    }
+}
+
+// --- the reference world
+
+/// The gate of the specification over the reference venue.
+pub struct ReferenceWorld {
+    now_sec: u64,
+    trusted: Vec<Address>,
+    pub ledger: Ledger,
+    markets: BTreeMap<Address, venue::Market>,
+    gate: Address,
+}
+
+impl ReferenceWorld {
+    pub fn new(config: &GateConfig, initial_collateral: U256, now_sec: u64) -> Self {
+        let mut ledger = Ledger::new(config.bounds);
+        ledger.balance = initial_collateral;
+        Self {
+            now_sec,
+            trusted: config.trusted_resolvers.clone(),
+            ledger,
+            markets: BTreeMap::new(),
+            gate: Address::new([0x6a; 20]),
+        }
+    }
+
+    fn market(&mut self, market: Address) -> Result<&mut venue::Market> {
+        self.markets.get_mut(&market).ok_or(Error::UnknownMarket(market))
+    }
+}
+
+fn venue_err(what: &str) -> impl Fn(VenueError) -> Error + '_ {
+    move |error| Error::Venue { what: what.to_string(), error }
+}
+
+impl World for ReferenceWorld {
+    fn backend(&self) -> &'static str {
+        "reference model"
+    }
+
+    fn now(&self) -> u64 {
+        self.now_sec
+    }
+
+    fn set_time(&mut self, now_sec: u64) {
+        self.now_sec = now_sec;
+    }
+
+    fn create_market(&mut self, _creator: Address, spec: &MarketSpec) -> Result<Address> {
+        let m = venue::Market::new(
+            spec.tick,
+            spec.lot,
+            spec.min_quantity,
+            spec.expiry_sec,
+            spec.resolver,
+            self.now_sec,
+        )
+        .map_err(venue_err("createMarket"))?;
+        let mut bytes = [0xaa; 20];
+        bytes[12..].copy_from_slice(&(self.markets.len() as u64 + 1).to_be_bytes());
+        let address = Address::new(bytes);
+        self.markets.insert(address, m);
+        Ok(address)
+    }
+
+    fn place(
+        &mut self,
+        market: Address,
+        owner: Address,
+        is_bid: bool,
+        price: u64,
+        quantity: U256,
+    ) -> Result<u64> {
+        let now = self.now_sec;
+        self.market(market)?.place(owner, is_bid, price, quantity, now).map_err(venue_err("place"))
+    }
+
+    fn take(
+        &mut self,
+        market: Address,
+        taker: Address,
+        buy_up: bool,
+        up_limit: u64,
+        quantity: U256,
+    ) -> Result<(U256, U256)> {
+        let now = self.now_sec;
+        self.market(market)?.take(taker, buy_up, up_limit, quantity, now).map_err(venue_err("take"))
+    }
+
+    fn best(&mut self, market: Address) -> Result<(u64, u64)> {
+        let m = self.market(market)?;
+        Ok((m.best_bid(), m.best_ask()))
+    }
+
+    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row> {
+        let verdict = match model::parse_verdict(raw) {
+            Err(_) => return Ok(refused_row(market, model::REASON_INVALID_VERDICT, 255, quote)),
+            Ok(Verdict::Abstain) => return Ok(refused_row(market, 1, 0, quote)),
+            Ok(v) => v,
+        };
+        let now = self.now_sec;
+        self.ledger.raise_high_water_mark();
+        let position = self.ledger.position(market);
+        let m = self.markets.get(&market).ok_or(Error::UnknownMarket(market))?;
+        let snapshot =
+            snapshot_of(m, &self.ledger, &position, self.trusted.contains(&m.resolver), now);
+        let bounds = self.ledger.bounds;
+        let d = model::evaluate(&bounds, &snapshot, quote, verdict.code());
+        let mut row = Row {
+            market,
+            reason: d.reason,
+            verdict: verdict.code(),
+            failed_mask: d.failed_mask,
+            snapshot: Some(snapshot),
+            quote: *quote,
+            order: Order::default(),
+            gas_used: None,
+        };
+        if !d.accepted() {
+            return Ok(row);
+        }
+        let limit = model::order_limit(&bounds, &snapshot, quote, verdict).unwrap_or_default();
+        let buy_up = verdict == Verdict::BuyUp;
+        let one = U256::from(PRICE_ONE);
+        let up_limit = if buy_up { limit } else { one - limit };
+        let up_limit = u64::try_from(up_limit).unwrap_or(u64::MAX);
+        // The order runs on a copy of the market; a fill below the minimum is dropped with it.
+        let mut trial = m.clone();
+        let (filled, spent) = trial
+            .take(self.gate, buy_up, up_limit, d.quantity, now)
+            .map_err(venue_err("the gate's order"))?;
+        row.order = Order {
+            price_paid: d.price_paid,
+            limit,
+            quantity: d.quantity,
+            cost: d.cost,
+            filled,
+            spent,
+        };
+        if model::fill_below_minimum(&bounds, d.quantity, filled) {
+            row.reason = model::REASON_FILL_BELOW_MINIMUM;
+            row.failed_mask = 1 << model::REASON_FILL_BELOW_MINIMUM;
+            return Ok(row);
+        }
+        self.markets.insert(market, trial);
+        self.ledger.apply_fill(market, buy_up, filled, spent);
+        Ok(row)
+    }
+
+    fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {
+        let now = self.now_sec;
+        self.market(market)?.resolve(caller, up_won, now).map_err(venue_err("resolve"))
+    }
+
+    fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>> {
+        let gate = self.gate;
+        let m = self.markets.get_mut(&market).ok_or(Error::UnknownMarket(market))?;
+        if !self.ledger.positions.contains_key(&market) {
+            return Ok(Err(Refusal::NoOpenPosition));
+        }
+        if !m.finalized {
+            return Ok(Err(Refusal::MarketNotFinal));
+        }
+        let payout = m.redeem(gate).map_err(venue_err("the gate's redeem"))?;
+        Ok(self.ledger.redeem(market, true, payout).map(|()| payout))
+    }
+
+    fn write_off(&mut self, market: Address) -> Result<std::result::Result<(), Refusal>> {
+        let now = self.now_sec;
+        let m = self.markets.get(&market).ok_or(Error::UnknownMarket(market))?;
+        let (expiry, finalized) = (m.expiry_sec, m.finalized);
+        Ok(self.ledger.write_off(market, now, expiry, finalized).map(|_| ()))
+    }
+
+    fn state(&mut self) -> Result<GateState> {
+        Ok(GateState {
+            balance: self.ledger.balance,
+            high_water_mark: self.ledger.high_water_mark,
+            open_notional: self.ledger.open_notional,
+            open_positions: self.ledger.open_positions,
+        })
+    }
+
+    fn position(&mut self, market: Address) -> Result<Position> {
+        Ok(self.ledger.position(market))
+    }
+
+    fn disagreements(&self) -> &[String] {
+        &[]
+    }
+}
+
+// --- the compiled contracts in revm
+
+/// What the shadow ledger needs to know about a market to predict a write-off.
+#[derive(Clone, Copy, Debug)]
+struct MarketInfo {
+    tick: u64,
+    lot: U256,
+    min_quantity: U256,
+    expiry_sec: u64,
+    resolver: Address,
+    finalized: bool,
+}
+
+/// The compiled gate, factory, markets and collateral in revm.
+pub struct EvmWorld {
+    chain: RevmChain,
+    now_sec: u64,
+    gate: Address,
+    factory: Address,
+    collateral: Address,
+    config: GateConfig,
+    /// The reference model's account of the gate, fed by the gate's own events.
+    shadow: Ledger,
+    markets: BTreeMap<Address, MarketInfo>,
+    approved: BTreeSet<(Address, Address)>,
+    disagreements: Vec<String>,
+}
+
+/// Large enough that a maker or an attacker never runs out.
+const ACTOR_FUNDS: u64 = 1_000_000_000_000_000;
+
+impl EvmWorld {
+    /// Deploys `TestCollateral`, a `MarketFactory` over it and the gate with `config` (its
+    /// collateral replaced by the real token), and mints `initial_collateral` to the gate.
+    pub fn deploy(
+        artifact: &GateArtifact,
+        config: &GateConfig,
+        initial_collateral: U256,
+        now_sec: u64,
+    ) -> Result<Self> {
+        let mut chain = RevmChain::new();
+        chain.set_time(now_sec);
+        let collateral = match chain.deploy_from(DEPLOYER, artifact.collateral_initcode())? {
+            Deployed::At(a) => a,
+            got => return Err(Error::Deploy { what: "TestCollateral", got }),
+        };
+        let factory = match chain.deploy_from(DEPLOYER, artifact.factory_initcode(collateral))? {
+            Deployed::At(a) => a,
+            got => return Err(Error::Deploy { what: "MarketFactory", got }),
+        };
+        let config = GateConfig { collateral, factory_collateral: collateral, ..config.clone() };
+        let gate = match chain.deploy_from(DEPLOYER, artifact.initcode(&config, factory, KEEPER))? {
+            Deployed::At(a) => a,
+            got => return Err(Error::Deploy { what: "RiskGate", got }),
+        };
+        let mut shadow = Ledger::new(config.bounds);
+        shadow.balance = initial_collateral;
+        let mut world = Self {
+            chain,
+            now_sec,
+            gate,
+            factory,
+            collateral,
+            config,
+            shadow,
+            markets: BTreeMap::new(),
+            approved: BTreeSet::new(),
+            disagreements: Vec::new(),
+        };
+        world.send_ok(
+            "mint to the gate",
+            DEPLOYER,
+            collateral,
+            ITestCollateral::mintCall { to: gate, amount: initial_collateral }.abi_encode(),
+        )?;
+        Ok(world)
+    }
+
+    pub fn gate(&self) -> Address {
+        self.gate
+    }
+
+    /// The bounds the reference side of the cross-check uses (`evaluate` and the shadow
+    /// ledger), which start as the deployed gate's. A test changes them to plant a disagreement
+    /// and see that it is reported.
+    pub fn reference_bounds_mut(&mut self) -> &mut Bounds {
+        &mut self.shadow.bounds
+    }
+
+    fn send(&mut self, from: Address, to: Address, data: Vec<u8>) -> Result<evm::Receipt> {
+        Ok(self.chain.send(from, to, Bytes::from(data))?)
+    }
+
+    /// A transaction the scenario needs to succeed: its return data and its receipt.
+    fn send_ok(
+        &mut self,
+        what: &str,
+        from: Address,
+        to: Address,
+        data: Vec<u8>,
+    ) -> Result<(Bytes, evm::Receipt)> {
+        let receipt = self.send(from, to, data)?;
+        match &receipt.outcome {
+            Outcome::Returned(ret) => Ok((ret.clone(), receipt)),
+            Outcome::Reverted(d) => {
+                Err(Error::Reverted { what: what.to_string(), revert: abi::describe_revert(d) })
+            }
+            Outcome::Halted(r) => {
+                Err(Error::Reverted { what: what.to_string(), revert: r.clone() })
+            }
+        }
+    }
+
+    fn view<C: SolCall>(&mut self, what: &str, to: Address, call: C) -> Result<C::Return> {
+        match self.chain.call(to, Bytes::from(call.abi_encode()))? {
+            Outcome::Returned(d) => C::abi_decode_returns(&d)
+                .map_err(|e| Error::Decode { what: what.to_string(), reason: e.to_string() }),
+            Outcome::Reverted(d) => {
+                Err(Error::Reverted { what: what.to_string(), revert: abi::describe_revert(&d) })
+            }
+            Outcome::Halted(r) => Err(Error::Reverted { what: what.to_string(), revert: r }),
+        }
+    }
+
+    /// Funds `owner` once and lets `market` pull its collateral.
+    fn fund(&mut self, owner: Address, market: Address) -> Result<()> {
+        if self.approved.insert((owner, market)) {
+            let token = self.collateral;
+            self.send_ok(
+                "mint to an actor",
+                owner,
+                token,
+                ITestCollateral::mintCall { to: owner, amount: U256::from(ACTOR_FUNDS) }
+                    .abi_encode(),
+            )?;
+            self.send_ok(
+                "approve the market",
+                owner,
+                token,
+                ITestCollateral::approveCall { spender: market, amount: U256::MAX }.abi_encode(),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn disagree(&mut self, what: String) {
+        if self.disagreements.len() < 1_000 {
+            self.disagreements.push(what);
+        }
+    }
+
+    /// The chain's figures against the shadow ledger's.
+    fn compare_state(&mut self, after: &str) -> Result<()> {
+        let chain = self.state()?;
+        let shadow = GateState {
+            balance: self.shadow.balance,
+            high_water_mark: self.shadow.high_water_mark,
+            open_notional: self.shadow.open_notional,
+            open_positions: self.shadow.open_positions,
+        };
+        if chain != shadow {
+            self.disagree(format!("after {after}: chain {chain:?}, reference {shadow:?}"));
+            // Follow the chain from here, so one disagreement is reported once.
+            self.shadow.balance = chain.balance;
+            self.shadow.high_water_mark = chain.high_water_mark;
+            self.shadow.open_notional = chain.open_notional;
+            self.shadow.open_positions = chain.open_positions;
+        }
+        Ok(())
+    }
+
+    fn decode_decision(&self, receipt: &evm::Receipt) -> Result<IRiskGate::Decision> {
+        let what = || "the Decision event of submitVerdict".to_string();
+        let mut found = receipt
+            .logs
+            .iter()
+            .filter(|l| l.address == self.gate)
+            .filter_map(|l| IRiskGate::Decision::decode_log(l).ok());
+        let first = found.next().ok_or_else(|| Error::Decode {
+            what: what(),
+            reason: "no Decision log from the gate".into(),
+        })?;
+        if found.next().is_some() {
+            return Err(Error::Decode { what: what(), reason: "two Decision logs".into() });
+        }
+        Ok(first.data)
+    }
+
+    /// Holds one decision to the reference model: the snapshot's gate fields against the
+    /// shadow ledger (H raised first), the outputs against `model::evaluate`, the limit against
+    /// `model::order_limit`, and rule 18 against `model::fill_below_minimum`.
+    /// `book` is `(bestBid, bestAsk)` read from the market just before the submission.
+    fn check_row(&mut self, row: &Row, book: (u64, u64)) {
+        let bounds = self.shadow.bounds;
+        let Some(s) = row.snapshot else {
+            let expected = if row.verdict == 0 { 1 } else { model::REASON_INVALID_VERDICT };
+            if row.reason != expected || row.order != Order::default() {
+                self.disagree(format!("a row without a snapshot: {row:?}"));
+            }
+            return;
+        };
+        let position = self.shadow.position(row.market);
+        let gate_fields = (
+            s.open_positions,
+            s.open_notional,
+            s.collateral_available,
+            s.held_side,
+            s.high_water_mark,
+        );
+        let shadow_fields = (
+            self.shadow.open_positions,
+            self.shadow.open_notional,
+            self.shadow.balance,
+            position.held_side(),
+            self.shadow.high_water_mark,
+        );
+        if gate_fields != shadow_fields {
+            self.disagree(format!(
+                "snapshot's (openPositions, openNotional, collateral, heldSide, H) {gate_fields:?}, reference {shadow_fields:?}"
+            ));
+        }
+        if let Some(info) = self.markets.get(&row.market).copied() {
+            let trusted = self.config.trusted_resolvers.contains(&info.resolver);
+            let market_fields = (
+                s.best_bid,
+                s.best_ask,
+                s.tick_size,
+                s.lot_size,
+                s.min_quantity,
+                s.resolver_trusted,
+                s.expiry_sec,
+                s.finalized,
+                s.now_sec,
+            );
+            let expected = (
+                U256::from(book.0),
+                U256::from(book.1),
+                U256::from(info.tick),
+                info.lot,
+                info.min_quantity,
+                trusted,
+                info.expiry_sec,
+                info.finalized,
+                self.now_sec,
+            );
+            if market_fields != expected {
+                self.disagree(format!(
+                    "snapshot's market fields {market_fields:?}, reference {expected:?}"
+                ));
+            }
+        }
+        let d = model::evaluate(&bounds, &s, &row.quote, row.verdict);
+        let verdict = if row.verdict == 1 { Verdict::BuyUp } else { Verdict::BuyDown };
+        let limit = model::order_limit(&bounds, &s, &row.quote, verdict).unwrap_or_default();
+        let o = row.order;
+        let kept_or_undone = (o.price_paid, o.limit, o.quantity, o.cost);
+        let expected_order = (d.price_paid, limit, d.quantity, d.cost);
+        let agrees = match row.reason {
+            model::REASON_FILL_BELOW_MINIMUM => {
+                d.accepted()
+                    && row.failed_mask == 1 << model::REASON_FILL_BELOW_MINIMUM
+                    && kept_or_undone == expected_order
+                    && model::fill_below_minimum(&bounds, o.quantity, o.filled)
+            }
+            0 => {
+                d.accepted()
+                    && row.failed_mask == 0
+                    && kept_or_undone == expected_order
+                    && !model::fill_below_minimum(&bounds, o.quantity, o.filled)
+            }
+            _ => {
+                row.reason == d.reason && row.failed_mask == d.failed_mask && o == Order::default()
+            }
+        };
+        if !agrees {
+            self.disagree(format!("decision {row:?}: reference evaluate {d:?} with limit {limit}"));
+        }
+    }
+}
+
+fn refusal_of(data: &[u8]) -> Option<Refusal> {
+    use IRiskGate::IRiskGateErrors as E;
+    Some(match E::abi_decode(data).ok()? {
+        E::NoOpenPosition(_) => Refusal::NoOpenPosition,
+        E::MarketNotFinal(_) => Refusal::MarketNotFinal,
+        E::MarketAlreadyFinal(_) => Refusal::MarketAlreadyFinal,
+        E::AlreadyWrittenOff(_) => Refusal::AlreadyWrittenOff,
+        E::WriteOffTooEarly(e) => Refusal::WriteOffTooEarly {
+            allowed_after_sec: u64::try_from(e.allowedAfterSec).unwrap_or(u64::MAX),
+        },
+        _ => return None,
+    })
+}
+
+impl World for EvmWorld {
+    fn backend(&self) -> &'static str {
+        "compiled contracts in revm"
+    }
+
+    fn now(&self) -> u64 {
+        self.now_sec
+    }
+
+    fn set_time(&mut self, now_sec: u64) {
+        self.now_sec = now_sec;
+        self.chain.set_time(now_sec);
+    }
+
+    fn create_market(&mut self, creator: Address, spec: &MarketSpec) -> Result<Address> {
+        let call = IMarketFactory::createMarketCall {
+            tickSize: U256::from(spec.tick),
+            lotSize: spec.lot,
+            minQuantity: spec.min_quantity,
+            expiry: spec.expiry_sec,
+            resolver: spec.resolver,
+        };
+        let factory = self.factory;
+        let (data, _) = self.send_ok("createMarket", creator, factory, call.abi_encode())?;
+        let market = IMarketFactory::createMarketCall::abi_decode_returns(&data).map_err(|e| {
+            Error::Decode { what: "createMarket's return".into(), reason: e.to_string() }
+        })?;
+        self.markets.insert(
+            market,
+            MarketInfo {
+                tick: spec.tick,
+                lot: spec.lot,
+                min_quantity: spec.min_quantity,
+                expiry_sec: spec.expiry_sec,
+                resolver: spec.resolver,
+                finalized: false,
+            },
+        );
+        Ok(market)
+    }
+
+    fn place(
+        &mut self,
+        market: Address,
+        owner: Address,
+        is_bid: bool,
+        price: u64,
+        quantity: U256,
+    ) -> Result<u64> {
+        self.fund(owner, market)?;
+        let price = U256::from(price);
+        let data = if is_bid {
+            IBinaryMarket::placeBidCall { price, quantity }.abi_encode()
+        } else {
+            IBinaryMarket::placeAskCall { price, quantity }.abi_encode()
+        };
+        let (ret, _) = self.send_ok("placing an order", owner, market, data)?;
+        let id = U256::abi_decode(&ret)
+            .map_err(|e| Error::Decode { what: "an order id".into(), reason: e.to_string() })?;
+        Ok(u64::try_from(id).unwrap_or(u64::MAX))
+    }
+
+    fn take(
+        &mut self,
+        market: Address,
+        taker: Address,
+        buy_up: bool,
+        up_limit: u64,
+        quantity: U256,
+    ) -> Result<(U256, U256)> {
+        self.fund(taker, market)?;
+        let limit = U256::from(up_limit);
+        let data = if buy_up {
+            IBinaryMarket::buyUpCall { limitPrice: limit, quantity }.abi_encode()
+        } else {
+            IBinaryMarket::buyDownCall { upLimitPrice: limit, quantity }.abi_encode()
+        };
+        let (ret, _) = self.send_ok("an immediate-or-cancel buy", taker, market, data)?;
+        <(U256, U256)>::abi_decode_params(&ret)
+            .map_err(|e| Error::Decode { what: "a buy's return".into(), reason: e.to_string() })
+    }
+
+    fn best(&mut self, market: Address) -> Result<(u64, u64)> {
+        let bid = self.view("bestBid", market, IBinaryMarket::bestBidCall {})?;
+        let ask = self.view("bestAsk", market, IBinaryMarket::bestAskCall {})?;
+        let n = |v: U256| u64::try_from(v).unwrap_or(u64::MAX);
+        Ok((n(bid), n(ask)))
+    }
+
+    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row> {
+        let gate = self.gate;
+        let book = self.best(market)?;
+        let data = abi::submit_verdict_calldata(market, raw, B256::repeat_byte(0x11), quote);
+        let (_, receipt) = self.send_ok("submitVerdict", KEEPER, gate, data.to_vec())?;
+        let e = self.decode_decision(&receipt)?;
+        // `snapshot` is abi.encode(Snapshot, Quote): what evaluate was given, or empty when
+        // nothing was evaluated (the quote is then not logged).
+        let (snapshot, logged_quote) =
+            if e.snapshot.is_empty() {
+                (None, None)
+            } else {
+                let (s, q) = <(SolSnapshot, abi::SolQuote)>::abi_decode_params(&e.snapshot)
+                    .map_err(|err| Error::Decode {
+                        what: "the Decision's snapshot".into(),
+                        reason: err.to_string(),
+                    })?;
+                (Some(Snapshot::from(&s)), Some(Quote::from(&q)))
+            };
+        let row = Row {
+            market: e.market,
+            reason: e.reason,
+            verdict: e.verdict,
+            failed_mask: e.failedMask,
+            snapshot,
+            quote: logged_quote.unwrap_or(*quote),
+            order: Order {
+                price_paid: e.order.pricePaid,
+                limit: e.order.limit,
+                quantity: e.order.quantity,
+                cost: e.order.cost,
+                filled: e.order.filled,
+                spent: e.order.spent,
+            },
+            gas_used: Some(receipt.gas_used),
+        };
+        if row.market != market || row.quote != *quote {
+            self.disagree(format!("the Decision names {} and {:?}", row.market, row.quote));
+        }
+        // The raw answer is logged as its head, its length and its hash.
+        let head = &raw[..raw.len().min(64)];
+        if e.rawHead.as_ref() != head
+            || e.rawLength != U256::from(raw.len())
+            || e.rawHash != alloy::primitives::keccak256(raw)
+        {
+            self.disagree(format!(
+                "the Decision's raw answer {:?}, {}, {}",
+                e.rawHead, e.rawLength, e.rawHash
+            ));
+        }
+        if matches!(row.verdict, 1 | 2) {
+            self.shadow.raise_high_water_mark();
+        }
+        self.check_row(&row, book);
+        if row.reason == 0 {
+            self.shadow.apply_fill(market, row.verdict == 1, row.order.filled, row.order.spent);
+        }
+        self.compare_state("submitVerdict")?;
+        Ok(row)
+    }
+
+    fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {
+        self.send_ok(
+            "resolve",
+            caller,
+            market,
+            IBinaryMarket::resolveCall { upWon: up_won }.abi_encode(),
+        )?;
+        if let Some(info) = self.markets.get_mut(&market) {
+            info.finalized = true;
+        }
+        Ok(())
+    }
+
+    fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>> {
+        let gate = self.gate;
+        let receipt = self.send(ANYONE, gate, IRiskGate::redeemCall { market }.abi_encode())?;
+        let finalized = self.markets.get(&market).is_some_and(|m| m.finalized);
+        let result = match &receipt.outcome {
+            Outcome::Returned(d) => {
+                let payout = U256::abi_decode(d).map_err(|e| Error::Decode {
+                    what: "redeem's return".into(),
+                    reason: e.to_string(),
+                })?;
+                if let Err(r) = self.shadow.redeem(market, finalized, payout) {
+                    self.disagree(format!(
+                        "redeem({market}) paid {payout}; the reference refuses {r:?}"
+                    ));
+                }
+                Ok(payout)
+            }
+            Outcome::Reverted(d) => {
+                let refusal = refusal_of(d).ok_or_else(|| Error::Reverted {
+                    what: "redeem".into(),
+                    revert: abi::describe_revert(d),
+                })?;
+                let mut probe = self.shadow.clone();
+                if probe.redeem(market, finalized, U256::ZERO).is_ok() {
+                    self.disagree(format!(
+                        "redeem({market}) refused {refusal:?}; the reference redeems"
+                    ));
+                }
+                Err(refusal)
+            }
+            Outcome::Halted(r) => {
+                return Err(Error::Reverted { what: "redeem".into(), revert: r.clone() })
+            }
+        };
+        self.compare_state("redeem")?;
+        Ok(result)
+    }
+
+    fn write_off(&mut self, market: Address) -> Result<std::result::Result<(), Refusal>> {
+        let gate = self.gate;
+        let receipt = self.send(ANYONE, gate, IRiskGate::writeOffCall { market }.abi_encode())?;
+        let info = self.markets.get(&market).copied();
+        let (expiry, finalized) = info.map_or((0, false), |m| (m.expiry_sec, m.finalized));
+        let expected = self.shadow.write_off(market, self.now_sec, expiry, finalized).map(|_| ());
+        let got = match &receipt.outcome {
+            Outcome::Returned(_) => Ok(()),
+            Outcome::Reverted(d) => Err(refusal_of(d).ok_or_else(|| Error::Reverted {
+                what: "writeOff".into(),
+                revert: abi::describe_revert(d),
+            })?),
+            Outcome::Halted(r) => {
+                return Err(Error::Reverted { what: "writeOff".into(), revert: r.clone() })
+            }
+        };
+        if got != expected {
+            self.disagree(format!("writeOff({market}): chain {got:?}, reference {expected:?}"));
+        }
+        self.compare_state("writeOff")?;
+        Ok(got)
+    }
+
+    fn state(&mut self) -> Result<GateState> {
+        let (gate, token) = (self.gate, self.collateral);
+        Ok(GateState {
+            balance: self.view(
+                "balanceOf",
+                token,
+                ITestCollateral::balanceOfCall { holder: gate },
+            )?,
+            high_water_mark: self.view("highWaterMark", gate, IRiskGate::highWaterMarkCall {})?,
+            open_notional: self.view("openNotional", gate, IRiskGate::openNotionalCall {})?,
+            open_positions: self.view("openPositions", gate, IRiskGate::openPositionsCall {})?,
+        })
+    }
+
+    fn position(&mut self, market: Address) -> Result<Position> {
+        let gate = self.gate;
+        let p = self.view("positionOf", gate, IRiskGate::positionOfCall { market })?;
+        Ok(Position {
+            up_units: p.upUnits,
+            down_units: p.downUnits,
+            notional: p.notional,
+            written_off: p.writtenOff,
+        })
+    }
+
+    fn disagreements(&self) -> &[String] {
+        &self.disagreements
+    }
+}
+
+/// A world of either kind for `config`.
+pub fn open(
+    artifact: Option<&GateArtifact>,
+    config: &GateConfig,
+    initial_collateral: U256,
+    now_sec: u64,
+) -> Result<Box<dyn World>> {
+    Ok(match artifact {
+        None => Box::new(ReferenceWorld::new(config, initial_collateral, now_sec)),
+        Some(a) => Box::new(EvmWorld::deploy(a, config, initial_collateral, now_sec)?),
+    })
+}
