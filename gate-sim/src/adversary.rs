@@ -38,11 +38,19 @@ pub enum Adversary {
     Dust,
     /// Markets whose resolver never acts, and one that expires at 2^64 - 1.
     NeverResolve,
+    /// Both sides of one market at 0.95 each, through a compromised keeper.
+    BothSides,
 }
 
 impl Adversary {
-    pub const ALL: [Self; 5] =
-        [Self::UntrustedDrain, Self::TrustedDrain, Self::Sandwich, Self::Dust, Self::NeverResolve];
+    pub const ALL: [Self; 6] = [
+        Self::UntrustedDrain,
+        Self::TrustedDrain,
+        Self::Sandwich,
+        Self::Dust,
+        Self::NeverResolve,
+        Self::BothSides,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +59,7 @@ impl Adversary {
             Self::Sandwich => "sandwich",
             Self::Dust => "dust",
             Self::NeverResolve => "never-resolve",
+            Self::BothSides => "both-sides",
         }
     }
 
@@ -58,10 +67,11 @@ impl Adversary {
     pub fn description(self) -> &'static str {
         match self {
             Self::UntrustedDrain => "Each round the attacker creates a market that expires `minHeadroom` seconds out with itself as resolver, lists an ask at 0.42 and a bid at 0.38, and the keeper submits a buy on it (alternately honest, quoting the book plus 50 bps, and compromised, quoting 0.95 with no deadline). After expiry the attacker resolves against the side asked for and calls `redeem`. Expected: every attempt refused with reason 12, loss 0.",
-            Self::TrustedDrain => "The attacker's address is among the trusted resolvers. Each round it creates `maxConcurrent` markets expiring `minHeadroom` seconds out, lists 100 tUSD at 0.42 (rounds with an honest keeper) or 0.95 (rounds with a compromised keeper quoting 0.95 and no deadline), lets the gate buy, resolves every market against the gate and calls `redeem` to free the slots. Expected: the loss stops at or below `maxDrawdown` (rule 14 refuses the order that would cross it).",
+            Self::TrustedDrain => "The attacker's address is among the trusted resolvers. Each round it creates `maxConcurrent` markets expiring `minHeadroom` seconds out, lists 100 tUSD at 0.42 (rounds with an honest keeper) or 0.95 (rounds with a compromised keeper quoting 0.95 and no deadline), lets the gate buy, resolves every market against the gate and calls `redeem` to free the slots. Halfway through, the owner withdraws 1,000 tUSD (the high-water mark drops by as much, so the drawdown budget is unchanged). Expected: the loss (net of the withdrawal) stops at or below `maxDrawdown` (rule 14 refuses the order that would cross it).",
             Self::Sandwich => "Each round an honest market rests 150 tUSD at 0.420 (asks) and 0.380 (bids) on a 0.001 tick; the keeper reads the book and quotes the side's price plus 50 bps; before its submission lands the attacker lifts the level and re-offers worse, in six variants: everything re-offered at 0.95 (expected 15), 30 tUSD left (expected PASS at the old price), 20 tUSD left (expected 18, below the 25 % minimum fill), re-offered exactly at the quoted limit (expected PASS within the quote), one tick past it (expected 15), and no attack (PASS). The loss measured is what the gate paid above the price the model was shown; its bound is the slippage the operator allowed (quantity filled x (maxPricePaid - price shown)).",
             Self::Dust => "Each round an honest market rests 500 tUSD at 0.50 / 0.45; the attacker adds k lots one tick better (0.49 ask or 0.46 bid), k cycling 1, 1, 24, 25, 1; the keeper quotes from the book it reads (so its limit is the dust's price). Expected: reason 18 whenever the dust is below the 25 % minimum fill, with no collateral moved and no slot taken; at k = 25 the fill is kept (the boundary). The loss measured is collateral moved plus slots taken by refused rows; bound 0.",
-            Self::NeverResolve => "Each round: one market expiring at 2^64 - 1 (expected 13) and four markets expiring in an hour whose trusted resolver never acts; the gate buys where the caps allow (the fourth is refused with 8 while three slots are held). A `writeOff` exactly at expiry + writeOffGrace must be refused (too early); one second later anyone writes every position off and the slots are free again. After the last round the silent resolver wakes up on the first market and the kept claim redeems. Expected: loss <= maxDrawdown (rule 14 stops the buying once the written-off losses approach it), and no slot held past expiry + grace.",
+            Self::NeverResolve => "Each round: one market expiring at 2^64 - 1 (expected 13) and four markets expiring in an hour whose trusted resolver never acts; the gate buys where the caps allow (the fourth is refused with 8 while three slots are held). A `writeOff` exactly at expiry + writeOffGrace must be refused (too early); one second later anyone writes every position off and the slots are free again (a `redeem` before that is refused: the market is not final). After the last round the silent resolver wakes up on the first market and the kept claim redeems. Expected: loss <= maxDrawdown (rule 14 stops the buying once the written-off losses approach it), and no slot held past expiry + grace.",
+            Self::BothSides => "Each round an honest market rests 300 tUSD at 0.95 on both sides (an ask at 0.95, a bid at 0.05, so DOWN also costs 0.95); a compromised keeper quotes 0.95 with no deadline and submits one side, then the other side (expected: rule 17 fails once the first side is held), then the first side again (adding to a position is allowed within the caps). The market resolves honestly (a coin). The loss measured is the pairs bought, units held on both sides of one market, which would redeem for 1.00 after costing 1.90; bound 0. The drawdown bound holds for the rest.",
         }
     }
 }
@@ -106,6 +116,8 @@ pub struct AdversaryReport {
     pub config: AdversaryConfig,
     pub decisions: u64,
     pub by_reason: [u64; 19],
+    /// Decisions that failed each rule (every bit of the mask).
+    pub by_rule: [u64; 19],
     /// What the scenario measures as its loss, and its value.
     pub loss_label: &'static str,
     pub loss: U256,
@@ -113,6 +125,8 @@ pub struct AdversaryReport {
     pub bound: U256,
     pub initial_balance: U256,
     pub final_balance: U256,
+    /// Collateral the owner withdrew during the attack (not a loss).
+    pub withdrawn: U256,
     /// The largest `H - balance` seen after any step.
     pub peak_drawdown: U256,
     pub write_offs: u64,
@@ -195,6 +209,9 @@ impl Run<'_> {
         self.report.decisions += 1;
         if let Some(n) = self.report.by_reason.get_mut(usize::from(row.reason)) {
             *n += 1;
+        }
+        for (bit, n) in self.report.by_rule.iter_mut().enumerate() {
+            *n += u64::from(row.failed_mask & (1 << bit) != 0);
         }
         if let Some(gas) = row.gas_used {
             self.report.max_submit_gas = Some(self.report.max_submit_gas.unwrap_or(0).max(gas));
@@ -363,12 +380,14 @@ pub fn run(
             config: config.clone(),
             decisions: 0,
             by_reason: [0; 19],
-            loss_label: "collateral lost (initial balance - final balance)",
+            by_rule: [0; 19],
+            loss_label: "collateral lost (initial balance - final balance - withdrawn)",
             loss: U256::ZERO,
             bound_label: String::new(),
             bound: U256::ZERO,
             initial_balance,
             final_balance: U256::ZERO,
+            withdrawn: U256::ZERO,
             peak_drawdown: U256::ZERO,
             write_offs: 0,
             max_submit_gas: None,
@@ -390,11 +409,13 @@ pub fn run(
         Adversary::Sandwich => sandwich(&mut run, config.rounds, &mut rng)?,
         Adversary::Dust => dust(&mut run, config.rounds, &mut rng)?,
         Adversary::NeverResolve => never_resolve(&mut run, config.rounds)?,
+        Adversary::BothSides => both_sides(&mut run, config.rounds, &mut rng)?,
     }
     let final_balance = run.world.state()?.balance;
     run.report.final_balance = final_balance;
     if run.report.loss_label.starts_with("collateral lost") {
-        run.report.loss = initial_balance.saturating_sub(final_balance);
+        run.report.loss =
+            initial_balance.saturating_sub(final_balance).saturating_sub(run.report.withdrawn);
     }
     let disagreements = run.world.disagreements().to_vec();
     run.report.disagreements = disagreements.len() as u64;
@@ -436,6 +457,22 @@ fn trusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
     let slots = usize::from(run.bounds.max_concurrent);
     let mut compromised_spent = U256::ZERO;
     for r in 0..rounds {
+        if r == rounds / 2 {
+            let amount = tusd(1_000);
+            let before = run.world.state()?;
+            run.world.withdraw(amount)?;
+            run.report.withdrawn += amount;
+            let after = run.world.state()?;
+            // H is first raised to the equity, then lowered by the amount.
+            let expected_h = before
+                .high_water_mark
+                .max(before.balance.saturating_add(before.open_notional))
+                .saturating_sub(amount);
+            if after.high_water_mark != expected_h || after.balance + amount != before.balance {
+                run.violation(format!("withdrawing {amount}: {before:?} -> {after:?}"));
+            }
+            run.step()?;
+        }
         let compromised = r % 2 == 1;
         let now = run.world.now();
         let expiry = now + headroom;
@@ -463,9 +500,10 @@ fn trusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
     }
     let refused_by_14 = run.report.by_reason[14];
     run.note(format!(
-        "Spent through the compromised keeper: {} tUSD. Orders refused by rule 14 once the losses reached the drawdown budget: {refused_by_14}; by rule 9 (notional cap): {}.",
+        "Spent through the compromised keeper: {} tUSD. Orders refused by rule 14 once the losses reached the drawdown budget: {refused_by_14}; by rule 9 (notional cap): {}. Withdrawn by the owner: {} tUSD.",
         sim::usdc(compromised_spent),
-        run.report.by_reason[9]
+        run.report.by_reason[9],
+        sim::usdc(run.report.withdrawn)
     ));
     Ok(())
 }
@@ -617,8 +655,12 @@ fn never_resolve(run: &mut Run, rounds: usize) -> Result<()> {
                 first_market.get_or_insert(m);
             }
         }
-        // Exactly at expiry + grace: too early.
+        // Not final: redeem is refused; exactly at expiry + grace: writeOff is too early.
         if let Some(&m) = bought.first() {
+            match run.world.redeem(m)? {
+                Err(Refusal::MarketNotFinal) => {}
+                other => run.violation(format!("redeem in an unresolved market: {other:?}")),
+            }
             run.world.set_time(expiry + grace);
             match run.world.write_off(m)? {
                 Err(Refusal::WriteOffTooEarly { .. }) => too_early_refused += 1,
@@ -652,6 +694,51 @@ fn never_resolve(run: &mut Run, rounds: usize) -> Result<()> {
         run.report.by_reason[8],
         run.report.by_reason[14],
         sim::usdc(late)
+    ));
+    Ok(())
+}
+
+fn both_sides(run: &mut Run, rounds: usize, rng: &mut Rng) -> Result<()> {
+    run.report.loss_label = "units held on both sides of one market";
+    run.report.bound_label = "0".into();
+    let mut pairs = U256::ZERO;
+    let mut opposite_refused = 0u64;
+    for r in 0..rounds {
+        let now = run.world.now();
+        let expiry = now + 3_600;
+        let m = run.world.create_market(MAKER, &spec(TICK, expiry, HONEST_RESOLVER))?;
+        run.world.place(m, MAKER, false, 950_000, tusd(300))?;
+        run.world.place(m, MAKER, true, 50_000, tusd(300))?;
+        let (first, other) = if r % 2 == 0 {
+            (Verdict::BuyUp, Verdict::BuyDown)
+        } else {
+            (Verdict::BuyDown, Verdict::BuyUp)
+        };
+        let quote = compromised_quote();
+        let row = run.submit(m, first, &quote)?;
+        if row.reason == 0 {
+            // Rule 17 fails whatever else does (14 may be the lowest code once the drawdown
+            // budget is spent).
+            let row = run.submit(m, other, &quote)?;
+            if row.failed_mask & (1 << 17) == 0 || row.reason == 0 {
+                run.violation(format!(
+                    "the opposite side of a held position, rule 17 passed: {row:?}"
+                ));
+            }
+            opposite_refused += u64::from(row.failed_mask & (1 << 17) != 0);
+            // The same side again: allowed within the caps (9 or 14 may stop it).
+            let row = run.submit(m, first, &quote)?;
+            run.expect_reason(&row, &[0, 9, 14], "adding to the side held");
+        }
+        let p = run.world.position(m)?;
+        pairs += p.up_units.min(p.down_units);
+        run.advance(expiry + 1)?;
+        run.settle(m, HONEST_RESOLVER, rng.chance(500_000))?;
+    }
+    run.report.loss = pairs;
+    run.note(format!(
+        "Opposite-side orders refused with rule 17 in their mask: {opposite_refused}; decisions whose lowest failing rule was 14 (drawdown): {}.",
+        run.report.by_reason[14]
     ));
     Ok(())
 }

@@ -89,7 +89,7 @@ enum Command {
             long,
             value_enum,
             value_delimiter = ',',
-            default_value = "untrusted-drain,trusted-drain,sandwich,dust,never-resolve"
+            default_value = "untrusted-drain,trusted-drain,sandwich,dust,never-resolve,both-sides"
         )]
         adversary: Vec<Adversary>,
         /// Rounds of each attack (0 skips them).

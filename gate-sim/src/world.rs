@@ -133,6 +133,8 @@ pub trait World {
     fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>>;
     /// The gate's `writeOff` called by anyone, or the gate's refusal.
     fn write_off(&mut self, market: Address) -> Result<std::result::Result<(), Refusal>>;
+    /// The owner's `withdrawCollateral` of `amount` to itself.
+    fn withdraw(&mut self, amount: U256) -> Result<()>;
     fn state(&mut self) -> Result<GateState>;
     fn position(&mut self, market: Address) -> Result<Position>;
     /// Where the compiled gate and the reference model disagreed (always empty for the
@@ -374,6 +376,11 @@ impl World for ReferenceWorld {
         let m = self.markets.get(&market).ok_or(Error::UnknownMarket(market))?;
         let (expiry, finalized) = (m.expiry_sec, m.finalized);
         Ok(self.ledger.write_off(market, now, expiry, finalized).map(|_| ()))
+    }
+
+    fn withdraw(&mut self, amount: U256) -> Result<()> {
+        self.ledger.withdraw(amount);
+        Ok(())
     }
 
     fn state(&mut self) -> Result<GateState> {
@@ -780,6 +787,8 @@ impl World for EvmWorld {
     fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row> {
         let gate = self.gate;
         let book = self.best(market)?;
+        // What the gate says it would evaluate right now, to hold against what it did.
+        let preview = self.view("snapshotOf", gate, IRiskGate::snapshotOfCall { market })?;
         let data = abi::submit_verdict_calldata(market, raw, B256::repeat_byte(0x11), quote);
         let (_, receipt) = self.send_ok("submitVerdict", KEEPER, gate, data.to_vec())?;
         let e = self.decode_decision(&receipt)?;
@@ -813,6 +822,12 @@ impl World for EvmWorld {
             },
             gas_used: Some(receipt.gas_used),
         };
+        if let Some(s) = &row.snapshot {
+            let preview = Snapshot::from(&preview);
+            if preview != *s {
+                self.disagree(format!("snapshotOf said {preview:?}; submitVerdict read {s:?}"));
+            }
+        }
         if row.market != market || row.quote != *quote {
             self.disagree(format!("the Decision names {} and {:?}", row.market, row.quote));
         }
@@ -910,6 +925,14 @@ impl World for EvmWorld {
         }
         self.compare_state("writeOff")?;
         Ok(got)
+    }
+
+    fn withdraw(&mut self, amount: U256) -> Result<()> {
+        let gate = self.gate;
+        let call = IRiskGate::withdrawCollateralCall { to: DEPLOYER, amount };
+        self.send_ok("withdrawCollateral", DEPLOYER, gate, call.abi_encode())?;
+        self.shadow.withdraw(amount);
+        self.compare_state("withdrawCollateral")
     }
 
     fn state(&mut self) -> Result<GateState> {

@@ -2,7 +2,7 @@
 //! disagreements with the reference, for every model and every adversary; and each adversary's
 //! own expectation (reason 12 only and no loss for the untrusted drain, loss within maxDrawdown
 //! for the trusted one and for markets that never resolve, 15/18/PASS within the quote for the
-//! sandwich, 18 and nothing moved for dust).
+//! sandwich, 18 and nothing moved for dust, 17 and no pair held for both sides of one market).
 
 mod common;
 
@@ -89,6 +89,10 @@ fn check_expectations(r: &adversary::AdversaryReport) {
             assert!(r.write_offs > 0);
             assert!(r.by_reason[13] > 0 && r.by_reason[8] > 0 && r.by_reason[14] > 0);
         }
+        Adversary::BothSides => {
+            assert!(r.by_rule[17] > 0 && r.by_reason[0] > 0, "{:?}", r.by_rule);
+            assert!(r.loss.is_zero());
+        }
     }
 }
 
@@ -108,7 +112,7 @@ fn every_adversary_is_bounded_on_the_compiled_gate_and_agrees_with_the_reference
         check_expectations(&evm);
         let reference = adversary::run(a, &adversary_config(), None).expect("runs");
         // The same attack, decided by the contract and by the model: the same rows and losses.
-        assert_eq!(evm.by_reason, reference.by_reason, "{a:?}");
+        assert_eq!((evm.by_reason, evm.by_rule), (reference.by_reason, reference.by_rule), "{a:?}");
         assert_eq!(
             (evm.loss, evm.final_balance),
             (reference.loss, reference.final_balance),
