@@ -412,6 +412,7 @@ struct MarketInfo {
     expiry_sec: u64,
     resolver: Address,
     finalized: bool,
+    up_won: bool,
 }
 
 /// The compiled gate, factory, markets and collateral in revm.
@@ -570,6 +571,35 @@ impl EvmWorld {
             self.shadow.open_positions = chain.open_positions;
         }
         Ok(())
+    }
+
+    /// Every `E` the gate emitted in `receipt`.
+    fn events<E: SolEvent>(&self, receipt: &evm::Receipt) -> Vec<E> {
+        receipt
+            .logs
+            .iter()
+            .filter(|l| l.address == self.gate)
+            .filter_map(|l| E::decode_log(l).ok())
+            .map(|l| l.data)
+            .collect()
+    }
+
+    /// `HighWaterMark(h)` is emitted whenever the stored H changes: when it changed, the last
+    /// event carries the new value; when no event was emitted, it did not change.
+    fn check_high_water_mark_events(&mut self, what: &str, receipt: &evm::Receipt, before: U256) {
+        let after = self.shadow.high_water_mark;
+        let events = self.events::<IRiskGate::HighWaterMark>(receipt);
+        let last = events.last().map(|e| e.highWaterMark);
+        let consistent = match last {
+            Some(h) => h == after,
+            None => before == after,
+        };
+        if !consistent {
+            self.disagree(format!(
+                "{what}: H {before} -> {after} (reference), HighWaterMark events {:?}",
+                events.iter().map(|e| e.highWaterMark).collect::<Vec<_>>()
+            ));
+        }
     }
 
     fn decode_decision(&self, receipt: &evm::Receipt) -> Result<IRiskGate::Decision> {
@@ -731,6 +761,7 @@ impl World for EvmWorld {
                 expiry_sec: spec.expiry_sec,
                 resolver: spec.resolver,
                 finalized: false,
+                up_won: false,
             },
         );
         Ok(market)
@@ -842,6 +873,7 @@ impl World for EvmWorld {
                 e.rawHead, e.rawLength, e.rawHash
             ));
         }
+        let h_before = self.shadow.high_water_mark;
         if matches!(row.verdict, 1 | 2) {
             self.shadow.raise_high_water_mark();
         }
@@ -849,6 +881,7 @@ impl World for EvmWorld {
         if row.reason == 0 {
             self.shadow.apply_fill(market, row.verdict == 1, row.order.filled, row.order.spent);
         }
+        self.check_high_water_mark_events("submitVerdict", &receipt, h_before);
         self.compare_state("submitVerdict")?;
         Ok(row)
     }
@@ -862,6 +895,7 @@ impl World for EvmWorld {
         )?;
         if let Some(info) = self.markets.get_mut(&market) {
             info.finalized = true;
+            info.up_won = up_won;
         }
         Ok(())
     }
@@ -869,18 +903,32 @@ impl World for EvmWorld {
     fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>> {
         let gate = self.gate;
         let receipt = self.send(ANYONE, gate, IRiskGate::redeemCall { market }.abi_encode())?;
-        let finalized = self.markets.get(&market).is_some_and(|m| m.finalized);
+        let info = self.markets.get(&market).copied();
+        let (finalized, up_won) = info.map_or((false, false), |m| (m.finalized, m.up_won));
+        let h_before = self.shadow.high_water_mark;
         let result = match &receipt.outcome {
             Outcome::Returned(d) => {
                 let payout = U256::abi_decode(d).map_err(|e| Error::Decode {
                     what: "redeem's return".into(),
                     reason: e.to_string(),
                 })?;
+                // The winning units, and a Settled event that says so.
+                let p = self.shadow.position(market);
+                let expected = if up_won { p.up_units } else { p.down_units };
+                let settled = self.events::<IRiskGate::Settled>(&receipt);
+                let event_ok = matches!(settled.as_slice(), [e] if (e.market, e.upWon, e.upUnits, e.downUnits, e.notional, e.payout)
+                    == (market, up_won, p.up_units, p.down_units, p.notional, payout));
+                if payout != expected || !event_ok {
+                    self.disagree(format!(
+                        "redeem({market}) paid {payout} with {settled:?}; the reference pays {expected} for {p:?}"
+                    ));
+                }
                 if let Err(r) = self.shadow.redeem(market, finalized, payout) {
                     self.disagree(format!(
                         "redeem({market}) paid {payout}; the reference refuses {r:?}"
                     ));
                 }
+                self.check_high_water_mark_events("redeem", &receipt, h_before);
                 Ok(payout)
             }
             Outcome::Reverted(d) => {
@@ -909,7 +957,20 @@ impl World for EvmWorld {
         let receipt = self.send(ANYONE, gate, IRiskGate::writeOffCall { market }.abi_encode())?;
         let info = self.markets.get(&market).copied();
         let (expiry, finalized) = info.map_or((0, false), |m| (m.expiry_sec, m.finalized));
-        let expected = self.shadow.write_off(market, self.now_sec, expiry, finalized).map(|_| ());
+        let h_before = self.shadow.high_water_mark;
+        let expected = self.shadow.write_off(market, self.now_sec, expiry, finalized);
+        if let Ok(p) = &expected {
+            let events = self.events::<IRiskGate::WrittenOff>(&receipt);
+            let event_ok = matches!(events.as_slice(), [e] if (e.market, e.upUnits, e.downUnits, e.notional, e.expiry)
+                == (market, p.up_units, p.down_units, p.notional, expiry));
+            if !event_ok {
+                self.disagree(format!(
+                    "writeOff({market}) emitted {events:?}; the reference wrote off {p:?}"
+                ));
+            }
+        }
+        self.check_high_water_mark_events("writeOff", &receipt, h_before);
+        let expected = expected.map(|_| ());
         let got = match &receipt.outcome {
             Outcome::Returned(_) => Ok(()),
             Outcome::Reverted(d) => Err(refusal_of(d).ok_or_else(|| Error::Reverted {
@@ -930,8 +991,10 @@ impl World for EvmWorld {
     fn withdraw(&mut self, amount: U256) -> Result<()> {
         let gate = self.gate;
         let call = IRiskGate::withdrawCollateralCall { to: DEPLOYER, amount };
-        self.send_ok("withdrawCollateral", DEPLOYER, gate, call.abi_encode())?;
+        let (_, receipt) = self.send_ok("withdrawCollateral", DEPLOYER, gate, call.abi_encode())?;
+        let h_before = self.shadow.high_water_mark;
         self.shadow.withdraw(amount);
+        self.check_high_water_mark_events("withdrawCollateral", &receipt, h_before);
         self.compare_state("withdrawCollateral")
     }
 
