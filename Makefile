@@ -33,7 +33,8 @@ test-rust: bootstrap
 
 ## test-sim: gate-sim's command-line checks (its cargo tests run in test-rust): the corpus counts
 ## on the reference, revm and anvil; 10,000 differential cases in revm and 500 on anvil; a
-## 100,000-decision simulation per model with zero violations (report kept out of results/)
+## 100,000-decision simulation per model and the issue-7 adversaries (on the reference model; the
+## cargo tests run them through the compiled contracts), zero violations (report kept out of results/)
 test-sim: bootstrap
 	$(FORGE) build
 	$(CARGO) run --release --locked -p gate-sim -- corpus --with-anvil
