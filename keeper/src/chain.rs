@@ -17,8 +17,12 @@ use std::{path::Path, time::Duration};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChainError {
-    #[error("cannot reach the RPC at {url}: {reason}; is the node running and the URL right?")]
-    Unreachable { url: String, reason: String },
+    #[error("cannot reach the RPC at {url} (is the node running and the URL right?)")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: alloy::transports::TransportError,
+    },
     #[error("the RPC reports chain {actual} but {expected} was expected: wrong --rpc-url or --chain-id?")]
     WrongChain { expected: u64, actual: u64 },
     #[error("gate at {addr} has no code on chain {chain_id}: wrong --gate or wrong RPC?")]
@@ -37,6 +41,8 @@ pub enum ChainError {
     Keystore { path: String, reason: String },
     #[error("RPC call failed: {0}")]
     Rpc(String),
+    #[error("cannot build the RPC HTTP client (TLS roots: the system store, or SSL_CERT_FILE)")]
+    HttpClient(#[source] reqwest::Error),
 }
 
 pub type Result<T> = std::result::Result<T, ChainError>;
@@ -61,8 +67,8 @@ pub fn dev_signer(key: &str) -> Result<PrivateKeySigner> {
 }
 
 /// Read-only provider.
-pub fn read_provider(url: &reqwest::Url) -> DynProvider {
-    ProviderBuilder::new().connect_client(rpc_client(url)).erased()
+pub fn read_provider(url: &reqwest::Url) -> Result<DynProvider> {
+    Ok(ProviderBuilder::new().connect_client(rpc_client(url)?).erased())
 }
 
 /// Every JSON-RPC request gives up after this long, so a node that hangs (rather than dies)
@@ -70,34 +76,35 @@ pub fn read_provider(url: &reqwest::Url) -> DynProvider {
 pub const RPC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An HTTP JSON-RPC client with a per-request timeout.
-fn rpc_client(url: &reqwest::Url) -> RpcClient {
-    // Building a client with only a timeout cannot fail without a TLS backend to initialise;
-    // should it ever, the default client (no timeout) still works.
-    let http = reqwest::Client::builder().timeout(RPC_TIMEOUT).build().unwrap_or_default();
+/// Fails only when TLS cannot be set up: rustls with no CA root at all (none in the system
+/// store and no SSL_CERT_FILE).
+fn rpc_client(url: &reqwest::Url) -> Result<RpcClient> {
+    let http =
+        reqwest::Client::builder().timeout(RPC_TIMEOUT).build().map_err(ChainError::HttpClient)?;
     let is_local = url.host_str().is_some_and(|h| h == "127.0.0.1" || h == "localhost");
-    RpcClient::new(Http::with_client(http, url.clone()), is_local)
+    Ok(RpcClient::new(Http::with_client(http, url.clone()), is_local))
 }
 
 /// Signing provider with a local nonce cache, so many transactions can be in flight at once
 /// without each fetching its nonce (the keeper is the only sender for its key).
-pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> DynProvider {
-    ProviderBuilder::new()
+pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> Result<DynProvider> {
+    Ok(ProviderBuilder::new()
         .disable_recommended_fillers()
         .with_cached_nonce_management()
         .with_gas_estimation()
         .fetch_chain_id()
         .wallet(EthereumWallet::from(signer))
-        .connect_client(rpc_client(url))
-        .erased()
+        .connect_client(rpc_client(url)?)
+        .erased())
 }
 
 /// Connects and checks the chain id.
 pub async fn connect_checked(cfg: &ChainConfig) -> Result<(DynProvider, u64)> {
-    let provider = read_provider(&cfg.rpc_url);
-    let chain_id = provider.get_chain_id().await.map_err(|e| ChainError::Unreachable {
-        url: cfg.rpc_url.to_string(),
-        reason: short(&e.to_string()),
-    })?;
+    let provider = read_provider(&cfg.rpc_url)?;
+    let chain_id = provider
+        .get_chain_id()
+        .await
+        .map_err(|source| ChainError::Unreachable { url: cfg.rpc_url.to_string(), source })?;
     if let Some(expected) = cfg.expected_chain_id {
         if expected != chain_id {
             return Err(ChainError::WrongChain { expected, actual: chain_id });

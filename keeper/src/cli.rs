@@ -38,6 +38,10 @@ pub enum ConfigError {
         "--verdict-ttl-secs must be > 0 (chain seconds an answer stays executable after the read)"
     )]
     ZeroVerdictTtl,
+    #[error("--max-tokens must be > 0 (the most tokens one answer may use; e.g. 256)")]
+    ZeroMaxTokens,
+    #[error("--temperature {0} is outside 0..=2: use e.g. 0 for deterministic sampling")]
+    BadTemperature(f32),
 }
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
@@ -192,6 +196,34 @@ pub enum ModelKind {
     Replay,
 }
 
+/// How the answer's shape is constrained on an OpenAI-compatible server (see
+/// [`crate::strategy::openai`] for what each server accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ResponseFormat {
+    /// A JSON schema with an object root, `{"verdict": "BUY_UP" | "BUY_DOWN" | "ABSTAIN"}`; the
+    /// keeper submits the `verdict` string, or the whole content when it is not that object.
+    #[default]
+    Object,
+    /// A JSON schema whose root is the verdict string itself; the content is submitted whole.
+    String,
+    /// No `response_format` at all: the prompt alone asks for the verdict.
+    None,
+}
+
+/// Sampling and shape options sent with every inference request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InferenceOptions {
+    pub max_tokens: u32,
+    pub temperature: f32,
+    pub response_format: ResponseFormat,
+}
+
+impl Default for InferenceOptions {
+    fn default() -> Self {
+        Self { max_tokens: 256, temperature: 0.0, response_format: ResponseFormat::Object }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -210,6 +242,16 @@ pub struct RunArgs {
     /// Model name sent to the OpenAI-compatible server.
     #[arg(long, env = "KEEPER_OPENAI_MODEL")]
     pub openai_model: Option<String>,
+    /// Most tokens the model may produce per answer (reasoning models need room to think).
+    #[arg(long, default_value_t = 256, env = "KEEPER_MAX_TOKENS")]
+    pub max_tokens: u32,
+    /// Sampling temperature (0 = as deterministic as the server allows).
+    #[arg(long, default_value_t = 0.0, env = "KEEPER_TEMPERATURE")]
+    pub temperature: f32,
+    /// Constraint on the answer's shape: a JSON object {"verdict": ...}, the bare verdict string
+    /// as a JSON schema, or none.
+    #[arg(long, value_enum, default_value_t = ResponseFormat::Object, env = "KEEPER_RESPONSE_FORMAT")]
+    pub response_format: ResponseFormat,
     /// File of answers for --model replay.
     #[arg(long)]
     pub replay_file: Option<PathBuf>,
@@ -325,7 +367,7 @@ impl ChainArgs {
 #[derive(Debug, Clone)]
 pub enum ModelConfig {
     Builtin,
-    OpenAi { base_url: String, model: String },
+    OpenAi { base_url: String, model: String, options: InferenceOptions },
     Replay { path: PathBuf },
 }
 
@@ -350,6 +392,21 @@ pub struct RunConfig {
 }
 
 impl RunArgs {
+    /// The sampling options, checked.
+    pub fn inference_options(&self) -> Result<InferenceOptions> {
+        if self.max_tokens == 0 {
+            return Err(ConfigError::ZeroMaxTokens);
+        }
+        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
+            return Err(ConfigError::BadTemperature(self.temperature));
+        }
+        Ok(InferenceOptions {
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            response_format: self.response_format,
+        })
+    }
+
     pub fn to_config(&self, root: &std::path::Path) -> Result<RunConfig> {
         let chain = self.chain.to_config()?;
         let gate = self.gate.ok_or(ConfigError::MissingGate)?;
@@ -358,6 +415,7 @@ impl RunArgs {
             ModelKind::Openai => ModelConfig::OpenAi {
                 base_url: self.openai_url.clone().ok_or(ConfigError::MissingOpenAiUrl)?,
                 model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
+                options: self.inference_options()?,
             },
             ModelKind::Replay => ModelConfig::Replay {
                 path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,

@@ -186,7 +186,7 @@ pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
     let signer = chain::load_signer(args.key.keystore.as_deref())?;
     let deployer = signer.address();
     let trusted_resolvers = trusted.unwrap_or_else(|| vec![deployer]);
-    let provider = chain::signing_provider(&chain_cfg.rpc_url, signer);
+    let provider = chain::signing_provider(&chain_cfg.rpc_url, signer)?;
     let artifacts = compile::compile(root)?;
     let spec = GateSpec {
         params: args.bounds.to_params(),

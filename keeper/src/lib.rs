@@ -22,3 +22,20 @@ pub mod report;
 pub mod runner;
 pub mod strategy;
 pub mod world;
+
+/// An error and every cause under it, on one line ("a: b: c"), so "error sending request for
+/// url (https://…)" shows the real cause beneath it. A cause whose text the line already holds
+/// (a wrapper that also prints its source) is not repeated.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line.replace(['\n', '\r'], " ")
+}

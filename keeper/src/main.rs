@@ -1,5 +1,5 @@
-//! `keeper` binary entry point: parses the command line and reports errors in one line
-//! (eyre only here).
+//! `keeper` binary entry point: parses the command line and reports errors in one line, with
+//! their whole cause chain (eyre only here).
 
 use clap::Parser;
 use keeper::{
@@ -18,7 +18,9 @@ fn main() {
         }
     };
     if let Err(e) = rt.block_on(real_main(args)) {
-        eprintln!("keeper: error: {e}");
+        // The whole cause chain on one line, so a transport error shows its real cause (a
+        // certificate, a refused connection) and not only "error sending request".
+        eprintln!("keeper: error: {}", keeper::error_chain(e.as_ref()));
         std::process::exit(1);
     }
 }

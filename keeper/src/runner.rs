@@ -65,7 +65,9 @@ pub struct Answer {
 struct Unanswered {
     market: Address,
     prompt_hash: B256,
+    /// The failure with its whole cause chain, on one line.
     error: String,
+    detail: feed::TransportDetail,
 }
 
 /// One submission that reached the chain: its `Decision`, decoded from the transaction's own
@@ -274,6 +276,7 @@ impl Keeper {
             market: market.to_checksum(None),
             prompt_hash: prompt_hash.map(|h| h.to_string()),
             error,
+            transport: feed::TransportDetail::default(),
             note,
         }
     }
@@ -299,8 +302,13 @@ impl Keeper {
                     let prompt_hash = prompt.hash();
                     let market = st.info.address;
                     let ans = tokio::select! {
-                        _ = cancel.cancelled() => Err("cancelled before an answer".to_string()),
-                        r = provider.ask(&prompt, &st) => r.map_err(|e| e.to_string()),
+                        _ = cancel.cancelled() => Err((
+                            "cancelled before an answer".to_string(),
+                            feed::TransportDetail::default(),
+                        )),
+                        r = provider.ask(&prompt, &st) => {
+                            r.map_err(|e| (crate::error_chain(&e), e.detail()))
+                        }
                     };
                     match ans {
                         Ok(raw) => Ok(Answer {
@@ -310,7 +318,9 @@ impl Keeper {
                             prompt_hash,
                             note: note.clone(),
                         }),
-                        Err(error) => Err(Unanswered { market, prompt_hash, error }),
+                        Err((error, detail)) => {
+                            Err(Unanswered { market, prompt_hash, error, detail })
+                        }
                     }
                 }
             })
@@ -323,13 +333,14 @@ impl Keeper {
                 Ok(a) => answers.push(a),
                 Err(u) => {
                     eprintln!("keeper: market {}: {}; nothing submitted", u.market, u.error);
-                    let row = self.offchain_row(
+                    let mut row = self.offchain_row(
                         head,
                         u.market,
                         Some(u.prompt_hash),
                         u.error,
                         note.clone(),
                     );
+                    row.transport = u.detail;
                     self.offchain.push(row);
                 }
             }
@@ -684,7 +695,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     } else {
         let signer = chain::load_signer(cfg.keystore.as_deref())?;
         let addr = signer.address();
-        (chain::signing_provider(&cfg.chain.rpc_url, signer), addr)
+        (chain::signing_provider(&cfg.chain.rpc_url, signer)?, addr)
     };
     let from_block =
         cfg.from_block.or_else(|| saved_deploy_block(root, chain_id, cfg.gate)).unwrap_or(0);
@@ -738,6 +749,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
             }
             Err(e) => {
                 failures += 1;
+                let e = crate::error_chain(&e);
                 eprintln!("keeper: cycle failed: {e}; retrying in {backoff:?} ({failures}/{MAX_FAILURES})");
                 if failures >= MAX_FAILURES {
                     return Err(RunError::NodeGone(failures));

@@ -126,7 +126,7 @@ impl World {
         for i in 0..4 {
             let signer = chain::dev_signer(anvil.dev_key(i)?)?;
             let addr = signer.address();
-            accounts.push((addr, chain::signing_provider(&anvil.url, signer)));
+            accounts.push((addr, chain::signing_provider(&anvil.url, signer)?));
         }
         let (keeper_addr, keeper) = accounts[Actor::Keeper.index()].clone();
         let (maker_addr, maker) = accounts[Actor::Maker.index()].clone();

@@ -2,80 +2,28 @@
 //! compiled from contracts/src, and a real HTTP inference server on loopback. No mocks.
 //!
 //! The tests share one compiled artifact set and run one at a time (a global lock), so the
-//! suite stays light on a 2-core machine.
+//! suite stays light on a 2-core machine. Shared helpers live in `common/`.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
 
-use alloy::primitives::{Address, U256};
+mod common;
+
+use alloy::primitives::Address;
+use common::{anvil_bin, decisions, offchain, root, serial, world};
 use keeper::{
-    anvil::Anvil,
     bindings::IRiskGate,
-    compile::{self, Artifacts},
-    recorder::{feed, FeedRow},
+    cli::InferenceOptions,
+    recorder::feed,
     strategy::{openai::OpenAiClient, Provider},
-    world::{Actor, World},
+    world::Actor,
 };
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    sync::{Mutex, MutexGuard, OnceLock},
-    time::Duration,
-};
+use std::{process::Command, time::Duration};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpListener,
 };
 use tokio_util::sync::CancellationToken;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn anvil_bin() -> PathBuf {
-    root().join(".toolchain/bin/anvil")
-}
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn artifacts() -> Artifacts {
-    static ART: OnceLock<Artifacts> = OnceLock::new();
-    ART.get_or_init(|| compile::compile(&root()).expect("contracts/src compiles with tools/solc"))
-        .clone()
-}
-
-fn params() -> IRiskGate::Params {
-    IRiskGate::Params {
-        minPrice: U256::from(50_000u64),
-        maxPrice: U256::from(950_000u64),
-        maxSize: U256::from(10_000_000u64),
-        minHeadroom: 600,
-        maxConcurrent: 10,
-        maxNotional: U256::from(1_000_000_000u64),
-        maxHorizon: 604_800,
-        maxDrawdown: U256::from(1_000_000_000u64),
-        writeOffGrace: 3_600,
-        minFillBps: 2_500,
-    }
-}
-
-async fn world(extra: &[String]) -> World {
-    let anvil = Anvil::start(&anvil_bin(), None, extra).await.expect("anvil starts");
-    let w = World::deploy_on(anvil, artifacts(), &params()).await.expect("deploys");
-    w.mint(w.deployment.gate, U256::from(100_000_000u64)).await.expect("funds the gate");
-    w
-}
-
-fn decisions(rows: &[FeedRow]) -> Vec<&feed::DecisionRow> {
-    rows.iter().filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None }).collect()
-}
-
-fn offchain(rows: &[FeedRow]) -> Vec<&feed::OffchainRow> {
-    rows.iter().filter_map(|r| if let FeedRow::Offchain(o) = r { Some(o) } else { None }).collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_never_resubmits_inside_the_reask_interval() {
@@ -265,7 +213,13 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     ])
     .await;
     let provider = Provider::OpenAi(
-        OpenAiClient::new(&url, "test-model", Duration::from_millis(1_500)).unwrap(),
+        OpenAiClient::new(
+            &url,
+            "test-model",
+            Duration::from_millis(1_500),
+            InferenceOptions::default(),
+        )
+        .unwrap(),
     );
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
     k.concurrency = 1;

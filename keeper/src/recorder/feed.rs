@@ -156,8 +156,26 @@ pub struct OffchainRow {
     pub market: String,
     pub prompt_hash: Option<String>,
     pub error: String,
+    /// What the failed inference exchange returned, when it was one.
+    #[serde(flatten)]
+    pub transport: TransportDetail,
     #[serde(flatten)]
     pub note: Annotation,
+}
+
+/// The facts of a failed inference exchange an off-chain row keeps: the HTTP status and body
+/// (truncated) when a response came back, its `finish_reason`, and which attempt failed. Rows
+/// written before these fields existed read back with them absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportDetail {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,26 +8,64 @@ pub mod openai;
 pub mod prompt;
 pub mod replay;
 
-use crate::{cli::ModelConfig, collectors::MarketState};
+use crate::{cli::ModelConfig, collectors::MarketState, recorder::feed::TransportDetail};
 pub use prompt::Prompt;
 use std::time::Duration;
 
+/// Why no answer arrived. Only these become off-chain rows: an answer that arrived, whatever
+/// it says (empty included), is submitted.
 #[derive(Debug, thiserror::Error)]
 pub enum InferenceError {
-    #[error("inference timed out after {0:?}")]
-    Timeout(Duration),
-    #[error("inference HTTP {status}: {body}")]
-    Http { status: u16, body: String },
-    #[error("inference transport error: {0}")]
-    Transport(String),
-    #[error("inference answer unreadable: {0}")]
-    Malformed(String),
-    #[error("inference returned an empty answer")]
-    Empty,
+    #[error("cannot build the inference HTTP client")]
+    Client(#[source] reqwest::Error),
+    #[error("inference timed out after {after:?} (attempt {attempt})")]
+    Timeout { after: Duration, attempt: u32 },
+    #[error("inference HTTP {status} (attempt {attempt}): {}", crate::chain::short(.body))]
+    Http { status: u16, body: String, retry_after: Option<Duration>, attempt: u32 },
+    #[error("inference request failed (attempt {attempt})")]
+    Transport {
+        attempt: u32,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("inference answer unreadable (HTTP {status}, attempt {attempt}): {reason}")]
+    Malformed {
+        status: u16,
+        body: String,
+        finish_reason: Option<String>,
+        reason: String,
+        attempt: u32,
+    },
     #[error("replay file {path} has no answer left (used {used})")]
     ReplayExhausted { path: String, used: usize },
     #[error("cannot read replay file {path}: {reason}")]
     ReplayFile { path: String, reason: String },
+}
+
+impl InferenceError {
+    /// What the off-chain row keeps about the failed exchange beyond its message.
+    pub fn detail(&self) -> TransportDetail {
+        match self {
+            Self::Timeout { attempt, .. } | Self::Transport { attempt, .. } => {
+                TransportDetail { attempt: Some(*attempt), ..TransportDetail::default() }
+            }
+            Self::Http { status, body, attempt, .. } => TransportDetail {
+                http_status: Some(*status),
+                body: Some(body.clone()),
+                finish_reason: None,
+                attempt: Some(*attempt),
+            },
+            Self::Malformed { status, body, finish_reason, attempt, .. } => TransportDetail {
+                http_status: Some(*status),
+                body: Some(body.clone()),
+                finish_reason: finish_reason.clone(),
+                attempt: Some(*attempt),
+            },
+            Self::Client(_) | Self::ReplayExhausted { .. } | Self::ReplayFile { .. } => {
+                TransportDetail::default()
+            }
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, InferenceError>;
@@ -44,8 +82,8 @@ impl Provider {
     pub fn from_config(cfg: &ModelConfig, timeout: Duration) -> Result<Self> {
         Ok(match cfg {
             ModelConfig::Builtin => Self::Builtin,
-            ModelConfig::OpenAi { base_url, model } => {
-                Self::OpenAi(openai::OpenAiClient::new(base_url, model, timeout)?)
+            ModelConfig::OpenAi { base_url, model, options } => {
+                Self::OpenAi(openai::OpenAiClient::new(base_url, model, timeout, *options)?)
             }
             ModelConfig::Replay { path } => Self::Replay(replay::Replay::from_file(path)?),
         })

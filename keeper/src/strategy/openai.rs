@@ -1,145 +1,384 @@
-//! Any OpenAI-compatible `/v1/chat/completions` server (llama.cpp, Ollama, vLLM, hosted APIs).
-//! The closed answer set goes out both in the system prompt and as a JSON-schema enum
-//! constraint; the text that comes back is returned untouched. The API key is read from
-//! KEEPER_OPENAI_API_KEY and never logged.
+//! Any OpenAI-compatible `/v1/chat/completions` server (llama.cpp, Ollama, vLLM, hosted APIs),
+//! over HTTP or HTTPS (rustls; roots from the system store, or `SSL_CERT_FILE`). The closed
+//! answer set goes out in the system prompt and, unless `--response-format none`, as a
+//! JSON-schema constraint. The API key is read from KEEPER_OPENAI_API_KEY and never logged.
+//!
+//! What comes back is never filtered or rewritten. An answer that arrived is submitted as is,
+//! even when empty; a tool-call answer is submitted as its `arguments` string. The one reading
+//! the keeper does is in `object` mode: when the content is exactly the schema's object
+//! `{"verdict": "<string>"}`, the `verdict` string is submitted (verbatim); anything else is
+//! submitted whole, and the gate publishes it as reason 11. Only a failure to get an answer at
+//! all (transport, timeout, HTTP error, a body that is not a chat completion) is an error, and
+//! it keeps the status, the body (truncated), `finish_reason` and the attempt number.
+//!
+//! 429 and 503 are retried, at most [`MAX_ATTEMPTS`] times: after the server's `Retry-After`
+//! (seconds or an HTTP-date) plus a small jitter, else after a jittered exponential backoff. A
+//! `Retry-After` longer than [`MAX_RETRY_WAIT`] is not waited out: the attempt fails.
+//!
+//! # What each server accepts for the response format
+//!
+//! The request carries `response_format: {"type": "json_schema", "json_schema": {"name":
+//! "verdict", "strict": true, "schema": ...}}` (OpenAI's Structured Outputs shape).
+//! - **OpenAI**: `json_schema` with `strict: true`. Strict mode requires an object root with
+//!   every property required and `additionalProperties: false`, which is what `object` sends; a
+//!   bare string root (`string` mode) is rejected by strict mode, so use `object` there.
+//! - **vLLM**: the OpenAI server accepts `response_format` of type `json_schema` and enforces it
+//!   by guided decoding; its own `guided_json` extra parameter does the same. Whether `strict`
+//!   changes anything there is not verified here.
+//! - **llama.cpp server**: turns a JSON schema into a grammar; it takes it in `response_format`
+//!   (`json_schema`, or `json_object` with a `schema`) or in a top-level `json_schema` field.
+//!   Grammar-based, so a string root (`string` mode) works too. Not verified here against a
+//!   running server.
+//! - **Ollama**: its native `/api/chat` takes a JSON schema in `format`. Its OpenAI-compatible
+//!   endpoint takes `response_format`; that it honours `json_schema` (rather than only
+//!   `json_object`) in every version is not verified here.
+//!
+//! `none` sends no `response_format` at all, for a server that rejects the field.
 
 use super::{InferenceError, Prompt, Result};
+use crate::cli::{InferenceOptions, ResponseFormat};
 use serde_json::{json, Value};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+/// The closed set of answers.
+pub const VERDICTS: [&str; 3] = ["BUY_UP", "BUY_DOWN", "ABSTAIN"];
+
+/// Attempts per answer when the server says 429 or 503.
+pub const MAX_ATTEMPTS: u32 = 4;
+/// The longest the keeper waits before one retry; a server asking for more is not retried.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// First backoff step when the server gives no `Retry-After`; doubled on every attempt.
+const BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// At most this much is added to a server's `Retry-After`, so many keepers do not retry at once.
+const RETRY_AFTER_JITTER_MS: u64 = 250;
+/// Bytes of a failed response's body kept in the off-chain row.
+pub const BODY_KEEP_BYTES: usize = 512;
 
 #[derive(Debug)]
 pub struct OpenAiClient {
     url: String,
     model: String,
     timeout: Duration,
+    options: InferenceOptions,
     http: reqwest::Client,
 }
 
-/// The closed set of answers.
-pub const VERDICTS: [&str; 3] = ["BUY_UP", "BUY_DOWN", "ABSTAIN"];
-
 impl OpenAiClient {
-    pub fn new(base_url: &str, model: &str, timeout: Duration) -> Result<Self> {
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        timeout: Duration,
+        options: InferenceOptions,
+    ) -> Result<Self> {
         let base = base_url.trim_end_matches('/');
         let url = if base.ends_with("/v1") {
             format!("{base}/chat/completions")
         } else {
             format!("{base}/v1/chat/completions")
         };
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| InferenceError::Transport(e.to_string()))?;
-        Ok(Self { url, model: model.to_string(), timeout, http })
+        let http =
+            reqwest::Client::builder().timeout(timeout).build().map_err(InferenceError::Client)?;
+        Ok(Self { url, model: model.to_string(), timeout, options, http })
     }
 
     pub fn model(&self) -> &str {
         &self.model
     }
 
-    /// The request body: deterministic sampling, a short answer, and the enum constraint.
+    /// The request body: the operator's sampling options and the answer-shape constraint.
     pub fn body(&self, prompt: &Prompt) -> Value {
-        json!({
+        let mut body = json!({
             "model": self.model,
-            "temperature": 0,
-            "max_tokens": 16,
+            "temperature": self.options.temperature,
+            "max_tokens": self.options.max_tokens,
             "messages": [
                 {"role": "system", "content": prompt.system},
                 {"role": "user", "content": prompt.user},
             ],
-            "response_format": {
+        });
+        let schema = match self.options.response_format {
+            ResponseFormat::Object => Some(json!({
+                "type": "object",
+                "properties": {"verdict": {"type": "string", "enum": VERDICTS}},
+                "required": ["verdict"],
+                "additionalProperties": false,
+            })),
+            ResponseFormat::String => Some(json!({"type": "string", "enum": VERDICTS})),
+            ResponseFormat::None => None,
+        };
+        if let Some(schema) = schema {
+            body["response_format"] = json!({
                 "type": "json_schema",
-                "json_schema": {
-                    "name": "verdict",
-                    "strict": true,
-                    "schema": {"type": "string", "enum": VERDICTS},
-                },
-            },
-        })
+                "json_schema": {"name": "verdict", "strict": true, "schema": schema},
+            });
+        }
+        body
     }
 
+    /// Asks for one answer, retrying 429 and 503 as the server says (bounded). The returned
+    /// text is submitted as is.
     pub async fn ask(&self, prompt: &Prompt) -> Result<String> {
-        let mut req = self.http.post(&self.url).json(&self.body(prompt));
+        let body = self.body(prompt);
+        let mut attempt = 1;
+        loop {
+            let err = match self.attempt(&body, attempt).await {
+                Ok(content) => return Ok(submission(&content, self.options.response_format)),
+                Err(e) => e,
+            };
+            let InferenceError::Http { status, retry_after, .. } = &err else { return Err(err) };
+            if !matches!(status, 429 | 503) || attempt >= MAX_ATTEMPTS {
+                return Err(err);
+            }
+            let wait = retry_wait(*retry_after, attempt);
+            if wait > MAX_RETRY_WAIT {
+                return Err(err);
+            }
+            eprintln!(
+                "keeper: inference HTTP {status} on attempt {attempt}; retrying in {} ms",
+                wait.as_millis()
+            );
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// One request. `Ok` is the answer's text as it arrived (possibly empty).
+    async fn attempt(&self, body: &Value, attempt: u32) -> Result<String> {
+        let mut req = self.http.post(&self.url).json(body);
         if let Ok(key) = std::env::var("KEEPER_OPENAI_API_KEY") {
             if !key.is_empty() {
                 req = req.bearer_auth(key);
             }
         }
+        let transport = |source: reqwest::Error| {
+            if source.is_timeout() {
+                InferenceError::Timeout { after: self.timeout, attempt }
+            } else {
+                InferenceError::Transport { attempt, source }
+            }
+        };
         let send = async {
-            let resp = req.send().await.map_err(|e| {
-                if e.is_timeout() {
-                    InferenceError::Timeout(self.timeout)
-                } else {
-                    InferenceError::Transport(crate::chain::short(&e.to_string()))
-                }
-            })?;
+            let resp = req.send().await.map_err(transport)?;
             let status = resp.status();
-            let text = resp.text().await.map_err(|e| {
-                if e.is_timeout() {
-                    InferenceError::Timeout(self.timeout)
-                } else {
-                    InferenceError::Transport(crate::chain::short(&e.to_string()))
-                }
-            })?;
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let text = resp.text().await.map_err(transport)?;
             if !status.is_success() {
                 return Err(InferenceError::Http {
                     status: status.as_u16(),
-                    body: crate::chain::short(&text),
+                    body: truncate(&text, BODY_KEEP_BYTES),
+                    retry_after,
+                    attempt,
                 });
             }
-            extract_content(&text)
+            extract_answer(&text).map_err(|(reason, finish_reason)| InferenceError::Malformed {
+                status: status.as_u16(),
+                body: truncate(&text, BODY_KEEP_BYTES),
+                finish_reason,
+                reason,
+                attempt,
+            })
         };
         // The client timeout covers each phase; this bounds the whole exchange.
         tokio::time::timeout(self.timeout + Duration::from_millis(100), send)
             .await
-            .map_err(|_| InferenceError::Timeout(self.timeout))?
+            .map_err(|_| InferenceError::Timeout { after: self.timeout, attempt })?
     }
 }
 
-/// The first choice's message content, exactly as sent by the server.
-pub fn extract_content(body: &str) -> Result<String> {
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| InferenceError::Malformed(format!("body is not JSON: {e}")))?;
-    let content = v
+/// The answer in a chat completion, exactly as sent: the first choice's message content or,
+/// when that is empty, its first tool call's `arguments` string (a legacy `function_call` too).
+/// A message with neither is an empty answer, which is still an answer. The error is the reason
+/// the body is not a chat completion, with the choice's `finish_reason` when there was one.
+pub fn extract_answer(body: &str) -> std::result::Result<String, (String, Option<String>)> {
+    let v: Value =
+        serde_json::from_str(body).map_err(|e| (format!("body is not JSON: {e}"), None))?;
+    let choice = v
         .get("choices")
         .and_then(|c| c.get(0))
-        .and_then(|c| c.get("message"))
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| InferenceError::Malformed("no choices[0].message.content".into()))?;
-    if content.is_empty() {
-        return Err(InferenceError::Empty);
+        .ok_or_else(|| ("no choices[0] in the completion".to_string(), None))?;
+    let finish_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_string);
+    let message = choice
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| ("no choices[0].message in the completion".to_string(), finish_reason))?;
+    let content = match message.get("content") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        // Content parts (an array) are an answer too: submitted as their JSON text.
+        Some(other) => other.to_string(),
+    };
+    if !content.is_empty() {
+        return Ok(content);
     }
-    Ok(content.to_string())
+    let tool_args = message
+        .get("tool_calls")
+        .and_then(|t| t.get(0))
+        .and_then(|t| t.get("function"))
+        .or_else(|| message.get("function_call"))
+        .and_then(|f| f.get("arguments"));
+    Ok(match tool_args {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => content,
+    })
+}
+
+/// What is submitted for an answer: in `object` mode, the `verdict` string when the answer is
+/// exactly `{"verdict": "<string>"}`; otherwise the answer itself. Nothing is trimmed.
+pub fn submission(answer: &str, format: ResponseFormat) -> String {
+    if format == ResponseFormat::Object {
+        if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(answer) {
+            if map.len() == 1 {
+                if let Some(Value::String(verdict)) = map.get("verdict") {
+                    return verdict.clone();
+                }
+            }
+        }
+    }
+    answer.to_string()
+}
+
+/// `Retry-After` as a wait from `now`: delay-seconds, or an HTTP-date (a date in the past is
+/// no wait).
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The wait before attempt `attempt + 1`: the server's `Retry-After` plus up to 250 ms of
+/// jitter (never less than told), else an exponential backoff with "equal jitter" (between half
+/// and all of `BACKOFF_BASE * 2^(attempt-1)`).
+pub fn retry_wait(retry_after: Option<Duration>, attempt: u32) -> Duration {
+    match retry_after {
+        Some(told) => told + Duration::from_millis(fastrand::u64(0..=RETRY_AFTER_JITTER_MS)),
+        None => {
+            let step = BACKOFF_BASE.saturating_mul(1 << attempt.saturating_sub(1).min(10));
+            let half = step / 2;
+            half + half.mul_f64(fastrand::f64())
+        }
+    }
+}
+
+/// At most `max` bytes of `s`, cut on a character boundary.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn client(format: ResponseFormat) -> OpenAiClient {
+        let options = InferenceOptions { response_format: format, ..InferenceOptions::default() };
+        OpenAiClient::new("http://127.0.0.1:1/", "m", Duration::from_secs(1), options).unwrap()
+    }
+
     #[test]
     fn content_is_returned_untouched() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":"\"BUY_UP\"\n"}}]}"#;
-        assert_eq!(extract_content(body).unwrap(), "\"BUY_UP\"\n");
+        assert_eq!(extract_answer(body).unwrap(), "\"BUY_UP\"\n");
     }
 
     #[test]
-    fn empty_and_malformed_answers_are_errors_not_directions() {
-        let empty = r#"{"choices":[{"message":{"content":""}}]}"#;
-        assert!(matches!(extract_content(empty), Err(InferenceError::Empty)));
-        assert!(matches!(extract_content("<html>"), Err(InferenceError::Malformed(_))));
-        assert!(matches!(extract_content(r#"{"choices":[]}"#), Err(InferenceError::Malformed(_))));
+    fn empty_and_tool_call_answers_are_answers() {
+        let empty = r#"{"choices":[{"message":{"content":""},"finish_reason":"length"}]}"#;
+        assert_eq!(extract_answer(empty).unwrap(), "");
+        let null = r#"{"choices":[{"message":{"content":null}}]}"#;
+        assert_eq!(extract_answer(null).unwrap(), "");
+        let tool = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"type":"function",
+            "function":{"name":"verdict","arguments":"{\"verdict\": \"BUY_UP\"}"}}]}}]}"#;
+        assert_eq!(extract_answer(tool).unwrap(), r#"{"verdict": "BUY_UP"}"#);
     }
 
     #[test]
-    fn request_carries_the_enum_constraint() {
-        let c = OpenAiClient::new("http://127.0.0.1:1/", "m", Duration::from_secs(1)).unwrap();
+    fn a_body_that_is_not_a_completion_is_an_error_with_its_finish_reason() {
+        assert!(extract_answer("<html>").unwrap_err().0.contains("not JSON"));
+        assert!(extract_answer(r#"{"choices":[]}"#).is_err());
+        let no_msg = r#"{"choices":[{"finish_reason":"content_filter"}]}"#;
+        assert_eq!(extract_answer(no_msg).unwrap_err().1.as_deref(), Some("content_filter"));
+    }
+
+    #[test]
+    fn object_mode_submits_the_verdict_string_or_the_whole_answer() {
+        let o = ResponseFormat::Object;
+        assert_eq!(submission(r#"{"verdict":"BUY_DOWN"}"#, o), "BUY_DOWN");
+        assert_eq!(submission("{\"verdict\": \" ABSTAIN\"}\n", o), " ABSTAIN");
+        // Not exactly the object: submitted whole.
+        for whole in [r#"{"verdict":"BUY_UP","why":"x"}"#, r#"{"verdict":1}"#, "BUY_UP", ""] {
+            assert_eq!(submission(whole, o), whole);
+        }
+        assert_eq!(
+            submission(r#"{"verdict":"BUY_UP"}"#, ResponseFormat::String),
+            r#"{"verdict":"BUY_UP"}"#
+        );
+    }
+
+    #[test]
+    fn request_carries_the_options_and_the_chosen_constraint() {
+        let c = client(ResponseFormat::Object);
         assert_eq!(c.url, "http://127.0.0.1:1/v1/chat/completions");
         let p = Prompt { system: "s".into(), user: "u".into() };
         let body = c.body(&p);
+        assert_eq!(body["max_tokens"], json!(256));
+        let rf = &body["response_format"];
         assert_eq!(
-            body["response_format"]["json_schema"]["schema"]["enum"],
+            (rf["type"].as_str(), rf["json_schema"]["strict"].as_bool()),
+            (Some("json_schema"), Some(true))
+        );
+        let schema = &rf["json_schema"]["schema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(
+            schema["properties"]["verdict"]["enum"],
             json!(["BUY_UP", "BUY_DOWN", "ABSTAIN"])
         );
+        let s = client(ResponseFormat::String).body(&p);
+        assert_eq!(s["response_format"]["json_schema"]["schema"]["type"], "string");
+        assert!(client(ResponseFormat::None).body(&p).get("response_format").is_none());
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn retry_waits_are_never_shorter_than_told_and_stay_bounded() {
+        for attempt in 1..=MAX_ATTEMPTS {
+            let w = retry_wait(Some(Duration::from_secs(2)), attempt);
+            assert!(w >= Duration::from_secs(2) && w <= Duration::from_millis(2_250), "{w:?}");
+            let step = BACKOFF_BASE * (1 << (attempt - 1));
+            let b = retry_wait(None, attempt);
+            assert!(b >= step / 2 && b <= step, "{b:?} for attempt {attempt}");
+        }
+        assert!(retry_wait(None, u32::MAX) <= BACKOFF_BASE * 1024);
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncate("abc", 2), "ab");
+        assert_eq!(truncate("é", 1), "");
+        assert_eq!(truncate("short", 512), "short");
     }
 }

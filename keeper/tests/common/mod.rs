@@ -1,0 +1,278 @@
+//! What the keeper's integration tests share: the pinned anvil, the contracts compiled once, a
+//! funded world, feed helpers, and real loopback servers (a scripted OpenAI-compatible server,
+//! over HTTP or TLS; a throw-away CA; a TLS-terminating proxy). No part of the keeper is mocked.
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use alloy::primitives::U256;
+use keeper::{
+    anvil::Anvil,
+    bindings::IRiskGate,
+    compile::{self, Artifacts},
+    recorder::{feed, FeedRow},
+    world::World,
+};
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard, OnceLock},
+    time::{Duration, Instant},
+};
+use tokio::{
+    io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+use tokio_rustls::{
+    rustls::{
+        self,
+        pki_types::{CertificateDer, PrivateKeyDer},
+    },
+    TlsAcceptor,
+};
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn anvil_bin() -> PathBuf {
+    root().join(".toolchain/bin/anvil")
+}
+
+/// One test at a time inside a test binary, so the suite stays light on a 2-core machine.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn artifacts() -> Artifacts {
+    static ART: OnceLock<Artifacts> = OnceLock::new();
+    ART.get_or_init(|| compile::compile(&root()).expect("contracts/src compiles with tools/solc"))
+        .clone()
+}
+
+pub fn params() -> IRiskGate::Params {
+    IRiskGate::Params {
+        minPrice: U256::from(50_000u64),
+        maxPrice: U256::from(950_000u64),
+        maxSize: U256::from(10_000_000u64),
+        minHeadroom: 600,
+        maxConcurrent: 10,
+        maxNotional: U256::from(1_000_000_000u64),
+        maxHorizon: 604_800,
+        maxDrawdown: U256::from(1_000_000_000u64),
+        writeOffGrace: 3_600,
+        minFillBps: 2_500,
+    }
+}
+
+/// A fresh anvil with the gate deployed and funded.
+pub async fn world(extra: &[String]) -> World {
+    let anvil = Anvil::start(&anvil_bin(), None, extra).await.expect("anvil starts");
+    let w = World::deploy_on(anvil, artifacts(), &params()).await.expect("deploys");
+    w.mint(w.deployment.gate, U256::from(100_000_000u64)).await.expect("funds the gate");
+    w
+}
+
+pub fn decisions(rows: &[FeedRow]) -> Vec<&feed::DecisionRow> {
+    rows.iter().filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None }).collect()
+}
+
+pub fn offchain(rows: &[FeedRow]) -> Vec<&feed::OffchainRow> {
+    rows.iter().filter_map(|r| if let FeedRow::Offchain(o) = r { Some(o) } else { None }).collect()
+}
+
+// --- a scripted OpenAI-compatible server
+
+/// One canned HTTP response.
+#[derive(Debug, Clone)]
+pub struct Canned {
+    pub status: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: String,
+}
+
+impl Canned {
+    /// A 200 chat completion whose first choice carries `message`.
+    pub fn message(message: serde_json::Value) -> Self {
+        let body = serde_json::json!({
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        });
+        Self { status: "200 OK", headers: Vec::new(), body: body.to_string() }
+    }
+
+    /// A 200 chat completion whose answer is the text `content`.
+    pub fn content(content: &str) -> Self {
+        Self::message(serde_json::json!({"role": "assistant", "content": content}))
+    }
+
+    pub fn status(status: &'static str, body: &str) -> Self {
+        Self { status, headers: Vec::new(), body: body.to_string() }
+    }
+
+    pub fn header(mut self, name: &'static str, value: &str) -> Self {
+        self.headers.push((name, value.to_string()));
+        self
+    }
+}
+
+/// One request the server answered, timed by the server's own clock.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// When the whole request had been read.
+    pub arrived: Instant,
+    /// When the response had been written.
+    pub answered: Instant,
+    pub request_body: String,
+}
+
+pub struct Served {
+    pub url: String,
+    pub log: Arc<Mutex<Vec<Exchange>>>,
+}
+
+impl Served {
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Serves `script[n]` to the n-th connection (every response closes its connection, so one
+/// request is one connection), over TLS when `tls` is given. Past the script: 500.
+pub async fn serve_inference(script: Vec<Canned>, tls: Option<TlsAcceptor>) -> Served {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let served_log = log.clone();
+    tokio::spawn(async move {
+        let mut n = 0usize;
+        loop {
+            let Ok((sock, _)) = listener.accept().await else { return };
+            let reply = script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
+            n += 1;
+            let (tls, log) = (tls.clone(), log.clone());
+            tokio::spawn(async move {
+                match tls {
+                    Some(acceptor) => {
+                        if let Ok(stream) = acceptor.accept(sock).await {
+                            answer(stream, reply, log).await;
+                        }
+                    }
+                    None => answer(sock, reply, log).await,
+                }
+            });
+        }
+    });
+    Served { url: format!("{scheme}://{addr}"), log: served_log }
+}
+
+async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
+    reply: Canned,
+    log: Arc<Mutex<Vec<Exchange>>>,
+) {
+    // Read headers and the body (Content-Length) before answering.
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let body_start = loop {
+        let Ok(k) = sock.read(&mut chunk).await else { return };
+        if k == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..k]);
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0usize);
+            if buf.len() >= end + 4 + len {
+                break end + 4;
+            }
+        }
+    };
+    let arrived = Instant::now();
+    let request_body = String::from_utf8_lossy(&buf[body_start..]).to_string();
+    let mut head = format!("HTTP/1.1 {}\r\ncontent-type: application/json\r\n", reply.status);
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", reply.body.len()));
+    let _ = sock.write_all(head.as_bytes()).await;
+    let _ = sock.write_all(reply.body.as_bytes()).await;
+    let _ = sock.flush().await;
+    let answered = Instant::now();
+    log.lock().unwrap_or_else(|e| e.into_inner()).push(Exchange {
+        arrived,
+        answered,
+        request_body,
+    });
+    let _ = sock.shutdown().await;
+}
+
+// --- TLS on loopback
+
+/// A throw-away CA and a leaf certificate for `localhost` and 127.0.0.1 signed by it.
+pub struct TestPki {
+    /// The CA certificate, PEM: what a client trusts through SSL_CERT_FILE.
+    pub ca_pem: String,
+    pub acceptor: TlsAcceptor,
+}
+
+pub fn test_pki() -> TestPki {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(DnType::CommonName, "riskgate keeper test CA");
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf_params =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    let chain: Vec<CertificateDer<'static>> = vec![leaf.der().clone(), ca_cert.der().clone()];
+    let key: PrivateKeyDer<'static> = leaf_key.into();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    TestPki { ca_pem: ca_cert.pem(), acceptor: TlsAcceptor::from(Arc::new(config)) }
+}
+
+/// A TLS-terminating proxy on 127.0.0.1 in front of the plain-HTTP `upstream` (host:port).
+/// Returns the port it listens on.
+pub async fn tls_proxy(acceptor: TlsAcceptor, upstream: String) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else { return };
+            let (acceptor, upstream) = (acceptor.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(sock).await else { return };
+                let Ok(mut plain) = TcpStream::connect(&upstream).await else { return };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    port
+}
+
+/// Polls until `f` holds, up to `max` (a guard against a hang, never an outcome).
+pub async fn eventually(max: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < max {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f()
+}
