@@ -21,7 +21,7 @@ pub enum ChainError {
     Unreachable {
         url: String,
         #[source]
-        source: alloy::transports::TransportError,
+        source: Box<alloy::transports::TransportError>,
     },
     #[error("the RPC reports chain {actual} but {expected} was expected: wrong --rpc-url or --chain-id?")]
     WrongChain { expected: u64, actual: u64 },
@@ -39,8 +39,10 @@ pub enum ChainError {
     BadKey,
     #[error("cannot open keystore {path}: {reason}; check the file and KEEPER_KEYSTORE_PASSWORD")]
     Keystore { path: String, reason: String },
-    #[error("RPC call failed: {0}")]
-    Rpc(String),
+    #[error("RPC call failed")]
+    Rpc(#[source] Box<alloy::transports::TransportError>),
+    #[error("contract call failed")]
+    Call(#[source] Box<alloy::contract::Error>),
     #[error("cannot build the RPC HTTP client (TLS roots: the system store, or SSL_CERT_FILE)")]
     HttpClient(#[source] reqwest::Error),
 }
@@ -101,10 +103,10 @@ pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> Result<
 /// Connects and checks the chain id.
 pub async fn connect_checked(cfg: &ChainConfig) -> Result<(DynProvider, u64)> {
     let provider = read_provider(&cfg.rpc_url)?;
-    let chain_id = provider
-        .get_chain_id()
-        .await
-        .map_err(|source| ChainError::Unreachable { url: cfg.rpc_url.to_string(), source })?;
+    let chain_id = provider.get_chain_id().await.map_err(|e| ChainError::Unreachable {
+        url: cfg.rpc_url.to_string(),
+        source: Box::new(e),
+    })?;
     if let Some(expected) = cfg.expected_chain_id {
         if expected != chain_id {
             return Err(ChainError::WrongChain { expected, actual: chain_id });
@@ -117,8 +119,7 @@ pub async fn connect_checked(cfg: &ChainConfig) -> Result<(DynProvider, u64)> {
 /// as issue 7 fixes it, and a bounds hash), so a wrong address, or a v1 gate whose ABI differs,
 /// fails before anything is sent.
 pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) -> Result<B256> {
-    let code =
-        provider.get_code_at(gate).await.map_err(|e| ChainError::Rpc(short(&e.to_string())))?;
+    let code = provider.get_code_at(gate).await.map_err(|e| ChainError::Rpc(Box::new(e)))?;
     if code.is_empty() {
         return Err(ChainError::NoCode { addr: gate, chain_id });
     }

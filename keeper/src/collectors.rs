@@ -8,17 +8,31 @@ use alloy::{
     providers::{DynProvider, Provider},
     rpc::types::{Filter, Log},
     sol_types::SolEvent,
+    transports::TransportError,
 };
 use futures::{stream, StreamExt};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
-    #[error("eth_getLogs {from}..={to} failed: {reason}")]
-    Logs { from: u64, to: u64, reason: String },
-    #[error("reading market {market}: {reason}")]
-    Market { market: Address, reason: String },
-    #[error("RPC call failed: {0}")]
-    Rpc(String),
+    #[error("eth_getLogs {from}..={to} failed")]
+    Logs {
+        from: u64,
+        to: u64,
+        #[source]
+        source: Box<TransportError>,
+    },
+    #[error("reading market {market}")]
+    Market {
+        market: Address,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
+    #[error("RPC call failed")]
+    Rpc(#[source] Box<TransportError>),
+    #[error("gate call failed")]
+    Call(#[source] Box<alloy::contract::Error>),
+    #[error("the node returned no latest block")]
+    NoLatestBlock,
 }
 
 pub type Result<T> = std::result::Result<T, CollectError>;
@@ -72,10 +86,10 @@ pub async fn logs_in_ranges(
             .event_signature(topics0.clone())
             .from_block(start)
             .to_block(end);
-        let logs = provider.get_logs(&filter).await.map_err(|e| CollectError::Logs {
+        let logs = provider.get_logs(&filter).await.map_err(|source| CollectError::Logs {
             from: start,
             to: end,
-            reason: crate::chain::short(&e.to_string()),
+            source: Box::new(source),
         })?;
         out.extend(logs);
         if end == u64::MAX {
@@ -122,9 +136,9 @@ pub async fn discover_markets(
 /// Reads one market: the gate's quote (best bid/ask, finality) and a few levels per side.
 pub async fn read_market(provider: &DynProvider, info: &MarketInfo) -> Result<MarketState> {
     let market = IBinaryMarket::new(info.address, provider);
-    let err = |e: alloy::contract::Error| CollectError::Market {
+    let err = |source: alloy::contract::Error| CollectError::Market {
         market: info.address,
-        reason: crate::chain::short(&e.to_string()),
+        source: Box::new(source),
     };
     let quote_call = market.gateQuote();
     let bids_call = market.getBookLevels(true, U256::from(BOOK_DEPTH));
@@ -166,8 +180,8 @@ pub async fn head(provider: &DynProvider) -> Result<(u64, u64)> {
     let block = provider
         .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
         .await
-        .map_err(|e| CollectError::Rpc(crate::chain::short(&e.to_string())))?
-        .ok_or_else(|| CollectError::Rpc("latest block missing".into()))?;
+        .map_err(|e| CollectError::Rpc(Box::new(e)))?
+        .ok_or(CollectError::NoLatestBlock)?;
     Ok((block.header.number, block.header.timestamp))
 }
 
@@ -177,5 +191,5 @@ pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Addre
         .marketFactory()
         .call()
         .await
-        .map_err(|e| CollectError::Rpc(crate::chain::short(&e.to_string())))
+        .map_err(|e| CollectError::Call(Box::new(e)))
 }

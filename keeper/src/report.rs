@@ -106,10 +106,8 @@ async fn report_at(
     let (provider, chain_id) = chain::connect_checked(cfg).await?;
     chain::check_gate(&provider, gate, chain_id).await?;
     let from = from_block.or_else(|| runner::saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
-    let head = provider
-        .get_block_number()
-        .await
-        .map_err(|e| chain::ChainError::Rpc(short(&e.to_string())))?;
+    let head =
+        provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts = feed::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
     let record = feed::read_chain_record(
         &provider,

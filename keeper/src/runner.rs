@@ -6,7 +6,7 @@
 
 use crate::{
     bindings::IRiskGate::Quote,
-    chain::{self, short},
+    chain,
     cli::RunConfig,
     collectors::{self, MarketInfo, MarketState},
     executor,
@@ -590,6 +590,7 @@ impl Keeper {
                 }
                 Ok(st) => states.push(st),
                 Err(e) => {
+                    let e = crate::error_chain(&e);
                     eprintln!("keeper: {e}; skipping this market this cycle");
                     let row = self.offchain_row(
                         head,
@@ -690,7 +691,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
             .keeper()
             .call()
             .await
-            .map_err(|e| chain::ChainError::Rpc(short(&e.to_string())))?;
+            .map_err(|e| chain::ChainError::Call(Box::new(e)))?;
         (reader.clone(), k)
     } else {
         let signer = chain::load_signer(cfg.keystore.as_deref())?;

@@ -168,7 +168,7 @@ impl World {
     pub async fn chain_time(&self) -> Result<u64> {
         Ok(crate::collectors::head(&self.keeper)
             .await
-            .map_err(|e| tx_err("head")(e.to_string()))?
+            .map_err(|e| tx_err("head")(crate::error_chain(&e)))?
             .1)
     }
 

@@ -246,7 +246,7 @@ pub async fn gate_facts(
         range,
     )
     .await
-    .map_err(|x| RecordError::Chain(x.to_string()))?;
+    .map_err(|x| RecordError::Chain(crate::error_chain(&x)))?;
     Ok(GateFacts {
         gate,
         chain_id,
@@ -334,7 +334,7 @@ pub async fn gate_logs(
         range,
     )
     .await
-    .map_err(|e| RecordError::Chain(e.to_string()))
+    .map_err(|e| RecordError::Chain(crate::error_chain(&e)))
 }
 
 /// Decodes the gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]` into rows. Block times are
