@@ -28,6 +28,8 @@ pub enum ConfigError {
     ZeroReask,
     #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
     ZeroTrustedResolver,
+    #[error("--trusted-resolver {0} is given twice: name each resolver once (script/Deploy.s.sol refuses duplicates too)")]
+    DuplicateTrustedResolver(Address),
     #[error(
         "{count} distinct --trusted-resolver addresses, but a gate holds at most {max}: drop some"
     )]
@@ -120,8 +122,9 @@ pub struct DeployArgs {
 pub const MAX_TRUSTED_RESOLVERS: usize = 8;
 
 impl DeployArgs {
-    /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted,
-    /// then de-duplicated), at most 8, never the zero address. `None` when none were given (the
+    /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted;
+    /// a duplicate is refused, as the forge deploy script does), at most 8, never the zero
+    /// address. `None` when none were given (the
     /// deployer is then the one trusted resolver).
     pub fn trusted_resolvers(&self) -> Result<Option<Vec<Address>>> {
         if self.trusted_resolvers.is_empty() {
@@ -131,14 +134,17 @@ impl DeployArgs {
     }
 }
 
-/// `given`, sorted and de-duplicated; refuses the zero address and more than 8 entries.
+/// `given`, sorted; refuses the zero address, a duplicate and more than 8 entries, so that both
+/// deploy paths (this and `script/Deploy.s.sol`) treat one list the same way.
 pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
     if given.contains(&Address::ZERO) {
         return Err(ConfigError::ZeroTrustedResolver);
     }
     let mut list = given.to_vec();
     list.sort_unstable();
-    list.dedup();
+    if let Some(w) = list.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ConfigError::DuplicateTrustedResolver(w[0]));
+    }
     if list.len() > MAX_TRUSTED_RESOLVERS {
         return Err(ConfigError::TooManyTrustedResolvers {
             count: list.len(),
@@ -497,12 +503,13 @@ mod tests {
     }
 
     #[test]
-    fn trusted_resolvers_are_sorted_deduped_and_never_zero() {
+    fn trusted_resolvers_are_sorted_never_duplicated_and_never_zero() {
         let a = |b: u8| Address::repeat_byte(b);
-        assert_eq!(
-            trusted_resolver_list(&[a(3), a(1), a(3), a(2)]).unwrap(),
-            vec![a(1), a(2), a(3)]
-        );
+        assert_eq!(trusted_resolver_list(&[a(3), a(1), a(2)]).unwrap(), vec![a(1), a(2), a(3)]);
+        assert!(matches!(
+            trusted_resolver_list(&[a(3), a(1), a(3), a(2)]),
+            Err(ConfigError::DuplicateTrustedResolver(x)) if x == a(3)
+        ));
         assert!(matches!(
             trusted_resolver_list(&[a(1), Address::ZERO]),
             Err(ConfigError::ZeroTrustedResolver)
@@ -512,9 +519,6 @@ mod tests {
             trusted_resolver_list(&nine),
             Err(ConfigError::TooManyTrustedResolvers { count: 9, max: 8 })
         ));
-        // Duplicates do not count twice against the limit.
-        let dup: Vec<Address> = (1..=8).chain(1..=8).map(a).collect();
-        assert_eq!(trusted_resolver_list(&dup).unwrap().len(), 8);
         let parse = |flags: &[String]| {
             let mut argv = vec!["keeper".to_string(), "deploy".to_string()];
             argv.extend(flags.iter().cloned());
