@@ -488,7 +488,7 @@ mod tests {
 
     #[test]
     fn deploy_defaults_are_the_readme_table() {
-        // /work/v2-decisions.md and the README's deploy table.
+        // The README's deploy table (and script/Deploy.s.sol's GATE_* defaults).
         let Ok(Args { command: Command::Deploy(d), .. }) =
             Args::try_parse_from(["keeper", "deploy"])
         else {

@@ -280,7 +280,8 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     let wait_rows = |n: usize| {
         let feed_path = feed_path.clone();
         async move {
-            for _ in 0..200 {
+            // A guard against a hang (up to 120 s on a loaded machine), never an outcome.
+            for _ in 0..1200 {
                 let rows = feed::read_feed(&feed_path).unwrap_or_default();
                 if decisions(&rows).len() >= n {
                     return true;
