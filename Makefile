@@ -29,7 +29,7 @@ slither: bootstrap
 
 test-rust: bootstrap
 	$(FORGE) build
-	$(CARGO) test --release --locked --workspace
+	$(CARGO) test --release --locked --workspace --features keeper/dev
 
 ## test-sim: gate-sim's command-line checks (its cargo tests run in test-rust): the corpus counts
 ## on the reference, revm and anvil; 10,000 differential cases in revm and 500 on anvil; a
@@ -56,13 +56,13 @@ deploy-local: bootstrap
 ## demo: start anvil, deploy, run the agent, write results/
 demo: bootstrap
 	$(FORGE) build
-	$(CARGO) run --release --locked -p keeper -- demo
+	$(CARGO) run --release --locked -p keeper --features dev -- demo
 
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
 bench: bootstrap
 	$(FORGE) build
 	$(CARGO) run --release --locked -p gate-sim -- bench --out results/bench/gate-sim.md
-	$(CARGO) run --release --locked -p keeper -- bench
+	$(CARGO) run --release --locked -p keeper --features dev -- bench
 	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
 	  for f in gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
 	@echo "wrote results/BENCH.md"
@@ -76,7 +76,8 @@ lint: bootstrap lint-rust
 
 lint-rust: bootstrap
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --locked --workspace --all-targets --features keeper/dev -- -D warnings
+	$(CARGO) clippy --release --locked -p keeper -- -D warnings
 
 clean:
 	rm -rf out cache out-slither cache-slither target

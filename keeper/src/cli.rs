@@ -71,9 +71,13 @@ pub enum Command {
     /// Rebuild results/feed.jsonl and results/RESULTS.md from chain logs alone, and check the
     /// gate's code on chain against the compiled source.
     Report(ReportArgs),
-    /// Spawn a local anvil, deploy, play every scenario, resolve, redeem and write results/.
+    /// Spawn a local anvil, deploy, play every scenario, resolve, redeem and write results/
+    /// (built with the `dev` feature).
+    #[cfg(feature = "dev")]
     Demo(DemoArgs),
-    /// Measure throughput, memory and gas; writes results/bench/keeper.md.
+    /// Measure throughput, memory and gas; writes results/bench/keeper.md (built with the `dev`
+    /// feature).
+    #[cfg(feature = "dev")]
     Bench(BenchArgs),
 }
 

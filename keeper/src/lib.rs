@@ -7,21 +7,20 @@
 //! whose resolver the gate trusts, and writes off positions whose market never settles.
 
 pub mod anvil;
-pub mod bench;
 pub mod bindings;
 pub mod chain;
 pub mod cli;
 pub mod collectors;
 pub mod compile;
-pub mod demo;
 pub mod deploy;
+#[cfg(feature = "dev")]
+pub mod dev;
 pub mod executor;
 pub mod quote;
 pub mod recorder;
 pub mod report;
 pub mod runner;
 pub mod strategy;
-pub mod world;
 
 /// An error and every cause under it, on one line ("a: b: c"), so "error sending request for
 /// url (https://…)" shows the real cause beneath it. A cause whose text the line already holds

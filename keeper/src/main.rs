@@ -4,7 +4,7 @@
 use clap::Parser;
 use keeper::{
     cli::{Args, Command},
-    demo, deploy, report, runner,
+    deploy, report, runner,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -50,13 +50,15 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 if r.check { "; record matches chain" } else { "" }
             );
         }
+        #[cfg(feature = "dev")]
         Command::Demo(d) => {
             let cancel = CancellationToken::new();
             runner::spawn_signal_handler(cancel.clone());
-            demo::run(&d, &root, cancel).await?;
+            keeper::dev::demo::run(&d, &root, cancel).await?;
         }
+        #[cfg(feature = "dev")]
         Command::Bench(b) => {
-            keeper::bench::run(&b, &root).await?;
+            keeper::dev::bench::run(&b, &root).await?;
         }
     }
     Ok(())

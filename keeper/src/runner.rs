@@ -16,7 +16,7 @@ use crate::{
         feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow, RowNote},
         CHART_FILE, FEED_FILE, RESULTS_FILE,
     },
-    strategy::{prompt::strategy_hash, Prompt, Provider},
+    strategy::{prompt::strategy_hash, Model, Prompt},
 };
 use alloy::{
     primitives::{Address, TxHash, B256},
@@ -252,7 +252,7 @@ impl Keeper {
     }
 
     /// The annotation every row answered by `provider` carries.
-    pub fn note(&self, provider: &Provider, scenario: Option<&str>) -> Annotation {
+    pub fn note(&self, provider: &Model, scenario: Option<&str>) -> Annotation {
         Annotation {
             provider: Some(provider.name().to_string()),
             model: Some(provider.model()),
@@ -286,7 +286,7 @@ impl Keeper {
     pub async fn ask_all(
         &mut self,
         states: Vec<MarketState>,
-        provider: &Provider,
+        provider: &Model,
         head: (u64, u64),
         scenario: Option<&str>,
         cancel: &CancellationToken,
@@ -609,7 +609,7 @@ impl Keeper {
     /// One full cycle with `provider`.
     pub async fn cycle(
         &mut self,
-        provider: &Provider,
+        provider: &Model,
         scenario: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<CycleReport> {
@@ -700,7 +700,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     };
     let from_block =
         cfg.from_block.or_else(|| saved_deploy_block(root, chain_id, cfg.gate)).unwrap_or(0);
-    let model = Provider::from_config(&cfg.model, cfg.inference_timeout)?;
+    let model = Model::from_config(&cfg.model, cfg.inference_timeout)?;
     let mut keeper = Keeper::new(
         provider,
         chain_id,

@@ -15,14 +15,14 @@ use common::{
 use keeper::{
     cli::InferenceOptions,
     recorder::feed,
-    strategy::{openai::OpenAiClient, Provider},
+    strategy::{openai::OpenAiClient, Model},
 };
 use serde_json::json;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-fn openai(url: &str, timeout: Duration) -> Provider {
-    Provider::OpenAi(
+fn openai(url: &str, timeout: Duration) -> Model {
+    Model::OpenAi(
         OpenAiClient::new(url, "test-model", timeout, InferenceOptions::default()).unwrap(),
     )
 }

@@ -14,9 +14,9 @@ use common::{anvil_bin, decisions, offchain, root, serial, world};
 use keeper::{
     bindings::IRiskGate,
     cli::InferenceOptions,
+    dev::world::Actor,
     recorder::feed,
-    strategy::{openai::OpenAiClient, Provider},
-    world::Actor,
+    strategy::{openai::OpenAiClient, Model},
 };
 use std::{process::Command, time::Duration};
 use tokio::{
@@ -42,7 +42,7 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
 
     let mut first = w.keeper(Some(dir.path().to_path_buf()));
     first.reask_secs = 3_600;
-    let r = first.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    let r = first.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 3, "one decision per market on the first cycle");
     drop(first); // the "crash": all in-memory state is gone
 
@@ -50,7 +50,7 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let mut second = w.keeper(Some(dir.path().to_path_buf()));
     second.reask_secs = 3_600;
     second.load_existing_feed().unwrap();
-    let r = second.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    let r = second.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 0, "inside the 3,600 s interval nothing is asked again");
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     assert_eq!(decisions(&rows).len(), 3, "no row lost, none duplicated");
@@ -65,9 +65,9 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let mut third = w.keeper(Some(dir.path().to_path_buf()));
     third.reask_secs = 3_600;
     third.load_existing_feed().unwrap();
-    assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 0);
+    assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 0);
     w.mine_at(last_time + 3_600).await.unwrap();
-    assert_eq!(third.cycle(&Provider::Builtin, None, &cancel).await.unwrap().submitted, 3);
+    assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 3);
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     assert_eq!(decisions(&rows).len(), 6);
     w.stop().await;
@@ -89,7 +89,7 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     w.ask(stuck, 400_000, 20_000_000).await.unwrap();
     let cancel = CancellationToken::new();
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!((r.asked, r.submitted), (1, 1), "only the trusted resolver's market is asked");
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let ds = decisions(&rows);
@@ -106,9 +106,9 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
 
     // Expiry + writeOffGrace (3,600) passes unresolved: the next cycle writes it off.
     w.mine_at(now + 900 + 3_600 + 1).await.unwrap();
-    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!((r.written_off, r.asked), (1, 0));
-    let gate = IRiskGate::new(w.deployment.gate, &w.keeper);
+    let gate = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     assert_eq!(gate.openPositions().call().await.unwrap(), 0, "the slot is free again");
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let d = decisions(&rows)[0];
@@ -117,7 +117,7 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
 
     // The market resolves late, UP: the keeper still redeems the written-off claim.
     w.resolve(stuck, true).await.unwrap();
-    let r = k.cycle(&Provider::Builtin, None, &cancel).await.unwrap();
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.redeemed, 1);
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let st = decisions(&rows)[0].settlement.clone().expect("settled after the write-off");
@@ -212,7 +212,7 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
         Reply::Content("\"BUY_UP\""),
     ])
     .await;
-    let provider = Provider::OpenAi(
+    let provider = Model::OpenAi(
         OpenAiClient::new(
             &url,
             "test-model",

@@ -72,13 +72,13 @@ pub type Result<T> = std::result::Result<T, InferenceError>;
 
 /// One inference provider.
 #[derive(Debug)]
-pub enum Provider {
+pub enum Model {
     Builtin,
     OpenAi(openai::OpenAiClient),
     Replay(replay::Replay),
 }
 
-impl Provider {
+impl Model {
     pub fn from_config(cfg: &ModelConfig, timeout: Duration) -> Result<Self> {
         Ok(match cfg {
             ModelConfig::Builtin => Self::Builtin,
@@ -89,7 +89,7 @@ impl Provider {
         })
     }
 
-    /// Provider name recorded in every row.
+    /// Model (provider) name recorded in every row.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Builtin => "builtin",

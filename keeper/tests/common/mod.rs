@@ -9,8 +9,8 @@ use keeper::{
     anvil::Anvil,
     bindings::IRiskGate,
     compile::{self, Artifacts},
+    dev::world::World,
     recorder::{feed, FeedRow},
-    world::World,
 };
 use std::{
     path::{Path, PathBuf},

@@ -13,11 +13,11 @@ use crate::{
     cli::DemoArgs,
     collectors::{self, MarketInfo},
     compile,
+    dev::world::{Actor, World, WorldError},
     recorder::feed::FeedRow,
     report::{STATE_FILE, STATE_META_FILE},
     runner::{Answer, Keeper},
-    strategy::{replay::Replay, Prompt, Provider},
-    world::{Actor, World, WorldError},
+    strategy::{replay::Replay, Model, Prompt},
 };
 use alloy::primitives::{Address, U256};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -106,7 +106,7 @@ impl Progress {
 async fn think(
     keeper: &mut Keeper,
     markets: &[Address],
-    provider: &Provider,
+    provider: &Model,
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<(Vec<Answer>, (u64, u64))> {
@@ -127,7 +127,7 @@ async fn think(
 async fn play(
     keeper: &mut Keeper,
     markets: &[Address],
-    provider: &Provider,
+    provider: &Model,
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<Vec<u8>> {
@@ -138,7 +138,7 @@ async fn play(
 /// Prints the gate's address and its bounds as read back from the chain (not from the values
 /// the demo passed to the constructor), so what is shown is what the contract enforces.
 async fn announce_gate(world: &World, progress: &Progress) -> Result<()> {
-    let gate = IRiskGate::new(world.deployment.gate, &world.keeper);
+    let gate = IRiskGate::new(world.deployment.gate, &world.keeper_rpc);
     let read_err = |what: &'static str| {
         move |e: alloy::contract::Error| DemoError::Step {
             step: format!("read {what} from the gate"),
@@ -173,8 +173,8 @@ async fn announce_gate(world: &World, progress: &Progress) -> Result<()> {
     Ok(())
 }
 
-fn replay(label: &str, answers: &[&str]) -> Provider {
-    Provider::Replay(Replay::from_answers(label, answers.iter().map(|s| s.to_string()).collect()))
+fn replay(label: &str, answers: &[&str]) -> Model {
+    Model::Replay(Replay::from_answers(label, answers.iter().map(|s| s.to_string()).collect()))
 }
 
 pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Result<()> {
@@ -322,9 +322,9 @@ async fn scenarios(
     finalize_while_thinking(w, &mut k, m_final, cancel).await?;
 
     p.step("hostile segment: injection attempts replayed from keeper/demo/hostile.jsonl");
-    let hostile = Provider::Replay(Replay::from_lines(
+    let hostile = Model::Replay(Replay::from_lines(
         "hostile.jsonl",
-        include_str!("../demo/hostile.jsonl"),
+        include_str!("../../demo/hostile.jsonl"),
     )?);
     let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
     k.sync(head.0).await?;
@@ -348,7 +348,7 @@ async fn scenarios(
 
     p.step("inference unreachable: an off-chain row, nothing submitted");
     let dead = crate::anvil::free_port().map_err(WorldError::from)?;
-    let unreachable = Provider::OpenAi(crate::strategy::openai::OpenAiClient::new(
+    let unreachable = Model::OpenAi(crate::strategy::openai::OpenAiClient::new(
         &format!("http://127.0.0.1:{dead}"),
         "no-server-listening",
         std::time::Duration::from_secs(2),
@@ -364,7 +364,7 @@ async fn scenarios(
     for m in [m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short, m_expired] {
         w.resolve(m, true).await?;
     }
-    let provider = Provider::Builtin;
+    let provider = Model::Builtin;
     k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
 
     p.step("ordinary markets: seeding twelve books");

@@ -9,10 +9,10 @@
 use super::{play, replay, think, DemoError, Progress, Result};
 use crate::{
     bindings::reason,
+    dev::world::{Actor, World},
     recorder::adversary::ATTACK_PREFIX,
     runner::Keeper,
-    strategy::Provider,
-    world::{Actor, World},
+    strategy::Model,
 };
 use alloy::primitives::Address;
 use tokio_util::sync::CancellationToken;
@@ -48,7 +48,7 @@ pub(super) async fn run_all(
     cancel: &CancellationToken,
 ) -> Result<()> {
     debug_assert!(ATTACK_1A.starts_with(ATTACK_PREFIX));
-    let builtin = Provider::Builtin;
+    let builtin = Model::Builtin;
     let outsider = w.addr(Actor::Outsider);
     let maker = w.addr(Actor::Maker);
 
@@ -154,7 +154,7 @@ pub(super) async fn run_all(
 /// purchase.
 async fn drain(w: &World, k: &mut Keeper, p: &Progress, cancel: &CancellationToken) -> Result<()> {
     let hostile = w.addr(Actor::Hostile);
-    let builtin = Provider::Builtin;
+    let builtin = Model::Builtin;
     let mut refused = 0;
     for round in 1..=MAX_DRAIN_ROUNDS {
         p.step(&format!(

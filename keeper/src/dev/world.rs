@@ -63,7 +63,8 @@ impl Actor {
 
 pub struct World {
     pub anvil: Anvil,
-    pub keeper: DynProvider,
+    /// The keeper account's signing RPC handle.
+    pub keeper_rpc: DynProvider,
     pub maker: DynProvider,
     pub keeper_addr: Address,
     pub maker_addr: Address,
@@ -128,10 +129,12 @@ impl World {
             let addr = signer.address();
             accounts.push((addr, chain::signing_provider(&anvil.url, signer)?));
         }
-        let (keeper_addr, keeper) = accounts[Actor::Keeper.index()].clone();
+        let (keeper_addr, keeper_rpc) = accounts[Actor::Keeper.index()].clone();
         let (maker_addr, maker) = accounts[Actor::Maker.index()].clone();
-        let chain_id =
-            keeper.get_chain_id().await.map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
+        let chain_id = keeper_rpc
+            .get_chain_id()
+            .await
+            .map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
         let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
         let trusted_resolvers = crate::cli::trusted_resolver_list(&given)
             .map_err(|e| tx_err("trusted resolvers")(e.to_string()))?;
@@ -142,9 +145,17 @@ impl World {
             factory: None,
             keeper: keeper_addr,
         };
-        let deployment = deploy::deploy_all(&keeper, chain_id, &artifacts, &spec).await?;
-        let w =
-            Self { anvil, keeper, maker, keeper_addr, maker_addr, deployment, artifacts, accounts };
+        let deployment = deploy::deploy_all(&keeper_rpc, chain_id, &artifacts, &spec).await?;
+        let w = Self {
+            anvil,
+            keeper_rpc,
+            maker,
+            keeper_addr,
+            maker_addr,
+            deployment,
+            artifacts,
+            accounts,
+        };
         for who in [Actor::Maker, Actor::Hostile, Actor::Outsider] {
             w.mint(w.addr(who), U256::from(1_000_000_000_000u64)).await?;
         }
@@ -166,7 +177,7 @@ impl World {
     }
 
     pub async fn chain_time(&self) -> Result<u64> {
-        Ok(crate::collectors::head(&self.keeper)
+        Ok(crate::collectors::head(&self.keeper_rpc)
             .await
             .map_err(|e| tx_err("head")(crate::error_chain(&e)))?
             .1)
@@ -177,9 +188,9 @@ impl World {
         let e =
             |x: alloy::transports::TransportError| tx_err("advance time")(short(&x.to_string()));
         let _: serde_json::Value =
-            self.keeper.raw_request("evm_increaseTime".into(), (secs,)).await.map_err(e)?;
+            self.keeper_rpc.raw_request("evm_increaseTime".into(), (secs,)).await.map_err(e)?;
         let _: serde_json::Value =
-            self.keeper.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+            self.keeper_rpc.raw_request("evm_mine".into(), ()).await.map_err(e)?;
         Ok(())
     }
 
@@ -188,12 +199,12 @@ impl World {
     pub async fn mine_at(&self, timestamp: u64) -> Result<()> {
         let e = |x: alloy::transports::TransportError| tx_err("mine at")(short(&x.to_string()));
         let _: serde_json::Value = self
-            .keeper
+            .keeper_rpc
             .raw_request("evm_setNextBlockTimestamp".into(), (timestamp,))
             .await
             .map_err(e)?;
         let _: serde_json::Value =
-            self.keeper.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+            self.keeper_rpc.raw_request("evm_mine".into(), ()).await.map_err(e)?;
         Ok(())
     }
 
@@ -342,7 +353,7 @@ impl World {
     /// A keeper pointed at this world's gate.
     pub fn keeper(&self, results: Option<std::path::PathBuf>) -> crate::runner::Keeper {
         crate::runner::Keeper::new(
-            self.keeper.clone(),
+            self.keeper_rpc.clone(),
             self.deployment.chain_id,
             self.deployment.gate,
             self.deployment.factory,

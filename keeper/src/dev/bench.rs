@@ -6,10 +6,11 @@ use crate::{
     bindings::IRiskGate::{self, Quote},
     chain::short,
     cli::BenchArgs,
-    compile, executor,
+    compile,
+    dev::world::{confirm, World, WorldError},
+    executor,
     quote::QuotePolicy,
-    strategy::Provider,
-    world::{confirm, World, WorldError},
+    strategy::Model,
 };
 use alloy::{
     network::{EthereumWallet, TransactionBuilder},
@@ -48,7 +49,7 @@ fn bench_params() -> IRiskGate::Params {
         maxConcurrent: 255,
         maxNotional: U256::from(1_000_000_000_000u64),
         maxDrawdown: U256::from(1_000_000_000_000u64),
-        ..crate::demo::demo_params()
+        ..crate::dev::demo::demo_params()
     }
 }
 
@@ -98,7 +99,7 @@ async fn throughput(w: &World, n: usize, tmp: &Path) -> Result<Throughput> {
     let mut k = w.keeper(Some(tmp.to_path_buf()));
     let cancel = CancellationToken::new();
     let t = Instant::now();
-    let report = k.cycle(&Provider::Builtin, None, &cancel).await?;
+    let report = k.cycle(&Model::Builtin, None, &cancel).await?;
     let keeper_secs = t.elapsed().as_secs_f64();
     if report.submitted != n {
         return Err(step("keeper cycle")(format!("submitted {} of {n}", report.submitted)));
@@ -110,7 +111,7 @@ async fn throughput(w: &World, n: usize, tmp: &Path) -> Result<Throughput> {
         crate::chain::dev_signer(w.anvil.dev_key(0).map_err(|e| step("dev key")(e.to_string()))?)
             .map_err(|e| step("signer")(e.to_string()))?;
     let wallet = EthereumWallet::from(signer);
-    let p = &w.keeper;
+    let p = &w.keeper_rpc;
     let nonce = p
         .get_transaction_count(w.keeper_addr)
         .await
@@ -209,14 +210,14 @@ struct Gas {
 
 /// Sends one submitVerdict and returns its gasUsed and the reason it published.
 async fn submit_gas(w: &World, market: Address, raw: &str, quote: Quote) -> Result<(u64, u8)> {
-    let g = IRiskGate::new(w.deployment.gate, &w.keeper);
+    let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     let tx = g
         .submitVerdict(market, raw.to_string(), B256::ZERO, quote)
         .gas(executor::submit_gas_limit(raw))
         .send()
         .await
         .map_err(|e| step("submitVerdict")(executor::describe(&e)))?;
-    let r = confirm(&w.keeper, "submitVerdict", *tx.tx_hash()).await?;
+    let r = confirm(&w.keeper_rpc, "submitVerdict", *tx.tx_hash()).await?;
     let reason = r
         .inner
         .logs()
@@ -266,7 +267,7 @@ async fn gas(w: &World) -> Result<Gas> {
     // fresh market with one resting ask at 0.40, and the keeper's quote for it.
     let m_eval = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_eval, 400_000, 20_000_000).await?;
-    let g = IRiskGate::new(w.deployment.gate, &w.keeper);
+    let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     let snapshot = g
         .snapshotOf(m_eval)
         .call()
@@ -287,7 +288,7 @@ async fn gas(w: &World) -> Result<Gas> {
         .with_to(w.deployment.gate)
         .with_input(Bytes::from(data.clone()));
     let evaluate_estimate = w
-        .keeper
+        .keeper_rpc
         .estimate_gas(req.clone())
         .await
         .map_err(|e| step("estimate")(short(&e.to_string())))?;
@@ -295,7 +296,7 @@ async fn gas(w: &World) -> Result<Gas> {
     // Execution gas of the gate's frame from a struct-log trace: gas at the first opcode minus
     // gas left after the last one.
     let trace: serde_json::Value = w
-        .keeper
+        .keeper_rpc
         .raw_request(
             "debug_traceCall".into(),
             (
