@@ -39,6 +39,10 @@ pub enum ChainError {
     BadKey,
     #[error("cannot open keystore {path}: {reason}; check the file and KEEPER_KEYSTORE_PASSWORD")]
     Keystore { path: String, reason: String },
+    #[error("no --gate given and no deployment saved for chain {chain_id} at {path}: pass --gate or set KEEPER_GATE, or run `keeper deploy` first")]
+    NoSavedGate { chain_id: u64, path: String },
+    #[error("deployment file {path} is not a keeper deployment ({reason}): pass --gate instead")]
+    BadSavedGate { path: String, reason: String },
     #[error("RPC call failed")]
     Rpc(#[source] Box<alloy::transports::TransportError>),
     #[error("contract call failed")]

@@ -301,9 +301,23 @@ pub struct RunArgs {
     /// Markets read and asked concurrently.
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
-    /// Directory the feed and RESULTS.md are written to.
-    #[arg(long, default_value = "results")]
-    pub results: PathBuf,
+    /// Directory the feed, RESULTS.md and the submission journal are written to (default:
+    /// results/<chain-id>/<gate>/, so no two gates or chains ever share one; `results/` itself
+    /// belongs to `make demo`).
+    #[arg(long, env = "KEEPER_RESULTS")]
+    pub results: Option<PathBuf>,
+    /// Blocks a decision must be buried under before it enters the record (default: 2, or 0 on a
+    /// local dev chain, chain id 31337).
+    #[arg(long, env = "KEEPER_CONFIRMATIONS")]
+    pub confirmations: Option<u64>,
+    /// Seconds a pending transaction may wait for inclusion before it is re-sent at the same
+    /// nonce with bumped fees.
+    #[arg(long, default_value_t = 30, env = "KEEPER_RESEND_AFTER_SECS")]
+    pub resend_after_secs: u64,
+    /// Give up (exit non-zero, every row on disk) when the node stays unreachable this many
+    /// seconds; without it an outage is waited out with a bounded backoff.
+    #[arg(long, env = "KEEPER_MAX_OUTAGE_SECS")]
+    pub max_outage_secs: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -386,7 +400,6 @@ pub enum ModelConfig {
 pub struct RunConfig {
     pub chain: ChainConfig,
     pub keystore: Option<PathBuf>,
-    pub gate: Address,
     pub model: ModelConfig,
     pub strategy_text: String,
     pub reask_secs: u64,
@@ -398,7 +411,15 @@ pub struct RunConfig {
     pub from_block: Option<u64>,
     pub log_range: u64,
     pub concurrency: usize,
-    pub results: PathBuf,
+    /// None: results/<chain-id>/<gate>/ under the project root, known once connected.
+    pub results: Option<PathBuf>,
+    /// None: 2 on a real network, 0 on a local dev chain (decided once the chain id is known).
+    pub confirmations: Option<u64>,
+    pub resend_after: Duration,
+    /// None: an outage is waited out, however long.
+    pub max_outage: Option<Duration>,
+    /// None: the gate saved in deployments/<chain-id>.json.
+    pub gate: Option<Address>,
 }
 
 impl RunArgs {
@@ -419,7 +440,6 @@ impl RunArgs {
 
     pub fn to_config(&self, root: &std::path::Path) -> Result<RunConfig> {
         let chain = self.chain.to_config()?;
-        let gate = self.gate.ok_or(ConfigError::MissingGate)?;
         let model = match self.model {
             ModelKind::Builtin => ModelConfig::Builtin,
             ModelKind::Openai => ModelConfig::OpenAi {
@@ -448,7 +468,6 @@ impl RunArgs {
         Ok(RunConfig {
             chain,
             keystore: self.key.keystore.clone(),
-            gate,
             model,
             strategy_text,
             reask_secs: self.reask_secs,
@@ -460,7 +479,11 @@ impl RunArgs {
             from_block: self.from_block,
             log_range: self.log_range.max(1),
             concurrency: self.concurrency.max(1),
-            results: root.join(&self.results),
+            results: self.results.as_ref().map(|r| root.join(r)),
+            confirmations: self.confirmations,
+            resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
+            max_outage: self.max_outage_secs.map(Duration::from_secs),
+            gate: self.gate,
         })
     }
 }

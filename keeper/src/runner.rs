@@ -681,13 +681,39 @@ pub fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Option<u
     (saved.gate == gate).then_some(saved.deploy_block)
 }
 
+/// The default results folder of a gate: `results/<chain-id>/<gate>/` under the project root,
+/// so two gates or two chains never share a record (`results/` itself is the demo's).
+pub fn default_results_dir(root: &Path, chain_id: u64, gate: Address) -> PathBuf {
+    root.join("results").join(chain_id.to_string()).join(gate.to_checksum(None))
+}
+
+/// The gate saved by `keeper deploy` in deployments/<chain-id>.json.
+pub fn saved_gate(root: &Path, chain_id: u64) -> std::result::Result<Address, chain::ChainError> {
+    let path = root.join("deployments").join(format!("{chain_id}.json"));
+    let text = std::fs::read_to_string(&path).map_err(|_| chain::ChainError::NoSavedGate {
+        chain_id,
+        path: path.display().to_string(),
+    })?;
+    let saved: crate::deploy::Deployment = serde_json::from_str(&text).map_err(|e| {
+        chain::ChainError::BadSavedGate { path: path.display().to_string(), reason: e.to_string() }
+    })?;
+    Ok(saved.gate)
+}
+
 /// `keeper run`.
 pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
     let (reader, chain_id) = chain::connect_checked(&cfg.chain).await?;
-    chain::check_gate(&reader, cfg.gate, chain_id).await?;
-    let factory = collectors::gate_factory(&reader, cfg.gate).await?;
+    let gate = match cfg.gate {
+        Some(g) => g,
+        None => saved_gate(root, chain_id)?,
+    };
+    let mut cfg = cfg;
+    cfg.gate = Some(gate);
+    let results = cfg.results.clone().unwrap_or_else(|| default_results_dir(root, chain_id, gate));
+    chain::check_gate(&reader, gate, chain_id).await?;
+    let factory = collectors::gate_factory(&reader, gate).await?;
     let (provider, keeper_addr) = if cfg.dry_run {
-        let k = crate::bindings::IRiskGate::new(cfg.gate, &reader)
+        let k = crate::bindings::IRiskGate::new(gate, &reader)
             .keeper()
             .call()
             .await
@@ -699,17 +725,10 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
         (chain::signing_provider(&cfg.chain.rpc_url, signer)?, addr)
     };
     let from_block =
-        cfg.from_block.or_else(|| saved_deploy_block(root, chain_id, cfg.gate)).unwrap_or(0);
+        cfg.from_block.or_else(|| saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
     let model = Model::from_config(&cfg.model, cfg.inference_timeout)?;
-    let mut keeper = Keeper::new(
-        provider,
-        chain_id,
-        cfg.gate,
-        factory,
-        keeper_addr,
-        from_block,
-        Some(cfg.results.clone()),
-    );
+    let mut keeper =
+        Keeper::new(provider, chain_id, gate, factory, keeper_addr, from_block, Some(results));
     keeper.log_range = cfg.log_range;
     keeper.concurrency = cfg.concurrency;
     keeper.reask_secs = cfg.reask_secs;
@@ -719,7 +738,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     keeper.load_existing_feed()?;
     eprintln!(
         "keeper: chain {chain_id}, gate {}, keeper {keeper_addr}, model {} / {}{}",
-        cfg.gate,
+        gate,
         model.name(),
         model.model(),
         if cfg.dry_run { " (dry run: nothing is sent)" } else { "" }
