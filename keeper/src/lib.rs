@@ -16,6 +16,7 @@ pub mod deploy;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod executor;
+pub mod lens;
 pub mod quote;
 pub mod recorder;
 pub mod report;
