@@ -10,33 +10,9 @@ use alloy::{
     sol_types::{SolCall, SolError, SolValue},
 };
 
-// Paths are relative to the crate; the generated constructors of the `Decision` event take one
-// argument per field.
-#[allow(clippy::too_many_arguments)]
-mod bindings {
-    alloy::sol!(
-        #[sol(all_derives)]
-        "../contracts/src/interfaces/IRiskGate.sol"
-    );
-    alloy::sol!(
-        #[sol(all_derives)]
-        "../contracts/src/interfaces/IBinaryMarket.sol"
-    );
-    alloy::sol!(
-        #[sol(all_derives)]
-        "../contracts/src/interfaces/IMarketFactory.sol"
-    );
-    alloy::sol! {
-        /// The parts of `TestCollateral` (an open-mint ERC-20) the simulator uses.
-        #[sol(all_derives)]
-        interface ITestCollateral {
-            function mint(address to, uint256 amount) external;
-            function approve(address spender, uint256 amount) external returns (bool);
-            function balanceOf(address holder) external view returns (uint256);
-        }
-    }
-}
-pub use bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral};
+// The same `sol!` bindings the keeper uses, from riskgate-kit (ABI only: the model's rules,
+// reasons and numbers stay this crate's own reading of the specification).
+pub use riskgate_kit::bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral};
 
 pub use IRiskGate::{Params, Quote as SolQuote, Snapshot as SolSnapshot};
 
@@ -260,17 +236,8 @@ pub fn constructor_error_data(e: &ConstructorError) -> Bytes {
     .into()
 }
 
-/// Decodes revert data into the interface's error for a readable report.
+/// Decodes revert data into the contracts' errors for a readable report (hex when it is none
+/// of them).
 pub fn describe_revert(data: &[u8]) -> String {
-    use alloy::sol_types::SolInterface;
-    if let Ok(e) = IRiskGate::IRiskGateErrors::abi_decode(data) {
-        return format!("{e:?}");
-    }
-    if let Ok(e) = IBinaryMarket::IBinaryMarketErrors::abi_decode(data) {
-        return format!("{e:?}");
-    }
-    if let Ok(e) = IMarketFactory::IMarketFactoryErrors::abi_decode(data) {
-        return format!("{e:?}");
-    }
-    format!("0x{}", alloy::primitives::hex::encode(data))
+    riskgate_kit::revert::describe_data(data)
 }

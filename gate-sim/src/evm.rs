@@ -19,23 +19,18 @@ use revm::{
     primitives::hardfork::SpecId,
     Context, ExecuteCommitEvm, ExecuteEvm, MainBuilder,
 };
+use riskgate_kit::anvil::{Anvil, AnvilError};
 use std::{
-    net::{TcpListener, TcpStream},
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("revm rejected the transaction before executing it: {0}")]
     Revm(String),
-    #[error("could not start anvil at {path}: {source} (run `make bootstrap` first?)")]
-    AnvilSpawn { path: PathBuf, source: std::io::Error },
-    #[error("anvil did not listen on 127.0.0.1:{port} within {secs} s")]
-    AnvilTimeout { port: u16, secs: u64 },
-    #[error("no free loopback port: {0}")]
-    Port(std::io::Error),
+    #[error("could not start anvil")]
+    Anvil(#[from] AnvilError),
     #[error("anvil RPC failed: {0}")]
     Rpc(String),
     #[error("anvil has no unlocked account to deploy from")]
@@ -202,66 +197,34 @@ impl Chain for RevmChain {
 
 // --- anvil
 
-/// A real anvil node, started on 127.0.0.1 and a free port, stopped when dropped.
+/// A real anvil node (riskgate-kit's: 127.0.0.1, a free port, `--prune-history`, its state
+/// folder removed), killed and reaped when dropped, whatever step of the start-up failed.
 pub struct AnvilChain {
     runtime: tokio::runtime::Runtime,
     provider: RootProvider,
     deployer: Address,
     pub url: String,
     // Last: dropped (and the node stopped) after the provider.
-    _node: Node,
-}
-
-/// The anvil process; killed and reaped on drop, whatever step of the start-up failed.
-struct Node(Child);
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    _node: Anvil,
 }
 
 /// The anvil binary installed by `make bootstrap`, found from the workspace root.
 pub fn default_anvil_path() -> PathBuf {
-    crate::artifact::workspace_root().join(".toolchain/bin/anvil")
-}
-
-fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(Error::Port)?;
-    let port = listener.local_addr().map_err(Error::Port)?.port();
-    Ok(port)
+    riskgate_kit::anvil::default_bin(&crate::artifact::workspace_root())
 }
 
 impl AnvilChain {
     pub fn spawn(anvil: &Path) -> Result<Self> {
-        const START_SECS: u64 = 20;
-        let port = free_port()?;
-        let node = Node(
-            Command::new(anvil)
-                .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--silent"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|source| Error::AnvilSpawn { path: anvil.to_path_buf(), source })?,
-        );
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(START_SECS) {
-                return Err(Error::AnvilTimeout { port, secs: START_SECS });
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let url = format!("http://127.0.0.1:{port}");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(Error::Runtime)?;
-        let parsed = url.parse().map_err(|e| Error::Rpc(format!("{e}")))?;
+        // The differential reads only the latest state: no history needed.
+        let node = runtime.block_on(Anvil::builder(anvil).start())?;
+        let url = node.url.to_string().trim_end_matches('/').to_string();
         let provider = ProviderBuilder::new()
             .disable_recommended_fillers()
-            .connect_http(parsed)
+            .connect_http(node.url.clone())
             .root()
             .clone();
         let accounts =
