@@ -34,7 +34,8 @@ interface VmEnvArrays {
 /// - `GATE_TRUSTED_RESOLVERS`: comma-separated resolver addresses the gate will trade under,
 ///   default the broadcaster alone. Sorted ascending here (the gate requires it); a zero
 ///   address or a duplicate is refused before anything is deployed.
-/// Writes `deployments/<chainId>.json` and logs the bounds read back from the deployed gate.
+/// Writes `deployments/<chainId>.json` in the keeper's format (see `_report`) and logs the bounds
+/// read back from the deployed gate.
 contract Deploy is Script {
     /// @dev 0.05: refuse to buy a token the book prices as near-impossible.
     uint256 internal constant DEFAULT_MIN_PRICE = 50_000;
@@ -221,15 +222,21 @@ contract Deploy is Script {
         }
         console.log("paramsHash", vm.toString(hash));
 
+        // The keys and formats of the keeper's `deploy::Deployment`, so `keeper run` reads this
+        // file as it reads its own. The deploy block itself cannot be known here: forge runs the
+        // script as a simulation on the head and broadcasts afterwards, so `block.number` now is
+        // the simulated head, a lower bound of the block the gate lands in. It is written as
+        // `deploy_block_not_before`; the keeper finds the exact `deploy_block` from the gate's
+        // `GateDeployed` log at first use and rewrites the file with it.
         string memory obj = "deployment";
-        vm.serializeUint(obj, "chainId", block.chainid);
+        vm.serializeUint(obj, "chain_id", block.chainid);
+        vm.serializeAddress(obj, "gate", d.gate);
         vm.serializeAddress(obj, "collateral", d.collateral);
-        vm.serializeAddress(obj, "marketFactory", d.marketFactory);
+        vm.serializeAddress(obj, "factory", d.marketFactory);
         vm.serializeAddress(obj, "keeper", d.keeper);
-        vm.serializeAddress(obj, "deployer", d.deployer);
-        vm.serializeBytes32(obj, "paramsHash", hash);
-        VmEnvArrays(address(vm)).serializeAddress(obj, "trustedResolvers", resolvers);
-        string memory json = vm.serializeAddress(obj, "gate", d.gate);
+        VmEnvArrays(address(vm)).serializeAddress(obj, "trusted_resolvers", resolvers);
+        vm.serializeUint(obj, "deploy_block_not_before", block.number);
+        string memory json = vm.serializeBytes32(obj, "params_hash", hash);
         vm.createDir("deployments", true);
         vm.writeJson(json, string.concat("deployments/", vm.toString(block.chainid), ".json"));
     }

@@ -3,11 +3,11 @@
 
 use crate::{
     bindings::{IRiskGate, REASON_COUNT, REASON_LABELS},
-    cli::ChainConfig,
+    config::ChainConfig,
 };
 use alloy::{
     network::EthereumWallet,
-    primitives::{Address, B256},
+    primitives::{Address, B256, U256},
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::client::RpcClient,
     signers::local::{LocalSigner, PrivateKeySigner},
@@ -49,6 +49,10 @@ pub enum ChainError {
     Call(#[source] Box<alloy::contract::Error>),
     #[error("cannot build the RPC HTTP client (TLS roots: the system store, or SSL_CERT_FILE)")]
     HttpClient(#[source] reqwest::Error),
+    #[error("key {key} is not this gate's keeper {keeper}: use the keeper key, or deploy a gate with --keeper {key}")]
+    NotKeeper { key: Address, keeper: Address },
+    #[error("key {key} holds {balance} wei on chain {chain_id}, less than the {needed} wei one submission may cost at the current gas price: fund {key} with ETH for gas")]
+    NoGas { key: Address, balance: U256, needed: U256, chain_id: u64 },
 }
 
 pub type Result<T> = std::result::Result<T, ChainError>;
@@ -138,6 +142,93 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
         return Err(not_gate(format!("reasonLabel({last}) is {label:?}, not {expected:?}")));
     }
     contract.paramsHash().call().await.map_err(|e| not_gate(short(&e.to_string())))
+}
+
+alloy::sol! {
+    /// The ERC-20 views the keeper reads from any collateral (a real token need not have the
+    /// test token's `mint`).
+    #[sol(rpc)]
+    interface IErc20View {
+        function balanceOf(address holder) external view returns (uint256);
+        function allowance(address holder, address spender) external view returns (uint256);
+        function symbol() external view returns (string);
+    }
+}
+
+/// Gas one `submitVerdict` may use at most, for the startup check's "enough ETH" floor: the
+/// gate's PASS path with an order and a long answer stays below this (see results/bench).
+pub const SUBMIT_GAS_FLOOR: u64 = 1_000_000;
+
+/// What the startup check found: the keeper may act, possibly with warnings (each one line,
+/// with a fix-it) that the caller should log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    pub keeper: Address,
+    /// The key's ETH balance, in wei.
+    pub gas_balance: U256,
+    pub collateral: Address,
+    /// The collateral's symbol, or "collateral units" when the token has none.
+    pub symbol: String,
+    /// The gate's collateral balance, in base units.
+    pub gate_balance: U256,
+    pub warnings: Vec<String>,
+}
+
+/// The startup check of `keeper run`: `keeper_addr` (the loaded key's address) must be the
+/// gate's `keeper()`, and must hold ETH for at least one submission at the current gas price;
+/// both are errors with a fix-it. A gate holding no collateral is a warning, not an error (every
+/// BUY would be refused with reason 10, but ABSTAIN and refusals are still published).
+pub async fn check_keeper_ready(
+    provider: &DynProvider,
+    gate: Address,
+    keeper_addr: Address,
+) -> Result<Readiness> {
+    let contract = IRiskGate::new(gate, provider);
+    let keeper = contract.keeper().call().await.map_err(|e| ChainError::Call(Box::new(e)))?;
+    if keeper != keeper_addr {
+        return Err(ChainError::NotKeeper { key: keeper_addr, keeper });
+    }
+    let rpc = |e| ChainError::Rpc(Box::new(e));
+    let gas_balance = provider.get_balance(keeper_addr).await.map_err(rpc)?;
+    let gas_price = provider.get_gas_price().await.map_err(rpc)?;
+    let needed = U256::from(gas_price) * U256::from(SUBMIT_GAS_FLOOR);
+    if gas_balance < needed {
+        let chain_id = provider.get_chain_id().await.map_err(rpc)?;
+        return Err(ChainError::NoGas { key: keeper_addr, balance: gas_balance, needed, chain_id });
+    }
+    let collateral =
+        contract.collateral().call().await.map_err(|e| ChainError::Call(Box::new(e)))?;
+    let token = IErc20View::new(collateral, provider);
+    let gate_balance =
+        token.balanceOf(gate).call().await.map_err(|e| ChainError::Call(Box::new(e)))?;
+    // A token without symbol() is still a token; the text then names the units generically.
+    let symbol = match token.symbol().call().await {
+        Ok(s) if !s.is_empty() => s,
+        _ => "collateral units".to_string(),
+    };
+    let mut warnings = Vec::new();
+    if gate_balance.is_zero() {
+        warnings.push(format!(
+            "gate {gate} holds 0 {symbol}: every BUY will be refused with reason 10; fund it with \
+             `cast send {collateral} 'transfer(address,uint256)' {gate} <amount>` (or, on a test \
+             chain, `cast send {collateral} 'mint(address,uint256)' {gate} <amount>`)"
+        ));
+    }
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Readiness { keeper, gas_balance, collateral, symbol, gate_balance, warnings })
+}
+
+/// A decoded contract error as `Name { field: value, … }`: the `Debug` of one variant of a
+/// generated `…Errors` enum without the enum's wrapper, which would name the error twice
+/// (`MaxHorizonBelowHeadroom(MaxHorizonBelowHeadroom { … })`).
+pub fn revert_text(decoded: &impl std::fmt::Debug) -> String {
+    let text = format!("{decoded:?}");
+    match (text.find('('), text.ends_with(')')) {
+        (Some(open), true) => text[open + 1..text.len() - 1].to_string(),
+        _ => text,
+    }
 }
 
 /// Error text trimmed to one readable line.

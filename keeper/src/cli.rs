@@ -2,51 +2,15 @@
 //! with environment fallbacks; secrets (the keeper key, the inference API key) only ever come
 //! from the environment or an encrypted keystore, never from a flag or a file in the repo.
 
-use crate::quote::QuotePolicy;
+// The checked config types live in `crate::config`; these paths stay for existing callers.
+pub use crate::config::{
+    trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions, ModelConfig, ResponseFormat,
+    Result, RunConfig, MAX_TRUSTED_RESOLVERS,
+};
+use crate::{log::LogFormat, quote::QuotePolicy};
 use alloy::primitives::Address;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::{path::PathBuf, time::Duration};
-
-/// Configuration errors: each says what is wrong and how to fix it, in one line.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
-    MissingRpc,
-    #[error("RPC endpoint {0:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
-    BadRpc(String),
-    #[error("no gate address: pass --gate or set KEEPER_GATE (see deployments/<chain-id>.json)")]
-    MissingGate,
-    #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
-    MissingOpenAiUrl,
-    #[error("--model openai needs a model name: pass --openai-model or set KEEPER_OPENAI_MODEL")]
-    MissingOpenAiModel,
-    #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
-    MissingReplayFile,
-    #[error("cannot read {path}: {source}; check the path")]
-    ReadFile { path: PathBuf, source: std::io::Error },
-    #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
-    ZeroReask,
-    #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
-    ZeroTrustedResolver,
-    #[error("--trusted-resolver {0} is given twice: name each resolver once (script/Deploy.s.sol refuses duplicates too)")]
-    DuplicateTrustedResolver(Address),
-    #[error(
-        "{count} distinct --trusted-resolver addresses, but a gate holds at most {max}: drop some"
-    )]
-    TooManyTrustedResolvers { count: usize, max: usize },
-    #[error("--slippage-bps {0} is above 10000 (100 %): the quote would not bound anything; use e.g. 50")]
-    SlippageTooLarge(u32),
-    #[error(
-        "--verdict-ttl-secs must be > 0 (chain seconds an answer stays executable after the read)"
-    )]
-    ZeroVerdictTtl,
-    #[error("--max-tokens must be > 0 (the most tokens one answer may use; e.g. 256)")]
-    ZeroMaxTokens,
-    #[error("--temperature {0} is outside 0..=2: use e.g. 0 for deterministic sampling")]
-    BadTemperature(f32),
-}
-
-pub type Result<T> = std::result::Result<T, ConfigError>;
 
 /// The riskgate keeper: asks a model about binary markets and relays its one-word answer to an
 /// on-chain RiskGate, which alone decides price and size; publishes every decision.
@@ -56,6 +20,11 @@ pub struct Args {
     /// Project root (holds contracts/, results/ and deployments/).
     #[arg(long, global = true, default_value = ".", env = "KEEPER_ROOT")]
     pub root: PathBuf,
+    /// How log events are written to stderr: human-readable text or one JSON object per line
+    /// (both with RFC 3339 UTC timestamps; the level comes from KEEPER_LOG or RUST_LOG, default
+    /// info). Results (deploy and market JSON, dry-run lines) always go to stdout.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "KEEPER_LOG_FORMAT")]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -66,6 +35,10 @@ pub enum Command {
     /// the addresses to deployments/<chain-id>.json. The key comes from KEEPER_PRIVATE_KEY or
     /// --keystore (password in KEEPER_KEYSTORE_PASSWORD).
     Deploy(DeployArgs),
+    /// Create markets, rest quotes and resolve them on a local or test chain (the key from
+    /// KEEPER_PRIVATE_KEY or --keystore; the factory from --factory or deployments/<chain-id>.json).
+    #[command(subcommand)]
+    Market(MarketCommand),
     /// Run the bot: discover markets, ask the model, submit verdicts, redeem, record.
     Run(RunArgs),
     /// Rebuild results/feed.jsonl and results/RESULTS.md from chain logs alone, and check the
@@ -122,9 +95,6 @@ pub struct DeployArgs {
     pub bounds: BoundsArgs,
 }
 
-/// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
-pub const MAX_TRUSTED_RESOLVERS: usize = 8;
-
 impl DeployArgs {
     /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted;
     /// a duplicate is refused, as the forge deploy script does), at most 8, never the zero
@@ -136,26 +106,6 @@ impl DeployArgs {
         }
         trusted_resolver_list(&self.trusted_resolvers).map(Some)
     }
-}
-
-/// `given`, sorted; refuses the zero address, a duplicate and more than 8 entries, so that both
-/// deploy paths (this and `script/Deploy.s.sol`) treat one list the same way.
-pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
-    if given.contains(&Address::ZERO) {
-        return Err(ConfigError::ZeroTrustedResolver);
-    }
-    let mut list = given.to_vec();
-    list.sort_unstable();
-    if let Some(w) = list.windows(2).find(|w| w[0] == w[1]) {
-        return Err(ConfigError::DuplicateTrustedResolver(w[0]));
-    }
-    if list.len() > MAX_TRUSTED_RESOLVERS {
-        return Err(ConfigError::TooManyTrustedResolvers {
-            count: list.len(),
-            max: MAX_TRUSTED_RESOLVERS,
-        });
-    }
-    Ok(list)
 }
 
 /// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
@@ -204,34 +154,6 @@ pub enum ModelKind {
     Openai,
     /// Answers read from --replay-file, one JSON-escaped string per line.
     Replay,
-}
-
-/// How the answer's shape is constrained on an OpenAI-compatible server (see
-/// [`crate::strategy::openai`] for what each server accepts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ResponseFormat {
-    /// A JSON schema with an object root, `{"verdict": "BUY_UP" | "BUY_DOWN" | "ABSTAIN"}`; the
-    /// keeper submits the `verdict` string, or the whole content when it is not that object.
-    #[default]
-    Object,
-    /// A JSON schema whose root is the verdict string itself; the content is submitted whole.
-    String,
-    /// No `response_format` at all: the prompt alone asks for the verdict.
-    None,
-}
-
-/// Sampling and shape options sent with every inference request.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct InferenceOptions {
-    pub max_tokens: u32,
-    pub temperature: f32,
-    pub response_format: ResponseFormat,
-}
-
-impl Default for InferenceOptions {
-    fn default() -> Self {
-        Self { max_tokens: 256, temperature: 0.0, response_format: ResponseFormat::Object }
-    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -345,6 +267,91 @@ pub struct ReportArgs {
     pub results: PathBuf,
 }
 
+/// `keeper market …`: a venue's maker and resolver chores, for local and test chains.
+#[derive(Debug, Subcommand)]
+pub enum MarketCommand {
+    /// Create a market on the factory (resolved by the key's address unless --resolver); prints
+    /// {"market", "expiry", ...} as JSON on stdout.
+    Create(MarketCreateArgs),
+    /// Rest a bid and/or an ask on a market as the key's address, minting test collateral when
+    /// the token is an open-faucet TestCollateral and the balance is short.
+    Quote(MarketQuoteArgs),
+    /// Resolve a market after its expiry (only its resolver's key can).
+    Resolve(MarketResolveArgs),
+}
+
+/// Where the venue is: the chain, the key, and the factory (--factory, else the --gate's
+/// factory, else deployments/<chain-id>.json).
+#[derive(Debug, clap::Args)]
+pub struct VenueArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// A RiskGate whose market factory to use.
+    #[arg(long, env = "KEEPER_GATE")]
+    pub gate: Option<Address>,
+    /// The market factory (overrides --gate and the deployments file).
+    #[arg(long, env = "KEEPER_FACTORY")]
+    pub factory: Option<Address>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MarketCreateArgs {
+    #[command(flatten)]
+    pub venue: VenueArgs,
+    /// Seconds of chain time from the current head to the market's expiry.
+    #[arg(long)]
+    pub expiry_in: u64,
+    /// Price grid, in 1e6 units (`tick × lot` must be a multiple of 1e6; 1000 = 0.001).
+    #[arg(long, default_value_t = crate::market::DEFAULT_TICK)]
+    pub tick: u64,
+    /// Quantity grid, in collateral base units.
+    #[arg(long, default_value_t = crate::market::DEFAULT_LOT)]
+    pub lot: u64,
+    /// Smallest order quantity, in collateral base units.
+    #[arg(long, default_value_t = 0)]
+    pub min_qty: u64,
+    /// The market's resolver (default: the key's address). A gate trades only markets whose
+    /// resolver it trusts.
+    #[arg(long)]
+    pub resolver: Option<Address>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MarketQuoteArgs {
+    #[command(flatten)]
+    pub venue: VenueArgs,
+    /// The market to quote on.
+    #[arg(long)]
+    pub market: Address,
+    /// Which token --bid and --ask price (1e6 units): `up`, or `down` (a DOWN bid at p rests as
+    /// an UP ask at 1e6 − p, and the reverse).
+    #[arg(long, value_enum, default_value_t = crate::market::Side::Up)]
+    pub side: crate::market::Side,
+    /// Price of the resting bid for the side's token.
+    #[arg(long)]
+    pub bid: Option<u64>,
+    /// Price of the resting ask for the side's token.
+    #[arg(long)]
+    pub ask: Option<u64>,
+    /// Quantity of each order, in collateral base units of payout (a multiple of the lot).
+    #[arg(long)]
+    pub qty: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MarketResolveArgs {
+    #[command(flatten)]
+    pub venue: VenueArgs,
+    /// The market to resolve.
+    #[arg(long)]
+    pub market: Address,
+    /// The winning side.
+    #[arg(long, value_enum)]
+    pub outcome: crate::market::Side,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// The anvil binary (the pinned toolchain's).
@@ -371,55 +378,12 @@ pub struct BenchArgs {
     pub out: PathBuf,
 }
 
-/// Where the keeper's chain access points, checked.
-#[derive(Debug, Clone)]
-pub struct ChainConfig {
-    pub rpc_url: reqwest::Url,
-    pub expected_chain_id: Option<u64>,
-}
-
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {
         let raw = self.rpc_url.as_deref().ok_or(ConfigError::MissingRpc)?;
         let rpc_url = raw.parse().map_err(|_| ConfigError::BadRpc(raw.to_string()))?;
         Ok(ChainConfig { rpc_url, expected_chain_id: self.chain_id })
     }
-}
-
-/// The inference provider chosen, with everything it needs (the API key is read later, from
-/// the environment, and never stored here).
-#[derive(Debug, Clone)]
-pub enum ModelConfig {
-    Builtin,
-    OpenAi { base_url: String, model: String, options: InferenceOptions },
-    Replay { path: PathBuf },
-}
-
-/// `keeper run`, checked.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    pub chain: ChainConfig,
-    pub keystore: Option<PathBuf>,
-    pub model: ModelConfig,
-    pub strategy_text: String,
-    pub reask_secs: u64,
-    pub quote: QuotePolicy,
-    pub interval: Duration,
-    pub inference_timeout: Duration,
-    pub once: bool,
-    pub dry_run: bool,
-    pub from_block: Option<u64>,
-    pub log_range: u64,
-    pub concurrency: usize,
-    /// None: results/<chain-id>/<gate>/ under the project root, known once connected.
-    pub results: Option<PathBuf>,
-    /// None: 2 on a real network, 0 on a local dev chain (decided once the chain id is known).
-    pub confirmations: Option<u64>,
-    pub resend_after: Duration,
-    /// None: an outage is waited out, however long.
-    pub max_outage: Option<Duration>,
-    /// None: the gate saved in deployments/<chain-id>.json.
-    pub gate: Option<Address>,
 }
 
 impl RunArgs {

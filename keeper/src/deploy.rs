@@ -1,19 +1,23 @@
 //! `keeper deploy`: deploys the test collateral and factory (when not given) and a gate with
 //! the given bounds, from the bytecode compiled from this repository's sources, and saves the
-//! addresses to deployments/<chain-id>.json.
+//! addresses to deployments/<chain-id>.json. Also reads that file back, whichever tool wrote it:
+//! `script/Deploy.s.sol` writes the same keys, but cannot know the block its transactions land
+//! in (forge broadcasts after the script has run), so it writes the head it simulated on as
+//! `deploy_block_not_before` and the keeper finds the exact block from the gate's `GateDeployed`
+//! log ([`load_saved`]).
 
 use crate::{
     bindings::{IMarketFactory, IRiskGate},
-    chain::{self, short},
+    chain::{self, revert_text, short},
     cli::{BoundsArgs, DeployArgs},
     compile::{self, Artifacts},
 };
 use alloy::{
     network::TransactionBuilder,
-    primitives::{Address, Bytes, U256},
+    primitives::{keccak256, Address, Bytes, U256},
     providers::{DynProvider, Provider},
-    rpc::types::TransactionRequest,
-    sol_types::SolValue,
+    rpc::types::{state::StateOverridesBuilder, Filter, TransactionRequest},
+    sol_types::{SolEvent, SolValue},
 };
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -21,7 +25,7 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum DeployError {
     #[error(transparent)]
-    Config(#[from] crate::cli::ConfigError),
+    Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Chain(#[from] chain::ChainError),
     #[error(transparent)]
@@ -32,6 +36,26 @@ pub enum DeployError {
     NotLocal(u64),
     #[error("writing {path}: {reason}")]
     Save { path: String, reason: String },
+    #[error("the gate's constructor would refuse these arguments: {reason}; nothing was deployed")]
+    Refused { reason: String },
+    #[error("cannot read {path}")]
+    ReadSaved {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a deployment file (keys chain_id, gate, collateral, factory, keeper, trusted_resolvers, deploy_block, params_hash)")]
+    BadSaved {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path} is for chain {found}, not chain {expected}: wrong file or wrong RPC?")]
+    SavedChainMismatch { path: String, found: u64, expected: u64 },
+    #[error("no GateDeployed log of gate {gate} in blocks {from}..={to}: is {path} for this chain, or was the gate deployed elsewhere?")]
+    DeployBlockNotFound { gate: Address, from: u64, to: u64, path: String },
+    #[error("reading the gate's GateDeployed log failed")]
+    Logs(#[source] Box<alloy::transports::TransportError>),
 }
 
 pub type Result<T> = std::result::Result<T, DeployError>;
@@ -85,7 +109,7 @@ pub async fn create(
         let decoded = e
             .as_error_resp()
             .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
-            .map(|d| format!("constructor reverted {d:?}"));
+            .map(|d| format!("constructor reverted {}", revert_text(&d)));
         return Err(err(decoded.unwrap_or_else(|| short(&e.to_string()))));
     }
     let pending = provider.send_transaction(tx).await.map_err(|e| err(short(&e.to_string())))?;
@@ -113,13 +137,96 @@ pub struct GateSpec {
     pub keeper: Address,
 }
 
-/// Deploys what is missing, then the gate.
+/// Stand-in addresses for a collateral and a factory not deployed yet, in the preflight
+/// simulation (any fixed addresses do: only the code placed there matters).
+fn stand_in(label: &str) -> Address {
+    Address::from_word(keccak256(format!("riskgate.keeper.preflight.{label}")))
+}
+
+/// The runtime code a creation would leave, simulated with `eth_call` (nothing is sent).
+async fn simulated_runtime(
+    provider: &DynProvider,
+    what: &str,
+    init: Vec<u8>,
+    overrides: &alloy::rpc::types::state::StateOverride,
+) -> Result<Bytes> {
+    let tx = TransactionRequest::default().with_deploy_code(Bytes::from(init));
+    provider
+        .call(tx)
+        .overrides(overrides.clone())
+        .await
+        .map_err(|e| DeployError::Tx { what: what.into(), reason: short(&e.to_string()) })
+}
+
+/// Simulates the gate's constructor with `spec`'s arguments before anything is sent, so bounds
+/// or resolvers the gate refuses deploy nothing at all (no orphan collateral or factory). A
+/// collateral or factory still to be deployed is simulated too and its runtime code placed at
+/// a stand-in address for the gate's constructor to call.
+pub async fn preflight(
+    provider: &DynProvider,
+    artifacts: &Artifacts,
+    spec: &GateSpec,
+) -> Result<()> {
+    let mut overrides = StateOverridesBuilder::default().build();
+    let collateral = match (spec.collateral, spec.factory) {
+        (Some(c), _) => c,
+        (None, Some(f)) => {
+            IMarketFactory::new(f, provider).collateral().call().await.map_err(|e| {
+                DeployError::Tx { what: "MarketFactory".into(), reason: short(&e.to_string()) }
+            })?
+        }
+        (None, None) => {
+            let at = stand_in("collateral");
+            let code = simulated_runtime(
+                provider,
+                "TestCollateral",
+                artifacts.collateral.bytecode.to_vec(),
+                &overrides,
+            )
+            .await?;
+            overrides = StateOverridesBuilder::new(overrides).with_code(at, code).build();
+            at
+        }
+    };
+    let factory = match spec.factory {
+        Some(f) => f,
+        None => {
+            let at = stand_in("factory");
+            let mut init = artifacts.factory.bytecode.to_vec();
+            init.extend(collateral.abi_encode());
+            let code = simulated_runtime(provider, "MarketFactory", init, &overrides).await?;
+            overrides = StateOverridesBuilder::new(overrides).with_code(at, code).build();
+            at
+        }
+    };
+    let mut init = artifacts.gate.bytecode.to_vec();
+    init.extend(
+        (spec.params.clone(), spec.trusted_resolvers.clone(), collateral, factory, spec.keeper)
+            .abi_encode_params(),
+    );
+    // Ownable refuses a zero owner: simulate as the (non-zero) keeper.
+    let tx =
+        TransactionRequest::default().with_from(spec.keeper).with_deploy_code(Bytes::from(init));
+    if let Err(e) = provider.call(tx).overrides(overrides).await {
+        let reason = e
+            .as_error_resp()
+            .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
+            .map(|d| revert_text(&d))
+            .unwrap_or_else(|| short(&e.to_string()));
+        return Err(DeployError::Refused { reason });
+    }
+    Ok(())
+}
+
+/// Deploys what is missing, then the gate; refuses before sending anything when the gate's
+/// constructor would revert ([`preflight`]).
 pub async fn deploy_all(
     provider: &DynProvider,
     chain_id: u64,
     artifacts: &Artifacts,
     spec: &GateSpec,
 ) -> Result<Deployment> {
+    preflight(provider, artifacts, spec).await?;
     let read_err = |e: alloy::contract::Error| DeployError::Tx {
         what: "MarketFactory".into(),
         reason: short(&e.to_string()),
@@ -163,9 +270,120 @@ pub async fn deploy_all(
     })
 }
 
+/// deployments/<chain-id>.json under `root`.
+pub fn saved_path(root: &Path, chain_id: u64) -> std::path::PathBuf {
+    root.join("deployments").join(format!("{chain_id}.json"))
+}
+
+/// A deployments file as written by either tool: `keeper deploy` knows `deploy_block`;
+/// `script/Deploy.s.sol` writes `deploy_block_not_before` instead (the head it simulated on).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct SavedDeployment {
+    pub chain_id: u64,
+    pub gate: Address,
+    pub collateral: Address,
+    pub factory: Address,
+    pub keeper: Address,
+    #[serde(default)]
+    pub trusted_resolvers: Vec<Address>,
+    #[serde(default)]
+    pub deploy_block: Option<u64>,
+    /// A lower bound of the deploy block, when the writer could not know the block itself.
+    #[serde(default)]
+    pub deploy_block_not_before: Option<u64>,
+    pub params_hash: String,
+}
+
+/// Reads deployments/<chain-id>.json; `None` when there is none.
+pub fn read_saved(root: &Path, chain_id: u64) -> Result<Option<SavedDeployment>> {
+    let path = saved_path(root, chain_id);
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(DeployError::ReadSaved { path: shown, source }),
+    };
+    let saved: SavedDeployment = serde_json::from_str(&text)
+        .map_err(|source| DeployError::BadSaved { path: shown.clone(), source })?;
+    if saved.chain_id != chain_id {
+        return Err(DeployError::SavedChainMismatch {
+            path: shown,
+            found: saved.chain_id,
+            expected: chain_id,
+        });
+    }
+    Ok(Some(saved))
+}
+
+/// The block holding the gate's `GateDeployed` log (its constructor emits it), searched from
+/// `from` to the head in windows of `log_range` blocks.
+pub async fn find_deploy_block(
+    provider: &DynProvider,
+    gate: Address,
+    from: u64,
+    log_range: u64,
+    path: &str,
+) -> Result<u64> {
+    let logs_err = |e| DeployError::Logs(Box::new(e));
+    let head = provider.get_block_number().await.map_err(logs_err)?;
+    let step = log_range.max(1);
+    let mut start = from;
+    while start <= head {
+        let end = start.saturating_add(step - 1).min(head);
+        let filter = Filter::new()
+            .address(gate)
+            .event_signature(IRiskGate::GateDeployed::SIGNATURE_HASH)
+            .from_block(start)
+            .to_block(end);
+        let logs = provider.get_logs(&filter).await.map_err(logs_err)?;
+        if let Some(block) = logs.first().and_then(|l| l.block_number) {
+            return Ok(block);
+        }
+        start = end + 1;
+    }
+    Err(DeployError::DeployBlockNotFound { gate, from, to: head, path: path.to_string() })
+}
+
+/// The deployment saved for `chain_id`, complete: a file without `deploy_block` (written by
+/// `script/Deploy.s.sol`) gets it from the gate's `GateDeployed` log, searched from its
+/// `deploy_block_not_before`, and is rewritten in `keeper deploy`'s format, so the search runs
+/// once. `None` when no file is saved for this chain.
+pub async fn load_saved(
+    provider: &DynProvider,
+    root: &Path,
+    chain_id: u64,
+    log_range: u64,
+) -> Result<Option<Deployment>> {
+    let Some(saved) = read_saved(root, chain_id)? else { return Ok(None) };
+    let deploy_block = match saved.deploy_block {
+        Some(b) => b,
+        None => {
+            let path = saved_path(root, chain_id).display().to_string();
+            let from = saved.deploy_block_not_before.unwrap_or(0);
+            let block = find_deploy_block(provider, saved.gate, from, log_range, &path).await?;
+            tracing::info!(gate = %saved.gate, deploy_block = block, file = %path, "filled the deploy block of a script deployment");
+            block
+        }
+    };
+    let d = Deployment {
+        chain_id: saved.chain_id,
+        gate: saved.gate,
+        collateral: saved.collateral,
+        factory: saved.factory,
+        keeper: saved.keeper,
+        trusted_resolvers: saved.trusted_resolvers,
+        deploy_block,
+        params_hash: saved.params_hash,
+    };
+    if saved.deploy_block.is_none() {
+        save(root, &d)?;
+    }
+    Ok(Some(d))
+}
+
 /// Saves deployments/<chain-id>.json atomically.
 pub fn save(root: &Path, d: &Deployment) -> Result<()> {
-    let path = root.join("deployments").join(format!("{}.json", d.chain_id));
+    let path = saved_path(root, d.chain_id);
     let text = serde_json::to_string_pretty(d).map_err(|e| DeployError::Save {
         path: path.display().to_string(),
         reason: e.to_string(),

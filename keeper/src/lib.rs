@@ -12,10 +12,13 @@ pub mod chain;
 pub mod cli;
 pub mod collectors;
 pub mod compile;
+pub mod config;
 pub mod deploy;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod executor;
+pub mod log;
+pub mod market;
 pub mod lens;
 pub mod quote;
 pub mod recorder;

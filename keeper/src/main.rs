@@ -1,28 +1,35 @@
-//! `keeper` binary entry point: parses the command line and reports errors in one line, with
-//! their whole cause chain (eyre only here).
+//! `keeper` binary entry point: parses the command line, installs the logger (`--log-format`),
+//! and reports a fatal error as one log event with its whole cause chain (eyre only here).
 
 use clap::Parser;
 use keeper::{
     cli::{Args, Command},
-    deploy, report, runner,
+    deploy, log, market, report, runner,
 };
 use tokio_util::sync::CancellationToken;
 
 fn main() {
     let args = Args::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("keeper: cannot start the async runtime: {e}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(e) = rt.block_on(real_main(args)) {
-        // The whole cause chain on one line, so a transport error shows its real cause (a
-        // certificate, a refused connection) and not only "error sending request".
-        eprintln!("keeper: error: {}", keeper::error_chain(e.as_ref()));
+    if let Err(e) = log::init(args.log_format) {
+        // No logger yet: the one plain line a malformed KEEPER_LOG / RUST_LOG can get.
+        eprintln!("keeper: error: {}", keeper::error_chain(&e));
         std::process::exit(1);
     }
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => fatal(&e),
+    };
+    if let Err(e) = rt.block_on(real_main(args)) {
+        fatal(e.as_ref());
+    }
+}
+
+/// Logs the error and its whole cause chain as one event (one line; one JSON object with
+/// `--log-format json`), so a transport error shows its real cause (a certificate, a refused
+/// connection) and not only "error sending request", then exits non-zero.
+fn fatal(e: &(dyn std::error::Error + 'static)) -> ! {
+    tracing::error!("error: {}", keeper::error_chain(e));
+    std::process::exit(1);
 }
 
 async fn real_main(args: Args) -> eyre::Result<()> {
@@ -31,7 +38,11 @@ async fn real_main(args: Args) -> eyre::Result<()> {
         Command::Deploy(d) => {
             let dep = deploy::run(&d, &root).await?;
             println!("{}", serde_json::to_string_pretty(&dep)?);
-            eprintln!("keeper: saved deployments/{}.json", dep.chain_id);
+            tracing::info!(gate = %dep.gate, "saved deployments/{}.json", dep.chain_id);
+        }
+        Command::Market(m) => {
+            let out = market::run(&m, &root).await?;
+            println!("{}", serde_json::to_string(&out)?);
         }
         Command::Run(r) => {
             let cfg = r.to_config(&root)?;

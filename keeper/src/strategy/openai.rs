@@ -133,9 +133,11 @@ impl OpenAiClient {
             if wait > MAX_RETRY_WAIT {
                 return Err(err);
             }
-            eprintln!(
-                "keeper: inference HTTP {status} on attempt {attempt}; retrying in {} ms",
-                wait.as_millis()
+            tracing::warn!(
+                status = *status,
+                attempt,
+                retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                "inference HTTP {status} on attempt {attempt}; retrying"
             );
             tokio::time::sleep(wait).await;
             attempt += 1;

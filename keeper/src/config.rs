@@ -1,0 +1,142 @@
+//! The keeper's checked configuration: what `keeper run` and `keeper deploy` act on, apart from
+//! how it was given (clap's argument structs in [`crate::cli`] convert into these). Nothing here
+//! reads the environment or holds a secret: keys are loaded later, by [`crate::chain`].
+
+use crate::quote::QuotePolicy;
+use alloy::primitives::Address;
+use std::{path::PathBuf, time::Duration};
+
+/// Configuration errors: each says what is wrong and how to fix it, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
+    MissingRpc,
+    #[error("RPC endpoint {0:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
+    BadRpc(String),
+    #[error("no gate address: pass --gate or set KEEPER_GATE (see deployments/<chain-id>.json)")]
+    MissingGate,
+    #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
+    MissingOpenAiUrl,
+    #[error("--model openai needs a model name: pass --openai-model or set KEEPER_OPENAI_MODEL")]
+    MissingOpenAiModel,
+    #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
+    MissingReplayFile,
+    #[error("cannot read {path}: {source}; check the path")]
+    ReadFile { path: PathBuf, source: std::io::Error },
+    #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
+    ZeroReask,
+    #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
+    ZeroTrustedResolver,
+    #[error("--trusted-resolver {0} is given twice: name each resolver once (script/Deploy.s.sol refuses duplicates too)")]
+    DuplicateTrustedResolver(Address),
+    #[error(
+        "{count} distinct --trusted-resolver addresses, but a gate holds at most {max}: drop some"
+    )]
+    TooManyTrustedResolvers { count: usize, max: usize },
+    #[error("--slippage-bps {0} is above 10000 (100 %): the quote would not bound anything; use e.g. 50")]
+    SlippageTooLarge(u32),
+    #[error(
+        "--verdict-ttl-secs must be > 0 (chain seconds an answer stays executable after the read)"
+    )]
+    ZeroVerdictTtl,
+    #[error("--max-tokens must be > 0 (the most tokens one answer may use; e.g. 256)")]
+    ZeroMaxTokens,
+    #[error("--temperature {0} is outside 0..=2: use e.g. 0 for deterministic sampling")]
+    BadTemperature(f32),
+}
+
+pub type Result<T> = std::result::Result<T, ConfigError>;
+
+/// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
+pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+
+/// `given`, sorted; refuses the zero address, a duplicate and more than 8 entries, so that both
+/// deploy paths (this and `script/Deploy.s.sol`) treat one list the same way.
+pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
+    if given.contains(&Address::ZERO) {
+        return Err(ConfigError::ZeroTrustedResolver);
+    }
+    let mut list = given.to_vec();
+    list.sort_unstable();
+    if let Some(w) = list.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ConfigError::DuplicateTrustedResolver(w[0]));
+    }
+    if list.len() > MAX_TRUSTED_RESOLVERS {
+        return Err(ConfigError::TooManyTrustedResolvers {
+            count: list.len(),
+            max: MAX_TRUSTED_RESOLVERS,
+        });
+    }
+    Ok(list)
+}
+
+/// How the answer's shape is constrained on an OpenAI-compatible server (see
+/// [`crate::strategy::openai`] for what each server accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ResponseFormat {
+    /// A JSON schema with an object root, `{"verdict": "BUY_UP" | "BUY_DOWN" | "ABSTAIN"}`; the
+    /// keeper submits the `verdict` string, or the whole content when it is not that object.
+    #[default]
+    Object,
+    /// A JSON schema whose root is the verdict string itself; the content is submitted whole.
+    String,
+    /// No `response_format` at all: the prompt alone asks for the verdict.
+    None,
+}
+
+/// Sampling and shape options sent with every inference request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InferenceOptions {
+    pub max_tokens: u32,
+    pub temperature: f32,
+    pub response_format: ResponseFormat,
+}
+
+impl Default for InferenceOptions {
+    fn default() -> Self {
+        Self { max_tokens: 256, temperature: 0.0, response_format: ResponseFormat::Object }
+    }
+}
+
+/// Where the keeper's chain access points, checked.
+#[derive(Debug, Clone)]
+pub struct ChainConfig {
+    pub rpc_url: reqwest::Url,
+    pub expected_chain_id: Option<u64>,
+}
+
+/// The inference provider chosen, with everything it needs (the API key is read later, from
+/// the environment, and never stored here).
+#[derive(Debug, Clone)]
+pub enum ModelConfig {
+    Builtin,
+    OpenAi { base_url: String, model: String, options: InferenceOptions },
+    Replay { path: PathBuf },
+}
+
+/// `keeper run`, checked.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub chain: ChainConfig,
+    pub keystore: Option<PathBuf>,
+    pub model: ModelConfig,
+    pub strategy_text: String,
+    pub reask_secs: u64,
+    pub quote: QuotePolicy,
+    pub interval: Duration,
+    pub inference_timeout: Duration,
+    pub once: bool,
+    pub dry_run: bool,
+    pub from_block: Option<u64>,
+    pub log_range: u64,
+    pub concurrency: usize,
+    /// None: results/<chain-id>/<gate>/ under the project root, known once connected.
+    pub results: Option<PathBuf>,
+    /// None: 2 on a real network, 0 on a local dev chain (decided once the chain id is known).
+    pub confirmations: Option<u64>,
+    pub resend_after: Duration,
+    /// None: an outage is waited out, however long.
+    pub max_outage: Option<Duration>,
+    /// None: the gate saved in deployments/<chain-id>.json.
+    pub gate: Option<Address>,
+}

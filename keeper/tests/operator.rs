@@ -1,0 +1,386 @@
+//! What an operator meets first, against a real anvil and the real `keeper` binary: JSON logs,
+//! the startup check, `keeper market create|quote|resolve`, a deployment written by
+//! `script/Deploy.s.sol` found by `keeper run`, and `keeper deploy` refusing bad bounds before
+//! sending anything.
+// `serial()` is a std Mutex held for a whole test on purpose: the tests run one at a time.
+#![allow(clippy::await_holding_lock)]
+
+mod common;
+
+use alloy::{
+    primitives::{Address, U256},
+    providers::Provider,
+};
+use common::{artifacts, decisions, params, root, serial, world};
+use keeper::{
+    anvil::Anvil,
+    bindings::IBinaryMarket,
+    chain::{self, ChainError},
+    dev::world::World,
+    recorder::feed,
+};
+use std::{path::Path, process::Command};
+
+/// Dev accounts of a spawned anvil: 0 is the world's keeper, 1 its maker (the resolver its
+/// gate trusts); 4 holds ETH but no test collateral.
+const KEEPER: usize = 0;
+const MAKER: usize = 1;
+const FRESH: usize = 4;
+
+/// Runs the keeper binary with a clean environment (no inherited KEEPER_* settings) plus
+/// `env`; returns (exit code, stdout, stderr).
+fn keeper(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(root());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") || k == "RUST_LOG" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the keeper binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// Every stderr line is one JSON object with a string `timestamp` in RFC 3339 UTC and a level.
+fn assert_json_lines(stderr: &str) -> Vec<serde_json::Value> {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty(), "some events were logged");
+    lines
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("stderr line is not JSON ({e}): {l:?}"));
+            let ts = v["timestamp"].as_str().unwrap_or_else(|| panic!("no timestamp: {l}"));
+            // RFC 3339 in UTC: 2025-01-02T03:04:05.678901Z.
+            assert!(ts.len() >= "2025-01-02T03:04:05Z".len() && ts.ends_with('Z'), "{ts}");
+            assert_eq!(&ts[4..5], "-", "{ts}");
+            assert_eq!(&ts[10..11], "T", "{ts}");
+            assert!(v["level"].is_string(), "{l}");
+            v
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_one_object_per_line_with_a_timestamp() {
+    let _g = serial();
+    // A bad configuration: the fatal error is itself one JSON object.
+    let (code, _, err) = keeper(&["--log-format", "json", "run", "--once"], &[]);
+    assert_ne!(code, 0, "{err}");
+    let events = assert_json_lines(&err);
+    assert_eq!(events.len(), 1, "{err}");
+    assert_eq!(events[0]["level"], "ERROR");
+    assert!(events[0]["message"].as_str().unwrap().contains("KEEPER_RPC_URL"), "{err}");
+
+    // The same through the environment variable.
+    let (code, _, err) = keeper(&["run", "--once"], &[("KEEPER_LOG_FORMAT", "json")]);
+    assert_ne!(code, 0);
+    assert_json_lines(&err);
+
+    // A real cycle against a world, every line JSON.
+    let w = world(&[]).await;
+    let m = w.create_market(10_000, 100, 0, w.chain_time().await.unwrap() + 3_600).await.unwrap();
+    w.ask(m, 400_000, 10_000_000).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let (url, gate) = (w.anvil.url.to_string(), w.deployment.gate.to_string());
+    let args = [
+        "--log-format",
+        "json",
+        "run",
+        "--once",
+        "--rpc-url",
+        &url,
+        "--gate",
+        &gate,
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    let (code, out, err) =
+        keeper(&args, &[("KEEPER_PRIVATE_KEY", w.anvil.dev_key(KEEPER).unwrap())]);
+    assert_eq!(code, 0, "{err}");
+    let events = assert_json_lines(&err);
+    assert!(events.len() >= 2, "startup and cycle events: {err}");
+    assert!(out.is_empty(), "a run prints no results on stdout: {out}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_check_refuses_a_wrong_or_penniless_key_and_warns_on_an_unfunded_gate() {
+    let _g = serial();
+    // Deployed but never funded (common::world funds the gate; this one stays at 0).
+    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let w = World::deploy_on(anvil, artifacts(), &params()).await.unwrap();
+    let gate = w.deployment.gate;
+
+    let ready = chain::check_keeper_ready(&w.keeper_rpc, gate, w.keeper_addr).await.unwrap();
+    assert_eq!(ready.keeper, w.keeper_addr);
+    assert_eq!(ready.gate_balance, U256::ZERO);
+    assert_eq!(ready.warnings.len(), 1, "{:?}", ready.warnings);
+    let warning = &ready.warnings[0];
+    assert!(warning.contains("holds 0 tUSD"), "{warning}");
+    assert!(warning.contains("reason 10"), "{warning}");
+    assert!(warning.contains(&format!("'transfer(address,uint256)' {gate}")), "{warning}");
+
+    // Funded: no warning.
+    w.mint(gate, U256::from(1_000_000u64)).await.unwrap();
+    let ready = chain::check_keeper_ready(&w.keeper_rpc, gate, w.keeper_addr).await.unwrap();
+    assert!(ready.warnings.is_empty(), "{:?}", ready.warnings);
+    assert_eq!(ready.gate_balance, U256::from(1_000_000u64));
+
+    // The maker's key is not the keeper's.
+    let e = chain::check_keeper_ready(&w.keeper_rpc, gate, w.maker_addr).await.unwrap_err();
+    assert!(
+        matches!(e, ChainError::NotKeeper { key, keeper } if key == w.maker_addr && keeper == w.keeper_addr)
+    );
+    let text = e.to_string();
+    assert!(text.contains("is not this gate's keeper"), "{text}");
+    assert!(text.contains(&format!("--keeper {}", w.maker_addr)), "{text}");
+
+    // The keeper's key without ETH.
+    let _: serde_json::Value = w
+        .keeper_rpc
+        .raw_request("anvil_setBalance".into(), (w.keeper_addr, U256::ZERO))
+        .await
+        .unwrap();
+    let e = chain::check_keeper_ready(&w.keeper_rpc, gate, w.keeper_addr).await.unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, ChainError::NoGas { balance, .. } if balance.is_zero()), "{text}");
+    assert!(text.contains(&format!("fund {}", w.keeper_addr)), "{text}");
+    w.stop().await;
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {stdout}"))
+}
+
+fn address(v: &serde_json::Value) -> Address {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn market_create_quote_run_and_resolve_from_the_command_line() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let url = w.anvil.url.to_string();
+    let gate = w.deployment.gate.to_string();
+    let key = |i: usize| w.anvil.dev_key(i).unwrap().to_string();
+    let as_key = |i: usize| vec![("KEEPER_PRIVATE_KEY", key(i))];
+    let run = |args: &[&str], env: &[(&str, String)]| {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        keeper(args, &env)
+    };
+
+    // create: the factory comes from the gate; the resolver defaults to the key (the maker,
+    // whom the gate trusts); the expiry is the head's time + 3600.
+    let before = w.chain_time().await.unwrap();
+    let (code, out, err) = run(
+        &["market", "create", "--rpc-url", &url, "--gate", &gate, "--expiry-in", "3600"],
+        &as_key(MAKER),
+    );
+    assert_eq!(code, 0, "{err}");
+    let created = json(&out);
+    let market = address(&created["market"]);
+    assert_eq!(address(&created["factory"]), w.deployment.factory);
+    assert_eq!(address(&created["resolver"]), w.maker_addr);
+    let expiry = created["expiry"].as_u64().unwrap();
+    assert_eq!(expiry, before + 3_600, "no block was mined between the read and the create");
+    let m = IBinaryMarket::new(market, &w.keeper_rpc);
+    assert_eq!(m.resolver().call().await.unwrap(), w.maker_addr);
+    assert_eq!(m.tickSize().call().await.unwrap(), U256::from(1_000u64), "default tick");
+
+    // quote from an account with no tUSD: the shortfall is minted. Escrow: the bid pays
+    // 10_000_000 × 400_000 / 1e6 = 4_000_000, the ask 10_000_000 × (1e6 − 600_000) / 1e6 =
+    // 4_000_000; 8_000_000 in all.
+    let mk = market.to_string();
+    let (code, out, err) = run(
+        &[
+            "market",
+            "quote",
+            "--rpc-url",
+            &url,
+            "--market",
+            &mk,
+            "--bid",
+            "400000",
+            "--ask",
+            "600000",
+            "--qty",
+            "10000000",
+        ],
+        &as_key(FRESH),
+    );
+    assert_eq!(code, 0, "{err}");
+    let quoted = json(&out);
+    assert_eq!(quoted["funding"]["minted"], serde_json::json!("0x7a1200"), "8_000_000 = 0x7a1200");
+    assert_eq!(quoted["orders"].as_array().unwrap().len(), 2);
+    assert_eq!(m.bestBid().call().await.unwrap(), U256::from(400_000u64));
+    assert_eq!(m.bestAsk().call().await.unwrap(), U256::from(600_000u64));
+
+    // A crossed quote is refused before anything is sent.
+    let (code, _, err) = run(
+        &[
+            "market",
+            "quote",
+            "--rpc-url",
+            &url,
+            "--market",
+            &mk,
+            "--bid",
+            "600000",
+            "--ask",
+            "600000",
+            "--qty",
+            "1000",
+        ],
+        &as_key(FRESH),
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("would cross"), "{err}");
+
+    // The keeper sees the market and decides it.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let (code, _, err) = run(
+        &[
+            "run",
+            "--once",
+            "--rpc-url",
+            &url,
+            "--gate",
+            &gate,
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &as_key(KEEPER),
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows = feed::read_feed(&results.join("feed.jsonl")).unwrap();
+    let decided = decisions(&rows);
+    assert!(
+        decided.iter().any(|d| d.market == market.to_checksum(None)),
+        "the created market was decided: {decided:?}"
+    );
+
+    // resolve: the wrong key, then too early, then the resolver after expiry.
+    let resolve = ["market", "resolve", "--rpc-url", &url, "--market", &mk, "--outcome", "up"];
+    let (code, _, err) = run(&resolve, &as_key(FRESH));
+    assert_ne!(code, 0);
+    assert!(err.contains("is not the resolver"), "{err}");
+    assert!(err.contains(&w.maker_addr.to_string()), "names the resolver: {err}");
+    let (code, _, err) = run(&resolve, &as_key(MAKER));
+    assert_ne!(code, 0);
+    assert!(err.contains("NotYetExpired"), "{err}");
+    assert!(!err.contains("NotYetExpired(NotYetExpired"), "named once: {err}");
+    w.mine_at(expiry).await.unwrap();
+    let (code, out, err) = run(&resolve, &as_key(MAKER));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["outcome"], "up");
+    assert!(m.finalized().call().await.unwrap());
+    assert!(m.upWins().call().await.unwrap());
+    w.stop().await;
+}
+
+/// A throw-away project root for forge: the sources, scripts and pinned tools linked in, so
+/// the script's deployments/ lands here and not in the repository.
+fn scratch_root(dir: &Path) {
+    let root = root();
+    for name in ["contracts", "script", "tools"] {
+        std::os::unix::fs::symlink(root.join(name), dir.join(name)).unwrap();
+    }
+    std::fs::copy(root.join("foundry.toml"), dir.join("foundry.toml")).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
+    let _g = serial();
+    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let url = anvil.url.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    scratch_root(dir.path());
+    let forge = root().join(".toolchain/bin/forge");
+    let out = Command::new(&forge)
+        .current_dir(dir.path())
+        .args(["script", "script/Deploy.s.sol", "--rpc-url", &url, "--broadcast"])
+        .env("DEPLOYER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+        .env("FOUNDRY_OUT", dir.path().join("out"))
+        .env("FOUNDRY_CACHE_PATH", dir.path().join("cache"))
+        .output()
+        .expect("the pinned forge runs (make bootstrap)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let saved = dir.path().join("deployments/31337.json");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    for key in
+        ["chain_id", "gate", "collateral", "factory", "keeper", "trusted_resolvers", "params_hash"]
+    {
+        assert!(!written[key].is_null(), "the script writes {key}: {written}");
+    }
+    assert!(written["deploy_block"].is_null(), "the script cannot know it: {written}");
+    // A fresh anvil at block 0: the script simulated on head 0.
+    assert_eq!(written["deploy_block_not_before"], 0);
+
+    // No --gate: the keeper reads the script's file, and completes it.
+    let results = dir.path().join("results");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(dir.path());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") {
+            cmd.env_remove(k);
+        }
+    }
+    let run = cmd
+        .args(["run", "--once", "--rpc-url", &url, "--results", results.to_str().unwrap()])
+        .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    let gate = written["gate"].as_str().unwrap().to_lowercase();
+    assert!(err.to_lowercase().contains(&gate), "runs the saved gate: {err}");
+    let completed: keeper::deploy::Deployment =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    // Automine: one block per transaction, collateral (1), factory (2), then the gate (3).
+    assert_eq!(completed.deploy_block, 3);
+    assert_eq!(completed.gate.to_string().to_lowercase(), gate);
+    assert_eq!(completed.params_hash, written["params_hash"].as_str().unwrap());
+    anvil.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
+    let _g = serial();
+    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let url = anvil.url.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    scratch_root(dir.path());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(dir.path());
+    // A horizon (60 s) below the default headroom (300 s): the constructor's
+    // MaxHorizonBelowHeadroom(60, 300).
+    let out = cmd
+        .args(["deploy", "--rpc-url", &url, "--max-horizon", "60"])
+        .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+        .env_remove("KEEPER_KEYSTORE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }"), "{err}");
+    assert_eq!(err.matches("MaxHorizonBelowHeadroom").count(), 1, "named once: {err}");
+    assert!(err.contains("nothing was deployed"), "{err}");
+    let deployer: Address = chain::dev_signer(anvil.dev_key(KEEPER).unwrap()).unwrap().address();
+    let reader = chain::read_provider(&anvil.url).unwrap();
+    assert_eq!(reader.get_transaction_count(deployer).await.unwrap(), 0, "no transaction sent");
+    assert_eq!(reader.get_block_number().await.unwrap(), 0, "no block mined");
+    assert!(!dir.path().join("deployments/31337.json").exists());
+    anvil.stop().await;
+}
