@@ -249,7 +249,9 @@ pub struct ReportArgs {
     /// The RiskGate whose record is rebuilt.
     #[arg(long, env = "KEEPER_GATE")]
     pub gate: Option<Address>,
-    /// Compare with the files on disk instead of writing; exit non-zero on any difference.
+    /// Compare with the files on disk instead of writing: re-derive every chain field,
+    /// RESULTS.md and the chart, walk the feed's hash chain to feed.head, print what was and
+    /// was not verified; exit non-zero on any difference.
     #[arg(long)]
     pub check: bool,
     /// Reload a saved anvil state (from `keeper demo`) into a fresh local anvil and check
@@ -262,9 +264,11 @@ pub struct ReportArgs {
     /// Largest block range of one eth_getLogs query.
     #[arg(long, default_value_t = 5_000)]
     pub log_range: u64,
-    /// Directory holding feed.jsonl and RESULTS.md.
-    #[arg(long, default_value = "results")]
-    pub results: PathBuf,
+    /// Directory holding feed.jsonl, feed.head, RESULTS.md and the chart. Default: the folder
+    /// of the --load-state file (the demo keeps its state beside its record), else
+    /// results/<chain-id>/<gate>/ as `keeper run` writes it.
+    #[arg(long)]
+    pub results: Option<PathBuf>,
 }
 
 /// `keeper market …`: a venue's maker and resolver chores, for local and test chains.

@@ -58,8 +58,11 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 out.decisions,
                 out.offchain,
                 out.code_check,
-                if r.check { "; record matches chain" } else { "" }
+                if r.check { "; every check passed" } else { "" }
             );
+            for line in &out.verified {
+                println!("  {line}");
+            }
         }
         #[cfg(feature = "dev")]
         Command::Demo(d) => {

@@ -1,8 +1,15 @@
-//! `keeper report`: rebuilds the published record from chain logs alone and, with `--check`,
-//! compares it with the files on disk (chain rows exactly; each whole answer against the length,
-//! head and keccak256 its event logged; off-chain rows, which the chain cannot know, only in
-//! count and kind). Also checks the gate's runtime code against the code
-//! compiled from this repository (immutables masked).
+//! `keeper report`: rebuilds the published record from chain logs alone (keeping the off-chain
+//! rows and the keeper's labels of the existing feed) and, with `--check`, verifies every file
+//! of the record instead of writing:
+//! - each decision row is re-derived from its `Decision` log and compared field by field;
+//! - each published whole answer against the length, head and keccak256 its event logged;
+//! - RESULTS.md is re-rendered and compared line by line, the chart byte for byte;
+//! - what the chain cannot know (off-chain rows, labels) is checked through the feed's hash
+//!   chain, row by row up to feed.head;
+//! - the gate's runtime code against the code compiled from this repository (immutables masked).
+//!
+//! Every difference found is reported (not only the first), naming the row and field, or the
+//! line. The report never reads the runner: it stands on the recorder and the chain alone.
 
 use crate::{
     anvil::Anvil,
@@ -10,16 +17,19 @@ use crate::{
     cli::{ChainConfig, ReportArgs},
     collectors, compile,
     recorder::{
-        feed::{self, FeedRow},
-        markdown, RESULTS_FILE,
+        self, chart,
+        feed::{self, ChainRecord, DecisionRow, FeedRow, LinkCheck},
+        markdown, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
     },
-    runner,
 };
 use alloy::{
     primitives::Address,
     providers::{DynProvider, Provider},
 };
-use std::path::Path;
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -30,15 +40,14 @@ pub enum ReportError {
     #[error(transparent)]
     Collect(#[from] collectors::CollectError),
     #[error(transparent)]
-    Record(#[from] crate::recorder::RecordError),
-    #[error(transparent)]
-    Run(#[from] runner::RunError),
+    Record(#[from] recorder::RecordError),
     #[error(transparent)]
     Anvil(#[from] crate::anvil::AnvilError),
     #[error("saved state {path} has no companion {companion}: re-run `make demo`")]
     NoCompanion { path: String, companion: String },
-    #[error("record differs from chain: {0}")]
-    Mismatch(String),
+    /// Every difference `--check` found, one entry each.
+    #[error("record does not check ({} problems): {}", .0.len(), .0.join("; "))]
+    Mismatch(Vec<String>),
     #[error("gate code on chain does not match the compiled source ({0})")]
     CodeMismatch(String),
 }
@@ -51,15 +60,21 @@ pub struct ReportOutcome {
     pub decisions: usize,
     pub offchain: usize,
     pub code_check: String,
+    /// Plain lines for the binary to print: with `--check`, what was verified from chain, what
+    /// only by the hash chain, and what could not be verified; without, what was written.
+    pub verified: Vec<String>,
 }
 
 /// Companion file the demo writes beside its saved anvil state.
 pub const STATE_FILE: &str = "anvil-state.json";
 pub const STATE_META_FILE: &str = "anvil-state.meta.json";
 
+/// A value shown in a difference is cut to this many characters (the feed holds model output).
+const SHOWN_CHARS: usize = 120;
+
 /// `keeper report`.
 pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<ReportOutcome> {
-    let results = root.join(&args.results);
+    let results = args.results.as_ref().map(|r| root.join(r));
     if let Some(state) = &args.load_state {
         let meta_path = state.with_file_name(STATE_META_FILE);
         let meta: crate::deploy::Deployment = std::fs::read_to_string(&meta_path)
@@ -69,30 +84,39 @@ pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<Rep
                 path: state.display().to_string(),
                 companion: meta_path.display().to_string(),
             })?;
+        // The demo keeps its record beside its saved state.
+        let results = results.unwrap_or_else(|| {
+            state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into()
+        });
         let anvil = Anvil::start(
             anvil_bin,
             None,
-            &["--load-state".to_string(), state.display().to_string()],
+            &[
+                "--load-state".to_string(),
+                state.display().to_string(),
+                "--prune-history".to_string(),
+            ],
         )
         .await?;
         let cfg =
             ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
         let gate = args.gate.unwrap_or(meta.gate);
-        let out = report_at(
-            &cfg,
-            gate,
-            Some(args.from_block.unwrap_or(meta.deploy_block)),
-            args,
-            root,
-            &results,
-        )
-        .await;
+        let from = Some(args.from_block.unwrap_or(meta.deploy_block));
+        let out = report_at(&cfg, gate, from, args, root, Some(results)).await;
         anvil.stop().await;
         return out;
     }
     let cfg = args.chain.to_config()?;
     let gate = args.gate.ok_or(crate::cli::ConfigError::MissingGate)?;
-    report_at(&cfg, gate, args.from_block, args, root, &results).await
+    report_at(&cfg, gate, args.from_block, args, root, results).await
+}
+
+/// Deploy block saved by `keeper deploy` in deployments/<chain-id>.json, when it names `gate`.
+fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Option<u64> {
+    let text =
+        std::fs::read_to_string(root.join("deployments").join(format!("{chain_id}.json"))).ok()?;
+    let saved: crate::deploy::Deployment = serde_json::from_str(&text).ok()?;
+    (saved.gate == gate).then_some(saved.deploy_block)
 }
 
 async fn report_at(
@@ -101,11 +125,12 @@ async fn report_at(
     from_block: Option<u64>,
     args: &ReportArgs,
     root: &Path,
-    results: &Path,
+    results: Option<PathBuf>,
 ) -> Result<ReportOutcome> {
     let (provider, chain_id) = chain::connect_checked(cfg).await?;
     chain::check_gate(&provider, gate, chain_id).await?;
-    let from = from_block.or_else(|| runner::saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
+    let results = results.unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
+    let from = from_block.or_else(|| saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts = feed::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
@@ -119,96 +144,278 @@ async fn report_at(
         args.log_range,
     )
     .await?;
-    let disk_rows = feed::read_feed(&results.join(crate::recorder::FEED_FILE))?;
+    // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
+    let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
+    let links = feed::check_links_in(&results, chain_id, gate)?;
     let (notes, offchain) = feed::split_feed(&disk_rows);
     let rows = feed::merge(&record, &notes, &offchain);
     let code_check = code_check(&provider, gate, root).await;
+    let labelled = labelled_rows(&rows);
 
-    if args.check {
-        check_answers(&disk_rows, &record)?;
-        compare(&disk_rows, &rows)?;
-        let md = markdown::render(&facts, &rows, &record);
-        let disk_md = std::fs::read_to_string(results.join(RESULTS_FILE)).unwrap_or_default();
-        if md != disk_md {
-            let line = md
-                .lines()
-                .zip(disk_md.lines())
-                .position(|(a, b)| a != b)
-                .map(|i| format!("first difference at line {}", i + 1))
-                .unwrap_or_else(|| "lengths differ".into());
-            return Err(ReportError::Mismatch(format!("{RESULTS_FILE}: {line}")));
+    if !args.check {
+        recorder::write_record(&results, &facts, &record, &rows)?;
+        let new_links = feed::check_links_in(&results, chain_id, gate)?;
+        let mut verified = vec![format!(
+            "rebuilt from chain: {} decision rows; kept from the existing feed: {} off-chain \
+             rows and the labels of {labelled} rows; wrote {FEED_FILE}, {HEAD_FILE} (head {}), \
+             {CHART_FILE} and {RESULTS_FILE} in {}",
+            record.decisions.len(),
+            offchain.len(),
+            new_links.head,
+            results.display()
+        )];
+        if !disk_rows.is_empty() && !links.problems.is_empty() {
+            verified.push(format!(
+                "note: the existing feed's hash chain was broken ({}); its off-chain rows and \
+                 labels were kept as found and are now linked again",
+                links.problems.join("; ")
+            ));
         }
-        match &code_check {
-            Ok(_) => {}
-            Err(e) => return Err(ReportError::CodeMismatch(e.clone())),
-        }
-    } else {
-        runner::write_record(results, &facts, &record, &rows)?;
+        return Ok(ReportOutcome {
+            decisions: record.decisions.len(),
+            offchain: offchain.len(),
+            code_check: code_check.unwrap_or_else(|e| format!("NOT verified: {e}")),
+            verified,
+        });
     }
+
+    let mut problems = Vec::new();
+    let answers = check_answers(&disk_rows, &record, &mut problems);
+    compare_rows(&disk_rows, &rows, &mut problems);
+    problems.extend(links.problems.iter().cloned());
+    let md = markdown::render(&facts, &rows, &record);
+    let md_lines = md.lines().count();
+    compare_text(&results.join(RESULTS_FILE), RESULTS_FILE, &md, &mut problems)?;
+    let svg = chart::render_svg(&record, &facts.labels)?;
+    compare_chart(&results.join(CHART_FILE), &svg, &mut problems)?;
+    let code = match code_check {
+        Ok(s) => s,
+        Err(e) => return Err(ReportError::CodeMismatch(e)),
+    };
+    if !problems.is_empty() {
+        return Err(ReportError::Mismatch(problems));
+    }
+    let LinkCheck { rows: linked, head: head_hash, .. } = links;
+    let verified = vec![
+        format!(
+            "verified from chain: {} decision rows (every field re-derived from its log), {answers} \
+             published answers (length, head and keccak256 as logged), {RESULTS_FILE} \
+             ({md_lines} lines re-rendered), {CHART_FILE} (re-rendered, byte for byte)",
+            record.decisions.len()
+        ),
+        format!("verified from chain: {code}"),
+        format!(
+            "verified by hash chain only (not re-derivable from chain): {} off-chain rows, the \
+             labels (provider, model, strategy hash, scenario) of {labelled} decision rows; \
+             {linked} rows linked up to {HEAD_FILE} {head_hash}",
+            offchain.len()
+        ),
+        format!(
+            "not verifiable here: that {HEAD_FILE} is the head the keeper published (whoever \
+             rewrites the feed can rewrite it too): compare {head_hash} with a copy kept elsewhere"
+        ),
+    ];
     Ok(ReportOutcome {
         decisions: record.decisions.len(),
         offchain: offchain.len(),
-        code_check: match code_check {
-            Ok(s) => s,
-            Err(e) => format!("NOT verified: {e}"),
-        },
+        code_check: code,
+        verified,
     })
+}
+
+/// Decision rows carrying any keeper label.
+fn labelled_rows(rows: &[FeedRow]) -> usize {
+    rows.iter()
+        .filter(|r| matches!(r, FeedRow::Decision(d) if d.note != feed::Annotation::default()))
+        .count()
+}
+
+/// A decision's identity: its transaction and log index.
+fn identity(d: &DecisionRow) -> (String, u64) {
+    (d.tx.clone(), d.log_index)
+}
+
+/// `row 12 (tx 0x…, log 3)`: a feed row as a difference names it (`row` is 1-based).
+fn row_name(row: usize, d: &DecisionRow) -> String {
+    format!("row {row} (tx {}, log {})", d.tx, d.log_index)
 }
 
 /// Every whole answer the feed publishes must be the one its `Decision` logged: the same length,
 /// starting with the logged head, hashing to the logged keccak256. (The chain keeps only the
-/// first 64 bytes, so this is what makes a published long answer checkable.)
-fn check_answers(disk: &[FeedRow], record: &feed::ChainRecord) -> Result<()> {
-    let on_disk = disk.iter().filter_map(|r| match r {
-        FeedRow::Decision(d) => Some(d),
-        FeedRow::Offchain(_) => None,
-    });
-    for (i, (d, (c, head))) in
-        on_disk.zip(record.decisions.iter().zip(&record.raw_heads)).enumerate()
-    {
-        let Some(raw) = &d.raw else { continue };
+/// first 64 bytes, so this is what makes a published long answer checkable.) Returns how many
+/// answers were checked.
+fn check_answers(disk: &[FeedRow], record: &ChainRecord, problems: &mut Vec<String>) -> usize {
+    let on_chain: HashMap<(String, u64), usize> =
+        record.decisions.iter().enumerate().map(|(i, d)| (identity(d), i)).collect();
+    let mut checked = 0;
+    for (i, row) in disk.iter().enumerate() {
+        let FeedRow::Decision(d) = row else { continue };
+        let (Some(raw), Some(&k)) = (&d.raw, on_chain.get(&identity(d))) else { continue };
+        let (c, head) = (&record.decisions[k], &record.raw_heads[k]);
+        checked += 1;
         if !feed::raw_matches(raw, head, c.raw_length, &c.raw_hash) {
-            return Err(ReportError::Mismatch(format!(
-                "decision row {} (tx {}): the published answer ({} bytes) is not the one its \
-                 event logged ({} bytes, keccak256 {})",
-                i + 1,
-                c.tx,
+            problems.push(format!(
+                "{}: the published answer ({} bytes) is not the one its event logged ({} bytes, \
+                 keccak256 {})",
+                row_name(i + 1, d),
                 raw.len(),
                 c.raw_length,
                 c.raw_hash
-            )));
+            ));
         }
     }
-    Ok(())
+    checked
 }
 
-fn compare(disk: &[FeedRow], chain: &[FeedRow]) -> Result<()> {
-    let count = |rows: &[FeedRow], off: bool| {
-        rows.iter().filter(|r| matches!(r, FeedRow::Offchain(_)) == off).count()
-    };
-    if count(disk, false) != count(chain, false) {
-        return Err(ReportError::Mismatch(format!(
-            "feed has {} decision rows, chain has {}",
-            count(disk, false),
-            count(chain, false)
-        )));
-    }
-    if count(disk, true) != count(chain, true) {
-        return Err(ReportError::Mismatch("off-chain row count differs".into()));
-    }
-    let on_disk: Vec<&FeedRow> =
-        disk.iter().filter(|r| matches!(r, FeedRow::Decision(_))).collect();
-    let on_chain: Vec<&FeedRow> =
-        chain.iter().filter(|r| matches!(r, FeedRow::Decision(_))).collect();
-    for (i, (a, b)) in on_disk.iter().zip(on_chain.iter()).enumerate() {
-        if a != b {
-            let tx = match b {
-                FeedRow::Decision(d) => d.tx.clone(),
-                FeedRow::Offchain(_) => String::new(),
-            };
-            return Err(ReportError::Mismatch(format!("decision row {} (tx {tx}) differs", i + 1)));
+/// Compares each decision row of the feed with the row re-derived from chain (matched by tx and
+/// log index), field by field; names rows missing from either side.
+fn compare_rows(disk: &[FeedRow], derived: &[FeedRow], problems: &mut Vec<String>) {
+    let derived: HashMap<(String, u64), &DecisionRow> = derived
+        .iter()
+        .filter_map(|r| if let FeedRow::Decision(d) = r { Some((identity(d), d)) } else { None })
+        .collect();
+    let mut seen = HashMap::new();
+    for (i, row) in disk.iter().enumerate() {
+        let FeedRow::Decision(d) = row else { continue };
+        let id = identity(d);
+        if let Some(first) = seen.insert(id.clone(), i + 1) {
+            problems.push(format!("{}: a second copy of row {first}", row_name(i + 1, d)));
+            continue;
+        }
+        let Some(c) = derived.get(&id) else {
+            problems.push(format!("{}: no such decision on chain", row_name(i + 1, d)));
+            continue;
+        };
+        let (file, chain) = (to_value(d), to_value(c));
+        let mut diffs = Vec::new();
+        field_diffs(&file, &chain, "", &mut diffs);
+        for (field, f, c) in diffs {
+            problems.push(format!(
+                "{}: field `{field}`: file has {f}, chain has {c}",
+                row_name(i + 1, d)
+            ));
         }
     }
+    let mut missing: Vec<&&DecisionRow> =
+        derived.iter().filter(|(id, _)| !seen.contains_key(*id)).map(|(_, d)| d).collect();
+    missing.sort_by_key(|d| (d.block, d.log_index));
+    for d in missing {
+        problems.push(format!(
+            "decision at block {} (tx {}, log {}) is on chain but missing from {FEED_FILE}",
+            d.block, d.tx, d.log_index
+        ));
+    }
+}
+
+fn to_value(d: &DecisionRow) -> serde_json::Value {
+    serde_json::to_value(d).unwrap_or(serde_json::Value::Null)
+}
+
+/// The differing leaves of two JSON values, as (`a.b` path, file value, chain value).
+fn field_diffs(
+    file: &serde_json::Value,
+    chain: &serde_json::Value,
+    path: &str,
+    out: &mut Vec<(String, String, String)>,
+) {
+    use serde_json::Value;
+    match (file, chain) {
+        (Value::Object(f), Value::Object(c)) => {
+            let mut keys: Vec<&String> = f.keys().chain(c.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                field_diffs(
+                    f.get(k).unwrap_or(&Value::Null),
+                    c.get(k).unwrap_or(&Value::Null),
+                    &sub,
+                    out,
+                );
+            }
+        }
+        (f, c) if f != c => {
+            out.push((path.to_string(), shown(&f.to_string()), shown(&c.to_string())))
+        }
+        _ => {}
+    }
+}
+
+/// A value as a difference shows it: JSON-escaped by the caller or here, cut to
+/// [`SHOWN_CHARS`] (model output is hostile: no control character reaches the terminal).
+fn shown(s: &str) -> String {
+    let escaped: String = s.escape_debug().collect();
+    if escaped.chars().count() <= SHOWN_CHARS {
+        return escaped;
+    }
+    let cut: String = escaped.chars().take(SHOWN_CHARS).collect();
+    format!("{cut}...")
+}
+
+fn read_or_empty(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => {
+            Err(recorder::RecordError::Read { path: path.to_path_buf(), reason: e.to_string() }
+                .into())
+        }
+    }
+}
+
+/// Compares a re-rendered text file with the one on disk, naming the first differing line.
+fn compare_text(path: &Path, name: &str, derived: &str, problems: &mut Vec<String>) -> Result<()> {
+    let Some(bytes) = read_or_empty(path)? else {
+        problems.push(format!("{name} is missing"));
+        return Ok(());
+    };
+    let disk = String::from_utf8_lossy(&bytes);
+    if disk == derived {
+        return Ok(());
+    }
+    let (mut file_lines, mut chain_lines) = (disk.lines(), derived.lines());
+    let mut n = 0;
+    loop {
+        n += 1;
+        match (file_lines.next(), chain_lines.next()) {
+            (Some(a), Some(b)) if a == b => continue,
+            (None, None) => {
+                problems.push(format!("{name}: differs only in line endings or a final newline"));
+            }
+            (a, b) => {
+                let show = |l: Option<&str>| {
+                    l.map_or_else(|| "(end of file)".to_string(), |l| format!("`{}`", shown(l)))
+                };
+                problems.push(format!(
+                    "{name} line {n}: file has {}, re-rendered has {}",
+                    show(a),
+                    show(b)
+                ));
+            }
+        }
+        return Ok(());
+    }
+}
+
+/// Compares the re-rendered chart with the one on disk byte for byte.
+fn compare_chart(path: &Path, derived: &str, problems: &mut Vec<String>) -> Result<()> {
+    let Some(disk) = read_or_empty(path)? else {
+        problems.push(format!("{CHART_FILE} is missing"));
+        return Ok(());
+    };
+    let derived = derived.as_bytes();
+    if disk == derived {
+        return Ok(());
+    }
+    let at =
+        disk.iter().zip(derived).position(|(a, b)| a != b).unwrap_or(disk.len().min(derived.len()));
+    let line = derived[..at.min(derived.len())].iter().filter(|b| **b == b'\n').count() + 1;
+    problems.push(format!(
+        "{CHART_FILE} differs from the chart re-rendered from chain at byte {at} (line {line}; \
+         file {} bytes, re-rendered {} bytes)",
+        disk.len(),
+        derived.len()
+    ));
     Ok(())
 }
 
@@ -231,5 +438,46 @@ async fn code_check(
             code.len(),
             artifacts.gate.deployed.len()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_differing_nested_field_is_named_by_its_path() {
+        let file = json!({"reason": 4, "book": {"best_ask": "400000", "now": 7}, "tx": "0xab"});
+        let chain = json!({"reason": 9, "book": {"best_ask": "400000", "now": 8}, "tx": "0xab"});
+        let mut out = Vec::new();
+        field_diffs(&file, &chain, "", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                ("book.now".to_string(), "7".to_string(), "8".to_string()),
+                ("reason".to_string(), "4".to_string(), "9".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shown_value_is_escaped_and_cut() {
+        assert_eq!(shown("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
+        let long = "x".repeat(SHOWN_CHARS + 5);
+        assert_eq!(shown(&long), format!("{}...", "x".repeat(SHOWN_CHARS)));
+    }
+
+    #[test]
+    fn the_first_differing_line_is_named_with_both_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("page.md");
+        std::fs::write(&path, "a\nb\nc\n").unwrap();
+        let mut problems = Vec::new();
+        compare_text(&path, "page.md", "a\nB\nc\n", &mut problems).unwrap();
+        assert_eq!(problems, vec!["page.md line 2: file has `b`, re-rendered has `B`"]);
+        problems.clear();
+        compare_text(&path, "page.md", "a\nb\n", &mut problems).unwrap();
+        assert_eq!(problems, vec!["page.md line 3: file has `c`, re-rendered has (end of file)"]);
     }
 }

@@ -14,7 +14,7 @@ use crate::{
     recorder::{
         self,
         feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow, RowNote},
-        CHART_FILE, FEED_FILE, RESULTS_FILE,
+        FEED_FILE,
     },
     strategy::{prompt::strategy_hash, Model, Prompt},
 };
@@ -160,7 +160,7 @@ impl Keeper {
     /// restart neither loses nor duplicates them (chain rows themselves always come from chain).
     pub fn load_existing_feed(&mut self) -> Result<()> {
         if let Some(dir) = &self.results {
-            let rows = feed::read_feed(&dir.join(FEED_FILE))?;
+            let rows = feed::read_feed_for(&dir.join(FEED_FILE), self.chain_id, self.gate)?;
             let (notes, off) = feed::split_feed(&rows);
             self.notes = notes;
             self.offchain = off;
@@ -211,7 +211,8 @@ impl Keeper {
         let known = self.record.decisions.iter().map(|d| (d.block, d.time)).collect();
         let times = feed::block_times(&self.provider, &self.gate_logs, known).await?;
         let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
-        self.record = feed::decode_logs(&self.gate_logs, self.chain_id, labels, &times)?;
+        self.record =
+            feed::decode_logs(&self.gate_logs, self.chain_id, self.gate, labels, &times)?;
         Ok(())
     }
 
@@ -271,6 +272,7 @@ impl Keeper {
     ) -> OffchainRow {
         OffchainRow {
             chain_id: self.chain_id,
+            gate: self.gate.to_checksum(None),
             block: head.0,
             time: head.1,
             market: market.to_checksum(None),
@@ -658,19 +660,14 @@ impl Keeper {
     }
 }
 
-/// Writes the three output files of a record.
+/// Writes a record's files (see `recorder::write_record`).
 pub fn write_record(
     dir: &Path,
     facts: &GateFacts,
     record: &ChainRecord,
     rows: &[feed::FeedRow],
 ) -> Result<()> {
-    recorder::write_atomic(&dir.join(FEED_FILE), feed::to_jsonl(rows).as_bytes())?;
-    let svg = recorder::chart::render_svg(record, &facts.labels)?;
-    recorder::write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
-    let md = recorder::markdown::render(facts, rows, record);
-    recorder::write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
-    Ok(())
+    Ok(recorder::write_record(dir, facts, record, rows)?)
 }
 
 /// Deploy block saved by `keeper deploy`, if any.

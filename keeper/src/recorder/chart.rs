@@ -4,6 +4,10 @@
 use super::{feed::ChainRecord, RecordError, Result};
 use plotters::prelude::*;
 
+/// Pixels left blank on each side of a bar.
+const BAR_MARGIN_PX: u32 = 4;
+
+/// The chart as SVG text: the same bytes for the same record, every time.
 pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
     let mut counts = vec![0u32; labels.len().max(crate::bindings::REASON_COUNT as usize)];
     for d in &chain.decisions {
@@ -40,12 +44,18 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
             .disable_x_mesh()
             .draw()
             .map_err(|x| e(&x))?;
-        bars.draw_series(
-            Histogram::vertical(&bars)
-                .style(BLUE.filled())
-                .margin(4)
-                .data(counts.iter().enumerate().map(|(c, n)| (c as u32, *n))),
-        )
+        // One rectangle per code, in code order. (plotters' `Histogram` sums its data in a
+        // HashMap and so emits the bars in a different order on every run; the chart must be
+        // the same bytes every time it is rendered, for `keeper report --check`.)
+        bars.draw_series(counts.iter().enumerate().map(|(c, n)| {
+            let c = c as u32;
+            let mut bar = Rectangle::new(
+                [(SegmentValue::Exact(c), 0), (SegmentValue::Exact(c + 1), *n)],
+                BLUE.filled(),
+            );
+            bar.set_margin(0, 0, BAR_MARGIN_PX, BAR_MARGIN_PX);
+            bar
+        }))
         .map_err(|x| e(&x))?;
 
         let (lo, hi) =

@@ -1,12 +1,12 @@
 //! Feed rows and their decoding from chain logs.
 
-use super::{RecordError, Result};
+use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
 use crate::{
     bindings::{reason, IRiskGate, REASON_COUNT},
     collectors::logs_in_ranges,
 };
 use alloy::{
-    primitives::{Address, Bytes, TxHash, B256, U256},
+    primitives::{keccak256, Address, Bytes, TxHash, B256, U256},
     providers::{DynProvider, Provider},
     rpc::types::Log,
     sol_types::SolEvent,
@@ -97,6 +97,10 @@ pub struct WriteOff {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRow {
     pub chain_id: u64,
+    /// The gate that published it, checksummed. Empty only in a row read from a feed written
+    /// before rows named their gate, which `read_feed_for` refuses.
+    #[serde(default)]
+    pub gate: String,
     pub block: u64,
     pub log_index: u64,
     pub tx: String,
@@ -150,6 +154,10 @@ pub struct RowNote {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffchainRow {
     pub chain_id: u64,
+    /// The gate the keeper was working for, checksummed (empty only in an old feed's row,
+    /// which `read_feed_for` refuses).
+    #[serde(default)]
+    pub gate: String,
     /// Head block when the failure was observed.
     pub block: u64,
     pub time: u64,
@@ -188,6 +196,14 @@ pub enum FeedRow {
 }
 
 impl FeedRow {
+    /// The chain id and gate (checksummed; empty in an old feed's row) the row names.
+    pub fn owner(&self) -> (u64, &str) {
+        match self {
+            Self::Decision(d) => (d.chain_id, &d.gate),
+            Self::Offchain(o) => (o.chain_id, &o.gate),
+        }
+    }
+
     fn sort_key(&self) -> (u64, u8, u64) {
         match self {
             Self::Decision(d) => (d.block, 0, d.log_index),
@@ -350,7 +366,7 @@ pub async fn read_chain_record(
 ) -> Result<ChainRecord> {
     let logs = gate_logs(provider, gate, from, to, range).await?;
     let times = block_times(provider, &logs, HashMap::new()).await?;
-    decode_logs(&logs, chain_id, labels, &times)
+    decode_logs(&logs, chain_id, gate, labels, &times)
 }
 
 /// Timestamps of the blocks `logs` come from: from the logs themselves when the node includes
@@ -394,13 +410,16 @@ pub async fn block_times(
     Ok(times)
 }
 
-/// Pure decoding, so it can be tested without a node.
+/// Pure decoding, so it can be tested without a node. Every row names `chain_id` and `gate`
+/// (the address whose logs these are).
 pub fn decode_logs(
     logs: &[Log],
     chain_id: u64,
+    gate: Address,
     labels: &[String],
     times: &HashMap<u64, u64>,
 ) -> Result<ChainRecord> {
+    let gate_name = gate.to_checksum(None);
     let mut rec = ChainRecord::default();
     // Rows of a market not yet settled, by index into rec.decisions.
     let mut unsettled: HashMap<Address, Vec<usize>> = HashMap::new();
@@ -418,6 +437,7 @@ pub fn decode_logs(
                 if undone { (U256::ZERO, U256::ZERO) } else { (d.order.filled, d.order.spent) };
             let row = DecisionRow {
                 chain_id,
+                gate: gate_name.clone(),
                 block,
                 log_index: log.log_index.unwrap_or_default(),
                 tx: hex_tx(log.transaction_hash),
@@ -524,38 +544,237 @@ pub fn merge(
     rows
 }
 
-/// Serialized feed: one JSON object per line.
-pub fn to_jsonl(rows: &[FeedRow]) -> String {
+/// The string whose keccak256 is the first row's `prev`: it names the feed's format, chain and
+/// gate, so a feed (or its first row) cannot pass as another gate's.
+pub fn genesis(chain_id: u64, gate: Address) -> String {
+    format!("riskgate feed v1 {chain_id} {}", gate.to_checksum(None))
+}
+
+/// keccak256 of [`genesis`]: the `prev` of the first row, and the head of an empty feed.
+pub fn genesis_hash(chain_id: u64, gate: Address) -> B256 {
+    keccak256(genesis(chain_id, gate).as_bytes())
+}
+
+/// One line of feed.jsonl: the row with `prev`, the keccak256 of the previous line exactly as
+/// written (of the genesis string for the first line), in front.
+#[derive(Serialize)]
+struct LinkedLine<'a> {
+    prev: String,
+    #[serde(flatten)]
+    row: &'a FeedRow,
+}
+
+/// Only the link of a line, whatever else it holds.
+#[derive(Deserialize)]
+struct LineLink {
+    #[serde(default)]
+    prev: Option<String>,
+}
+
+/// The serialized feed, one JSON object per line, each carrying `prev`, the keccak256 of the
+/// line before it as written (its bytes without the newline); and the head, the keccak256 of
+/// the last line (the genesis hash when there are no rows).
+pub fn to_linked_jsonl(rows: &[FeedRow], chain_id: u64, gate: Address) -> (String, B256) {
     let mut out = String::new();
-    for r in rows {
+    let mut prev = genesis_hash(chain_id, gate);
+    for row in rows {
         // Serializing plain data structs cannot fail; skip rather than panic if it ever did.
-        if let Ok(line) = serde_json::to_string(r) {
+        if let Ok(line) = serde_json::to_string(&LinkedLine { prev: prev.to_string(), row }) {
+            prev = keccak256(line.as_bytes());
             out.push_str(&line);
             out.push('\n');
         }
     }
-    out
+    (out, prev)
 }
 
-/// Reads an existing feed (missing file = empty).
+/// The non-empty lines of a feed's text: row `n` of the feed is `lines[n - 1]`.
+pub fn feed_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.trim().is_empty()).collect()
+}
+
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(RecordError::Read { path: path.to_path_buf(), reason: e.to_string() }),
+    }
+}
+
+/// Reads a feed whatever gate it belongs to (missing file = empty). The keeper and the report
+/// use [`read_feed_for`], which refuses another gate's rows.
 pub fn read_feed(path: &Path) -> Result<Vec<FeedRow>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(RecordError::Read { path: path.to_path_buf(), reason: e.to_string() })
-        }
-    };
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
+    let Some(text) = read_text(path)? else { return Ok(Vec::new()) };
+    feed_lines(&text)
+        .into_iter()
         .enumerate()
         .map(|(i, l)| {
             serde_json::from_str(l).map_err(|e| RecordError::Read {
                 path: path.to_path_buf(),
-                reason: format!("line {}: {e}", i + 1),
+                reason: format!("row {}: {e}", i + 1),
             })
         })
         .collect()
+}
+
+/// "chain 31337 gate 0xAbC…", as a foreign-feed message names a row's owner.
+pub(crate) fn owner(chain_id: u64, gate: &str) -> String {
+    if gate.is_empty() {
+        format!("chain {chain_id} and no gate (written before rows named their gate)")
+    } else {
+        format!("chain {chain_id} gate {gate}")
+    }
+}
+
+/// Reads the feed of `gate` on `chain_id` (missing file = empty). Refuses, with
+/// [`RecordError::ForeignFeed`] naming the first such row, a feed any row of which names
+/// another chain or gate, or no gate at all: a record of one gate never takes in another's.
+pub fn read_feed_for(path: &Path, chain_id: u64, gate: Address) -> Result<Vec<FeedRow>> {
+    let rows = read_feed(path)?;
+    for (i, row) in rows.iter().enumerate() {
+        let (row_chain, row_gate) = row.owner();
+        let ours = row_chain == chain_id && row_gate.parse::<Address>().is_ok_and(|g| g == gate);
+        if !ours {
+            return Err(RecordError::ForeignFeed {
+                path: path.to_path_buf(),
+                row: i + 1,
+                found: owner(row_chain, row_gate),
+                expected: owner(chain_id, &gate.to_checksum(None)),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// At most this many broken links are described one by one; the rest are counted.
+pub const MAX_LINK_PROBLEMS: usize = 8;
+
+/// What walking a feed's hash chain found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkCheck {
+    /// Rows (non-empty lines) walked.
+    pub rows: usize,
+    /// keccak256 of the last line as written (the genesis hash for an empty feed).
+    pub head: B256,
+    /// One line per broken link or head mismatch; empty when every link holds.
+    pub problems: Vec<String>,
+}
+
+/// Walks the hash chain of a feed's `text`: row 1's `prev` must be the genesis hash of
+/// (`chain_id`, `gate`), every later row's `prev` the keccak256 of the row before it as written,
+/// and `head_file` (the contents of feed.head; `None` when it is missing) the keccak256 of the
+/// last row. Each break is described as well as the hashes can tell: a row that links past its
+/// predecessor marks an insertion; any other break marks an edit of the row before, or a row
+/// removed or inserted there.
+pub fn check_links(text: &str, chain_id: u64, gate: Address, head_file: Option<&str>) -> LinkCheck {
+    let lines = feed_lines(text);
+    let hashes: Vec<B256> = lines.iter().map(|l| keccak256(l.as_bytes())).collect();
+    let genesis = genesis_hash(chain_id, gate);
+    let position = |h: &B256| hashes.iter().position(|x| x == h);
+    let mut problems = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let n = i + 1;
+        let expected = if i == 0 { genesis } else { hashes[i - 1] };
+        let link = serde_json::from_str::<LineLink>(line).ok().and_then(|l| l.prev);
+        let Some(link) = link else {
+            problems.push(format!(
+                "row {n} has no `prev` link (written before the feed was hash-linked, or edited): \
+                 re-run `keeper report` on an untampered record"
+            ));
+            continue;
+        };
+        let Ok(link) = link.parse::<B256>() else {
+            problems.push(format!("row {n}: `prev` is not a 32-byte hex hash: row {n} was edited"));
+            continue;
+        };
+        if link == expected {
+            continue;
+        }
+        let why = if link == genesis {
+            format!(
+                "row {n}: `prev` is the genesis hash, which only row 1 may carry: row {n} is a \
+                 copy of a first row, or {} inserted before it",
+                span(1, n - 1)
+            )
+        } else if i == 0 {
+            format!(
+                "row 1: `prev` is not the genesis hash of {}: row 1 was edited, or rows were \
+                 removed before it",
+                owner(chain_id, &gate.to_checksum(None))
+            )
+        } else {
+            match position(&link) {
+                Some(k) if k + 1 < i => format!(
+                    "row {n}: `prev` links to row {}, not row {}: {} inserted",
+                    k + 1,
+                    n - 1,
+                    span(k + 2, n - 1)
+                ),
+                Some(k) => format!(
+                    "row {n}: `prev` links to row {}, which comes after it: rows were reordered",
+                    k + 1
+                ),
+                None => format!(
+                    "row {n}: `prev` does not match row {} as written: row {} was edited, or a \
+                     row was removed or inserted here",
+                    n - 1,
+                    n - 1
+                ),
+            }
+        };
+        problems.push(why);
+    }
+    let head = hashes.last().copied().unwrap_or(genesis);
+    match head_file.map(str::trim) {
+        None => problems.push(format!(
+            "{HEAD_FILE} is missing: the feed's last row cannot be checked (was it written by \
+             this keeper version?)"
+        )),
+        Some(text) => match text.parse::<B256>() {
+            Err(_) => problems.push(format!("{HEAD_FILE} does not hold a 32-byte hex hash")),
+            Ok(h) if h == head => {}
+            Ok(h) if h == genesis && !lines.is_empty() => problems.push(format!(
+                "{HEAD_FILE} is the genesis hash (an empty feed): {} added after the keeper \
+                 wrote it",
+                span(1, lines.len())
+            )),
+            Ok(h) => problems.push(match position(&h) {
+                Some(k) => format!(
+                    "{HEAD_FILE} names row {} as the last: {} appended after the keeper wrote it",
+                    k + 1,
+                    span(k + 2, lines.len())
+                ),
+                None => format!(
+                    "{HEAD_FILE} does not match the last row (row {}) as written: row {} was \
+                     edited, or rows were removed or appended at the end",
+                    lines.len(),
+                    lines.len()
+                ),
+            }),
+        },
+    }
+    if problems.len() > MAX_LINK_PROBLEMS {
+        let more = problems.len() - MAX_LINK_PROBLEMS;
+        problems.truncate(MAX_LINK_PROBLEMS);
+        problems.push(format!("and {more} more broken links"));
+    }
+    LinkCheck { rows: lines.len(), head, problems }
+}
+
+/// "row 4 was" or "rows 4-6 were".
+fn span(first: usize, last: usize) -> String {
+    if first == last {
+        format!("row {first} was")
+    } else {
+        format!("rows {first}-{last} were")
+    }
+}
+
+/// [`check_links`] over `feed.jsonl` and `feed.head` in `dir` (a missing feed is empty).
+pub fn check_links_in(dir: &Path, chain_id: u64, gate: Address) -> Result<LinkCheck> {
+    let text = read_text(&dir.join(FEED_FILE))?.unwrap_or_default();
+    let head = read_text(&dir.join(HEAD_FILE))?;
+    Ok(check_links(&text, chain_id, gate, head.as_deref()))
 }
 
 /// The keeper's notes (annotations and whole answers) and off-chain rows of an existing feed.
@@ -595,6 +814,124 @@ mod tests {
         assert_eq!(raw_from_head(head, long.len() as u64), None);
         // A head cut inside a UTF-8 character is not a string.
         assert_eq!(raw_from_head(&[0xe2, 0x82], 2), None);
+    }
+
+    fn offchain(market: &str, block: u64) -> FeedRow {
+        FeedRow::Offchain(OffchainRow {
+            chain_id: 31_337,
+            gate: Address::repeat_byte(0x11).to_checksum(None),
+            block,
+            time: 1_000 + block,
+            market: market.to_string(),
+            prompt_hash: None,
+            error: "HTTP 500".to_string(),
+            transport: TransportDetail::default(),
+            note: Annotation::default(),
+        })
+    }
+
+    /// A linked feed of four off-chain rows of gate 0x11.., its lines and its head.
+    fn linked() -> (Vec<String>, String) {
+        let rows: Vec<FeedRow> = (1..=4).map(|b| offchain(&format!("m{b}"), b)).collect();
+        let (text, head) = to_linked_jsonl(&rows, 31_337, Address::repeat_byte(0x11));
+        (text.lines().map(str::to_string).collect(), head.to_string())
+    }
+
+    fn check(lines: &[String], head: &str) -> Vec<String> {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        check_links(&text, 31_337, Address::repeat_byte(0x11), Some(head)).problems
+    }
+
+    #[test]
+    fn each_line_links_to_the_one_before_as_written_and_the_head_to_the_last() {
+        let (lines, head) = linked();
+        let g = genesis_hash(31_337, Address::repeat_byte(0x11));
+        // The genesis names format, chain and gate.
+        assert_eq!(
+            genesis(31_337, Address::repeat_byte(0x11)),
+            "riskgate feed v1 31337 0x1111111111111111111111111111111111111111"
+        );
+        assert!(lines[0].starts_with(&format!("{{\"prev\":\"{g}\",\"kind\":\"offchain\"")));
+        for i in 1..lines.len() {
+            let link = keccak256(lines[i - 1].as_bytes()).to_string();
+            assert!(lines[i].starts_with(&format!("{{\"prev\":\"{link}\"")), "line {i}");
+        }
+        assert_eq!(head, keccak256(lines[3].as_bytes()).to_string());
+        assert!(check(&lines, &head).is_empty());
+        // An empty feed's head is the genesis hash.
+        assert_eq!(to_linked_jsonl(&[], 31_337, Address::repeat_byte(0x11)).1, g);
+        // The rows read back unchanged (the link is not part of a row).
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let back: Vec<FeedRow> =
+            feed_lines(&text).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(back, (1..=4).map(|b| offchain(&format!("m{b}"), b)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_broken_link_names_the_row_and_what_happened_to_it() {
+        let (lines, head) = linked();
+        // Row 2 edited: row 3 no longer links to it.
+        let mut edited = lines.clone();
+        edited[1] = edited[1].replace("HTTP 500", "HTTP 501");
+        assert_eq!(
+            check(&edited, &head),
+            vec![
+                "row 3: `prev` does not match row 2 as written: row 2 was edited, or a row \
+                  was removed or inserted here"
+            ]
+        );
+        // Row 2 removed: what is now row 2 links to a line that is gone.
+        let mut removed = lines.clone();
+        removed.remove(1);
+        assert_eq!(
+            check(&removed, &head),
+            vec![
+                "row 2: `prev` does not match row 1 as written: row 1 was edited, or a row \
+                  was removed or inserted here"
+            ]
+        );
+        // A variant of row 1 inserted as row 2: its own link is the genesis, and row 3 (old
+        // row 2) still links to row 1, past the inserted row.
+        let mut inserted = lines.clone();
+        inserted.insert(1, lines[0].replace("\"m1\"", "\"m9\""));
+        assert_eq!(
+            check(&inserted, &head),
+            vec![
+                "row 2: `prev` is the genesis hash, which only row 1 may carry: row 2 is a copy \
+                 of a first row, or row 1 was inserted before it",
+                "row 3: `prev` links to row 1, not row 2: row 2 was inserted",
+            ]
+        );
+        // The last row edited: only feed.head can tell.
+        let mut last = lines.clone();
+        last[3] = last[3].replace("m4", "m5");
+        assert_eq!(
+            check(&last, &head),
+            vec![
+                "feed.head does not match the last row (row 4) as written: row 4 was edited, \
+                  or rows were removed or appended at the end"
+            ]
+        );
+        // A row appended, correctly linked, after the keeper wrote feed.head.
+        let five: Vec<FeedRow> = (1..=5).map(|b| offchain(&format!("m{b}"), b)).collect();
+        let (text, _) = to_linked_jsonl(&five, 31_337, Address::repeat_byte(0x11));
+        let appended: Vec<String> = text.lines().map(str::to_string).collect();
+        assert_eq!(appended[..4], lines[..]);
+        assert_eq!(
+            check(&appended, &head),
+            vec!["feed.head names row 4 as the last: row 5 was appended after the keeper wrote it"]
+        );
+        // A feed of another gate fails at its first link.
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let other = check_links(&text, 31_337, Address::repeat_byte(0x22), Some(&head));
+        assert!(other.problems[0].starts_with(
+            "row 1: `prev` is not the genesis hash of chain \
+             31337 gate 0x2222222222222222222222222222222222222222"
+        ));
+        // No feed.head at all.
+        let none = check_links(&text, 31_337, Address::repeat_byte(0x11), None);
+        assert_eq!(none.problems.len(), 1);
+        assert!(none.problems[0].starts_with("feed.head is missing"));
     }
 
     #[test]

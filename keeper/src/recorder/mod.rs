@@ -1,14 +1,20 @@
 //! Recorder: decodes the gate's `Decision`, `Settled` and `WrittenOff` events into feed rows,
 //! keeps the keeper's own notes (provider, model, scenario, the whole answer) and off-chain
-//! failure rows beside them, and writes `feed.jsonl`, `RESULTS.md` and the SVG chart atomically. Everything that
-//! comes from chain can be rebuilt from chain alone (`keeper report`).
+//! failure rows beside them, and writes `feed.jsonl`, its head hash `feed.head`, the SVG chart
+//! and `RESULTS.md`, each atomically. Everything that comes from chain can be rebuilt from chain
+//! alone (`keeper report`); what cannot (off-chain rows, the keeper's labels) is hash-linked row
+//! by row, so an edit shows.
+//!
+//! Every row names its chain and gate, and a feed naming another is refused
+//! ([`feed::read_feed_for`]): one gate's record never takes in another's.
 
 pub mod adversary;
 pub mod chart;
 pub mod feed;
 pub mod markdown;
 
-pub use feed::{Annotation, DecisionRow, FeedRow, OffchainRow, RowNote};
+use alloy::primitives::Address;
+pub use feed::{Annotation, ChainRecord, DecisionRow, FeedRow, GateFacts, OffchainRow, RowNote};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +27,12 @@ pub enum RecordError {
     Chain(String),
     #[error("chart: {0}")]
     Chart(String),
+    #[error(
+        "{} row {row} belongs to {found}, not {expected}: point --results at this gate's folder \
+         (the default is results/<chain-id>/<gate>/)",
+        path.display()
+    )]
+    ForeignFeed { path: PathBuf, row: usize, found: String, expected: String },
 }
 
 pub type Result<T> = std::result::Result<T, RecordError>;
@@ -53,5 +65,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Output file names inside the results directory.
 pub const FEED_FILE: &str = "feed.jsonl";
+/// The feed's head hash: keccak256 of the last line of feed.jsonl as written.
+pub const HEAD_FILE: &str = "feed.head";
 pub const RESULTS_FILE: &str = "RESULTS.md";
 pub const CHART_FILE: &str = "decisions.svg";
+
+/// Writes a gate's record into `dir`: feed.jsonl (hash-linked), feed.head, the chart, then
+/// RESULTS.md, in that order, each atomically. Refuses a row naming another chain or gate than
+/// `facts`' (nothing is written then).
+pub fn write_record(
+    dir: &Path,
+    facts: &GateFacts,
+    record: &ChainRecord,
+    rows: &[FeedRow],
+) -> Result<()> {
+    let feed_path = dir.join(FEED_FILE);
+    for (i, row) in rows.iter().enumerate() {
+        let (chain_id, gate) = row.owner();
+        if chain_id != facts.chain_id || gate.parse::<Address>().ok() != Some(facts.gate) {
+            return Err(RecordError::ForeignFeed {
+                path: feed_path,
+                row: i + 1,
+                found: feed::owner(chain_id, gate),
+                expected: feed::owner(facts.chain_id, &facts.gate.to_checksum(None)),
+            });
+        }
+    }
+    let (text, head) = feed::to_linked_jsonl(rows, facts.chain_id, facts.gate);
+    write_atomic(&feed_path, text.as_bytes())?;
+    write_atomic(&dir.join(HEAD_FILE), format!("{head}\n").as_bytes())?;
+    let svg = chart::render_svg(record, &facts.labels)?;
+    write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
+    let md = markdown::render(facts, rows, record);
+    write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
+    Ok(())
+}
+
+/// The default results folder of a gate: `results/<chain-id>/<gate>/` under the project root,
+/// so two gates or two chains never share a record (`results/` itself is the demo's).
+pub fn default_results_dir(root: &Path, chain_id: u64, gate: Address) -> PathBuf {
+    root.join("results").join(chain_id.to_string()).join(gate.to_checksum(None))
+}
