@@ -17,9 +17,11 @@ pub mod deploy;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod executor;
+pub mod follower;
+pub mod journal;
+pub mod lens;
 pub mod log;
 pub mod market;
-pub mod lens;
 pub mod quote;
 pub mod recorder;
 pub mod report;

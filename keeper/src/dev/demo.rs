@@ -14,6 +14,7 @@ use crate::{
     collectors::{self, MarketInfo},
     compile,
     dev::world::{Actor, World, WorldError},
+    follower::BlockRef,
     recorder::feed::FeedRow,
     report::{STATE_FILE, STATE_META_FILE},
     runner::{Answer, Keeper},
@@ -109,16 +110,15 @@ async fn think(
     provider: &Model,
     scenario: &str,
     cancel: &CancellationToken,
-) -> Result<(Vec<Answer>, (u64, u64))> {
+) -> Result<(Vec<Answer>, BlockRef)> {
     if cancel.is_cancelled() {
         return Err(DemoError::Cancelled);
     }
-    let head = collectors::head(&keeper.provider).await.map_err(crate::runner::RunError::from)?;
-    keeper.sync(head.0).await?;
+    let head = keeper.follow().await?.head;
     let infos: Vec<MarketInfo> =
-        keeper.markets().iter().filter(|m| markets.contains(&m.address)).cloned().collect();
-    let states = keeper.read_open(&infos, head).await;
-    let answers = keeper.ask_all(states, provider, head, Some(scenario), cancel).await;
+        keeper.markets().into_iter().filter(|m| markets.contains(&m.address)).collect();
+    let states = keeper.read_open(&infos, head).await?;
+    let answers = keeper.ask_all(states, provider, head, Some(scenario), cancel).await?;
     Ok((answers, head))
 }
 
@@ -131,8 +131,8 @@ async fn play(
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<Vec<u8>> {
-    let (answers, head) = think(keeper, markets, provider, scenario, cancel).await?;
-    Ok(keeper.submit(answers, head).await.iter().map(|d| d.reason).collect())
+    let (answers, _) = think(keeper, markets, provider, scenario, cancel).await?;
+    Ok(keeper.submit(answers).await?.iter().map(|d| d.reason).collect())
 }
 
 /// Prints the gate's address and its bounds as read back from the chain (not from the values
@@ -326,24 +326,24 @@ async fn scenarios(
         "hostile.jsonl",
         include_str!("../../demo/hostile.jsonl"),
     )?);
-    let head = collectors::head(&k.provider).await.map_err(crate::runner::RunError::from)?;
-    k.sync(head.0).await?;
-    if let Some(info) = k.markets().iter().find(|m| m.address == m_abstain).cloned() {
+    let head = k.follow().await?.head;
+    if let Some(info) = k.markets().into_iter().find(|m| m.address == m_abstain) {
         let state = collectors::read_market(&k.provider, &info)
             .await
             .map_err(crate::runner::RunError::from)?;
-        let prompt = Prompt::render(&k.strategy_text, &state, head.1);
+        let prompt = Prompt::render(&k.strategy_text, &state, head.time);
         let mut answers = Vec::new();
         while let Ok(raw) = hostile.ask(&prompt, &state).await {
             answers.push(Answer {
                 market: m_abstain,
-                quote: k.quote.quote(&raw, &state, head.1),
+                quote: k.quote.quote(&raw, &state, head.time),
                 raw,
                 prompt_hash: prompt.hash(),
                 note: k.note(&hostile, Some("hostile model segment")),
+                read: head,
             });
         }
-        k.submit(answers, head).await;
+        k.submit(answers).await?;
     }
 
     p.step("inference unreachable: an off-chain row, nothing submitted");
@@ -470,10 +470,10 @@ async fn expire_while_thinking(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let scenario = "verdict expired while the model was thinking";
-    let (answers, head) =
+    let (answers, _) =
         think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
     w.advance(k.quote.ttl_secs + 1).await?;
-    k.submit(answers, head).await;
+    k.submit(answers).await?;
     Ok(())
 }
 
@@ -486,10 +486,9 @@ async fn finalize_while_thinking(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let provider = replay("scripted", &["BUY_UP"]);
-    let (answers, head) =
-        think(k, &[market], &provider, "finalized while thinking", cancel).await?;
+    let (answers, _) = think(k, &[market], &provider, "finalized while thinking", cancel).await?;
     w.advance(1_000).await?;
     w.resolve(market, true).await?;
-    k.submit(answers, head).await;
+    k.submit(answers).await?;
     Ok(())
 }

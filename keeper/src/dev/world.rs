@@ -351,8 +351,10 @@ impl World {
     }
 
     /// A keeper pointed at this world's gate.
+    /// It signs with the keeper's dev key and counts a decision as confirmed once mined (a
+    /// local chain, 0 confirmations).
     pub fn keeper(&self, results: Option<std::path::PathBuf>) -> crate::runner::Keeper {
-        crate::runner::Keeper::new(
+        let k = crate::runner::Keeper::new(
             self.keeper_rpc.clone(),
             self.deployment.chain_id,
             self.deployment.gate,
@@ -360,6 +362,15 @@ impl World {
             self.keeper_addr,
             self.deployment.deploy_block,
             results,
-        )
+        );
+        match self
+            .anvil
+            .dev_key(Actor::Keeper.index())
+            .ok()
+            .and_then(|key| chain::dev_signer(key).ok())
+        {
+            Some(signer) => k.with_signer(signer),
+            None => k,
+        }
     }
 }

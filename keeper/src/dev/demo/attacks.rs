@@ -79,11 +79,11 @@ pub(super) async fn run_all(
     let now = w.chain_time().await?;
     let m_sandwich = w.create_market(10_000, 100, 0, now + 3_600).await?;
     w.ask(m_sandwich, 420_000, 20_000_000).await?;
-    let (answers, head) = think(k, &[m_sandwich], &builtin, ATTACK_2, cancel).await?;
+    let (answers, _) = think(k, &[m_sandwich], &builtin, ATTACK_2, cancel).await?;
     w.approve_as(Actor::Outsider, m_sandwich).await?;
     w.buy_up_as(Actor::Outsider, m_sandwich, 420_000, 20_000_000).await?;
     w.ask_as(Actor::Outsider, m_sandwich, 950_000, 20_000_000).await?;
-    let got: Vec<u8> = k.submit(answers, head).await.iter().map(|d| d.reason).collect();
+    let got: Vec<u8> = k.submit(answers).await?.iter().map(|d| d.reason).collect();
     expect(ATTACK_2, &got, &[reason::QUOTE_LIMIT])?;
 
     // 3a. A market naming a trusted resolver (anyone may name anyone) that never expires, with a

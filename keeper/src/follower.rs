@@ -1,0 +1,316 @@
+//! The follower: the collector that keeps the keeper's view of the chain honest. It reads only
+//! confirmed blocks (`confirmations` below the head), remembers the hash of every block it
+//! scanned to, and on each step checks that the chain still has them. When a block it read is
+//! gone (a reorganisation), it rewinds to the newest block still on the chain and rescans from
+//! there: logs and markets from the removed blocks are dropped, so a decision that left the
+//! chain leaves the record.
+//!
+//! Markets are discovered from the factory itself: `MarketCreated` logs from the first block
+//! scanned, and `marketCount`/`marketAt` for any older market the logs do not reach (a gate
+//! deployed on an existing factory still sees the markets created before it).
+
+use crate::{
+    bindings::{IBinaryMarket, IMarketFactory},
+    collectors::{self, CollectError, MarketInfo},
+    recorder::feed,
+};
+use alloy::{
+    eips::{BlockId, BlockNumberOrTag},
+    primitives::{Address, B256, U256},
+    providers::{DynProvider, Provider},
+    rpc::types::Log,
+    sol_types::SolEvent,
+};
+use futures::{stream, StreamExt, TryStreamExt};
+use std::collections::{BTreeMap, HashSet};
+
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    #[error(transparent)]
+    Collect(#[from] CollectError),
+    #[error("reading the gate's logs")]
+    Logs(#[source] crate::recorder::RecordError),
+    #[error("block {0} is missing on the node")]
+    MissingBlock(u64),
+    #[error("factory {factory} call at block {block} failed")]
+    Factory {
+        factory: Address,
+        block: u64,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, FollowError>;
+
+/// A block as the keeper saw it: number, hash, and chain time (the clock the gate uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockRef {
+    pub number: u64,
+    pub hash: B256,
+    pub time: u64,
+}
+
+/// How many scanned-to block hashes are kept for finding a fork point. A reorganisation deeper
+/// than this many steps rescans from the first block.
+pub const CHECKPOINTS_KEPT: usize = 256;
+
+/// Factory reads of older markets in flight at once.
+const DISCOVERY_CONCURRENCY: usize = 16;
+
+/// A market and the block from which the keeper knows it (its creation log's block, or the
+/// block it was read at through `marketAt`).
+#[derive(Debug, Clone)]
+pub struct Known {
+    pub info: MarketInfo,
+    pub seen_at: u64,
+}
+
+/// What one step of the follower found.
+#[derive(Debug, Clone, Default)]
+pub struct Step {
+    pub head: BlockRef,
+    /// The newest block the record may hold (`head - confirmations`).
+    pub safe: BlockRef,
+    /// Set when blocks the keeper had read were replaced: the newest block still on the chain
+    /// (everything after it was rescanned).
+    pub rewound_to: Option<u64>,
+    pub new_markets: usize,
+}
+
+pub struct Follower {
+    pub gate: Address,
+    pub factory: Address,
+    pub from_block: u64,
+    pub log_range: u64,
+    pub confirmations: u64,
+    checkpoints: BTreeMap<u64, B256>,
+    scanned_to: Option<u64>,
+    markets: Vec<Known>,
+    gate_logs: Vec<Log>,
+}
+
+impl Follower {
+    pub fn new(gate: Address, factory: Address, from_block: u64, confirmations: u64) -> Self {
+        Self {
+            gate,
+            factory,
+            from_block,
+            log_range: 5_000,
+            confirmations,
+            checkpoints: BTreeMap::new(),
+            scanned_to: None,
+            markets: Vec::new(),
+            gate_logs: Vec::new(),
+        }
+    }
+
+    pub fn markets(&self) -> impl Iterator<Item = &MarketInfo> {
+        self.markets.iter().map(|k| &k.info)
+    }
+
+    pub fn market_count(&self) -> usize {
+        self.markets.len()
+    }
+
+    pub fn gate_logs(&self) -> &[Log] {
+        &self.gate_logs
+    }
+
+    pub fn scanned_to(&self) -> Option<u64> {
+        self.scanned_to
+    }
+
+    /// One step: check the blocks already read are still the chain's, rewind if not, then scan
+    /// up to the newest confirmed block.
+    pub async fn step(&mut self, rpc: &DynProvider) -> Result<Step> {
+        let head = block(rpc, BlockNumberOrTag::Latest).await?;
+        let rewound_to = self.check_reorg(rpc, head.number).await?;
+        let safe_number = head.number.saturating_sub(self.confirmations);
+        let safe = if safe_number == head.number {
+            head
+        } else {
+            block(rpc, BlockNumberOrTag::Number(safe_number)).await?
+        };
+        let mut step = Step { head, safe, rewound_to, new_markets: 0 };
+        let from = self.scanned_to.map_or(self.from_block, |b| b + 1);
+        if from <= safe.number {
+            let before = self.markets.len();
+            self.scan_factory(rpc, from, safe.number, head.number).await?;
+            let logs = feed::gate_logs(rpc, self.gate, from, safe.number, self.log_range)
+                .await
+                .map_err(FollowError::Logs)?;
+            self.gate_logs.extend(logs);
+            self.scanned_to = Some(safe.number);
+            step.new_markets = self.markets.len() - before;
+        }
+        self.checkpoints.insert(safe.number, safe.hash);
+        while self.checkpoints.len() > CHECKPOINTS_KEPT {
+            self.checkpoints.pop_first();
+        }
+        Ok(step)
+    }
+
+    /// Compares the newest checkpoint with the chain; on a mismatch, walks back to the newest
+    /// checkpoint the chain still has and drops everything read after it. Any change to a block
+    /// changes every later block's hash, so one comparison proves the whole prefix unchanged.
+    async fn check_reorg(&mut self, rpc: &DynProvider, head: u64) -> Result<Option<u64>> {
+        let Some((&top, &top_hash)) = self.checkpoints.last_key_value() else { return Ok(None) };
+        if top <= head && hash_at(rpc, top).await? == Some(top_hash) {
+            return Ok(None);
+        }
+        let mut fork: Option<u64> = None;
+        for (&n, &h) in self.checkpoints.iter().rev() {
+            if n <= head && hash_at(rpc, n).await? == Some(h) {
+                fork = Some(n);
+                break;
+            }
+        }
+        self.rewind(fork);
+        Ok(Some(fork.unwrap_or_else(|| self.from_block.saturating_sub(1))))
+    }
+
+    /// Forgets everything read after block `keep` (all of it when `None`).
+    pub fn rewind(&mut self, keep: Option<u64>) {
+        match keep {
+            Some(n) => {
+                self.checkpoints.retain(|&b, _| b <= n);
+                self.gate_logs.retain(|l| l.block_number.is_some_and(|b| b <= n));
+                self.markets.retain(|m| m.seen_at <= n);
+                self.scanned_to = Some(n);
+            }
+            None => {
+                self.checkpoints.clear();
+                self.gate_logs.clear();
+                self.markets.clear();
+                self.scanned_to = None;
+            }
+        }
+    }
+
+    /// Markets created in `[from, to]` from the factory's logs, then any index below
+    /// `marketCount()` (as of `to`) still unknown, read through `marketAt`. A node that keeps no
+    /// state for block `to` (a pruned one) is read at `head` instead; the markets found are then
+    /// tagged with `head`, so a reorg below it forgets them and they are read again.
+    async fn scan_factory(
+        &mut self,
+        rpc: &DynProvider,
+        from: u64,
+        to: u64,
+        head: u64,
+    ) -> Result<()> {
+        let logs = collectors::logs_in_ranges(
+            rpc,
+            self.factory,
+            vec![IMarketFactory::MarketCreated::SIGNATURE_HASH],
+            from,
+            to,
+            self.log_range,
+        )
+        .await?;
+        for log in logs {
+            let Ok(ev) = IMarketFactory::MarketCreated::decode_log(&log.inner) else { continue };
+            if self.markets.iter().any(|k| k.info.address == ev.market) {
+                continue;
+            }
+            self.markets.push(Known {
+                info: MarketInfo {
+                    address: ev.market,
+                    index: ev.index,
+                    tick_size: ev.tickSize,
+                    lot_size: ev.lotSize,
+                    min_quantity: ev.minQuantity,
+                    expiry: ev.expiry,
+                    resolver: ev.resolver,
+                },
+                seen_at: log.block_number.unwrap_or(to),
+            });
+        }
+        let factory = IMarketFactory::new(self.factory, rpc);
+        let (to, count) = match factory.marketCount().block(BlockId::number(to)).call().await {
+            Ok(c) => (to, c),
+            Err(_) if head > to => {
+                let c = factory.marketCount().block(BlockId::number(head)).call().await.map_err(
+                    |source| FollowError::Factory {
+                        factory: self.factory,
+                        block: head,
+                        source: Box::new(source),
+                    },
+                )?;
+                (head, c)
+            }
+            Err(source) => {
+                return Err(FollowError::Factory {
+                    factory: self.factory,
+                    block: to,
+                    source: Box::new(source),
+                })
+            }
+        };
+        let count = u64::try_from(count).unwrap_or(u64::MAX);
+        let have: HashSet<U256> = self.markets.iter().map(|k| k.info.index).collect();
+        let missing: Vec<u64> = (0..count).filter(|i| !have.contains(&U256::from(*i))).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let factory_addr = self.factory;
+        let older: Vec<MarketInfo> = stream::iter(missing)
+            .map(|i| async move { older_market(rpc, factory_addr, i, to).await })
+            .buffered(DISCOVERY_CONCURRENCY)
+            .try_collect()
+            .await?;
+        self.markets.extend(older.into_iter().map(|info| Known { info, seen_at: to }));
+        self.markets.sort_by_key(|k| k.info.index);
+        Ok(())
+    }
+}
+
+/// A market the factory created before the keeper's first scanned block, read at block `at`.
+async fn older_market(
+    rpc: &DynProvider,
+    factory: Address,
+    index: u64,
+    at: u64,
+) -> Result<MarketInfo> {
+    let id = BlockId::number(at);
+    let ferr = |source| FollowError::Factory { factory, block: at, source: Box::new(source) };
+    let address = IMarketFactory::new(factory, rpc)
+        .marketAt(U256::from(index))
+        .block(id)
+        .call()
+        .await
+        .map_err(ferr)?;
+    let market = IBinaryMarket::new(address, rpc);
+    let merr = |source| {
+        FollowError::Collect(CollectError::Market { market: address, source: Box::new(source) })
+    };
+    let q = market.gateQuote().block(id).call().await.map_err(merr)?;
+    let resolver = market.resolver().block(id).call().await.map_err(merr)?;
+    Ok(MarketInfo {
+        address,
+        index: U256::from(index),
+        tick_size: q.tickSize,
+        lot_size: q.lotSize,
+        min_quantity: q.minQuantity,
+        expiry: q.expiry,
+        resolver,
+    })
+}
+
+async fn block(rpc: &DynProvider, tag: BlockNumberOrTag) -> Result<BlockRef> {
+    let b = rpc.get_block_by_number(tag).await.map_err(|e| CollectError::Rpc(Box::new(e)))?.ok_or(
+        match tag {
+            BlockNumberOrTag::Number(n) => FollowError::MissingBlock(n),
+            _ => FollowError::Collect(CollectError::NoLatestBlock),
+        },
+    )?;
+    Ok(BlockRef { number: b.header.number, hash: b.header.hash, time: b.header.timestamp })
+}
+
+async fn hash_at(rpc: &DynProvider, n: u64) -> Result<Option<B256>> {
+    Ok(rpc
+        .get_block_by_number(BlockNumberOrTag::Number(n))
+        .await
+        .map_err(|e| CollectError::Rpc(Box::new(e)))?
+        .map(|b| b.header.hash))
+}

@@ -1,0 +1,369 @@
+//! The submission journal: what the keeper has signed, sent and seen fail, on disk before it
+//! matters. One JSON object per line, appended and fsynced:
+//! - `submit`, written after signing and BEFORE the transaction is sent: market, nonce, tx hash,
+//!   prompt hash, the whole answer, its quote and annotation;
+//! - `resend`, written before a replacement at the same nonce (bumped fees) is sent;
+//! - `done`, when a submission is settled: confirmed, replaced by another transaction at its
+//!   nonce, reverted, or removed by a reorg;
+//! - `offchain`, a failure that never reached the chain, the moment it happens.
+//!
+//! A submission with no `done` line is pending: its market is never asked again, and a restart
+//! picks it up (follows its receipt, re-sends it at the same nonce). The journal is the only
+//! local state the keeper needs; everything else is re-derived from chain.
+
+use crate::recorder::feed::{Annotation, OffchainRow};
+use alloy::primitives::{Address, TxHash, B256, U256};
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::BTreeMap,
+    fs::{File, OpenOptions},
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+/// File name of the journal inside a results folder.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("cannot open the submission journal {path}")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot append to the submission journal {path}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("submission journal {path} line {line} is not a journal entry: fix or move the file")]
+    Corrupt {
+        path: String,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, JournalError>;
+
+/// The keeper's quote for one submission, as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuoteSent {
+    pub max_price_paid: U256,
+    pub deadline: u64,
+}
+
+/// One signed transaction of a submission (the first send, or a replacement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub tx: TxHash,
+    #[serde(with = "decimal_u128")]
+    pub max_fee_per_gas: u128,
+    #[serde(with = "decimal_u128")]
+    pub max_priority_fee_per_gas: u128,
+}
+
+/// Fees as decimal strings: JSON numbers past 2^53 lose precision in most readers, and serde
+/// cannot buffer a u128 inside a tagged enum.
+mod decimal_u128 {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a fee in wei")))
+    }
+}
+
+/// Written after signing, before sending.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Submission {
+    /// Sequence number of the submission in this journal (its identity from read to row).
+    pub id: u64,
+    pub market: Address,
+    pub nonce: u64,
+    pub prompt_hash: B256,
+    pub raw: String,
+    pub quote: QuoteSent,
+    pub gas: u64,
+    pub first: Attempt,
+    /// The block and chain time of the book read the prompt was rendered from.
+    pub read_block: u64,
+    pub read_time: u64,
+    pub note: Annotation,
+}
+
+/// How a submission ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Its `Decision` is in a confirmed block.
+    Confirmed,
+    /// Another transaction took its nonce: it can never be mined.
+    Replaced,
+    /// Mined and reverted (nothing published).
+    Reverted,
+    /// The node refused it outright; nothing is in flight.
+    NotSent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)]
+pub enum Entry {
+    Submit(Submission),
+    Resend {
+        id: u64,
+        #[serde(flatten)]
+        attempt: Attempt,
+    },
+    Done {
+        id: u64,
+        outcome: Outcome,
+        /// The transaction that settled it (the mined attempt), when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tx: Option<TxHash>,
+    },
+    /// A confirmed decision whose block a reorg removed: the submission is open again until
+    /// its transaction is seen again or provably gone.
+    Reopened {
+        id: u64,
+    },
+    Offchain(OffchainRow),
+}
+
+/// A submission and everything known of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracked {
+    pub sub: Submission,
+    /// Every transaction signed for it, first to last (same nonce).
+    pub attempts: Vec<Attempt>,
+    pub outcome: Option<(Outcome, Option<TxHash>)>,
+    /// Confirmed once, then removed by a reorg.
+    pub reopened: bool,
+}
+
+impl Tracked {
+    pub fn pending(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    pub fn latest(&self) -> Attempt {
+        *self.attempts.last().unwrap_or(&self.sub.first)
+    }
+
+    pub fn owns(&self, tx: TxHash) -> bool {
+        self.attempts.iter().any(|a| a.tx == tx)
+    }
+}
+
+/// The journal: its file (none for an in-memory keeper) and its folded state.
+#[derive(Debug, Default)]
+pub struct Journal {
+    path: Option<PathBuf>,
+    file: Option<File>,
+    subs: BTreeMap<u64, Tracked>,
+    offchain: Vec<OffchainRow>,
+}
+
+impl Journal {
+    /// A journal kept in memory only (tests, the demo's scripted keepers).
+    pub fn in_memory() -> Self {
+        Self::default()
+    }
+
+    /// Opens (creating) `dir/journal.jsonl` and folds what it holds.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let path = dir.join(JOURNAL_FILE);
+        let open_err = |source| JournalError::Open { path: path.display().to_string(), source };
+        std::fs::create_dir_all(dir).map_err(open_err)?;
+        let mut journal = Self { path: Some(path.clone()), ..Self::default() };
+        if path.exists() {
+            let text = std::fs::read_to_string(&path).map_err(open_err)?;
+            // Every entry ends with a newline. Text after the last one is an append a crash cut
+            // short: that entry never completed, so nothing it describes was sent.
+            let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+            for (i, line) in complete.split('\n').enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let entry = serde_json::from_str::<Entry>(line).map_err(|source| {
+                    JournalError::Corrupt { path: path.display().to_string(), line: i + 1, source }
+                })?;
+                journal.apply(entry);
+            }
+        }
+        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(open_err)?;
+        journal.file = Some(file);
+        Ok(journal)
+    }
+
+    fn apply(&mut self, e: Entry) {
+        match e {
+            Entry::Submit(sub) => {
+                let first = sub.first;
+                self.subs.insert(
+                    sub.id,
+                    Tracked { sub, attempts: vec![first], outcome: None, reopened: false },
+                );
+            }
+            Entry::Resend { id, attempt } => {
+                if let Some(t) = self.subs.get_mut(&id) {
+                    t.attempts.push(attempt);
+                }
+            }
+            Entry::Done { id, outcome, tx } => {
+                if let Some(t) = self.subs.get_mut(&id) {
+                    t.outcome = Some((outcome, tx));
+                }
+            }
+            Entry::Reopened { id } => {
+                if let Some(t) = self.subs.get_mut(&id) {
+                    t.outcome = None;
+                    t.reopened = true;
+                }
+            }
+            Entry::Offchain(row) => self.offchain.push(row),
+        }
+    }
+
+    /// Appends `e` durably (written and fsynced) and folds it in.
+    pub fn append(&mut self, e: Entry) -> Result<()> {
+        if let (Some(file), Some(path)) = (self.file.as_mut(), self.path.as_ref()) {
+            let mut line = serde_json::to_string(&e).expect("journal entries always serialize");
+            line.push('\n');
+            let write_err =
+                |source| JournalError::Write { path: path.display().to_string(), source };
+            file.write_all(line.as_bytes()).map_err(write_err)?;
+            file.sync_data().map_err(write_err)?;
+        }
+        self.apply(e);
+        Ok(())
+    }
+
+    /// The id the next submission gets.
+    pub fn next_id(&self) -> u64 {
+        self.subs.keys().next_back().map_or(0, |k| k + 1)
+    }
+
+    pub fn submissions(&self) -> impl Iterator<Item = &Tracked> {
+        self.subs.values()
+    }
+
+    pub fn get(&self, id: u64) -> Option<&Tracked> {
+        self.subs.get(&id)
+    }
+
+    pub fn pending(&self) -> impl Iterator<Item = &Tracked> {
+        self.subs.values().filter(|t| t.pending())
+    }
+
+    /// The submission one of whose transactions is `tx`.
+    pub fn by_tx(&self, tx: TxHash) -> Option<&Tracked> {
+        self.subs.values().find(|t| t.owns(tx))
+    }
+
+    /// Markets with a pending submission: never asked again until it settles.
+    pub fn pending_markets(&self) -> std::collections::HashSet<Address> {
+        self.pending().map(|t| t.sub.market).collect()
+    }
+
+    /// The lowest nonce no journalled submission uses (0 when empty).
+    pub fn next_nonce_floor(&self) -> u64 {
+        self.subs.values().map(|t| t.sub.nonce + 1).max().unwrap_or(0)
+    }
+
+    pub fn offchain(&self) -> &[OffchainRow] {
+        &self.offchain
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(id: u64, nonce: u64, market: u8) -> Submission {
+        Submission {
+            id,
+            market: Address::repeat_byte(market),
+            nonce,
+            prompt_hash: B256::repeat_byte(9),
+            raw: "BUY_UP\n\u{1b}[31m".to_string(),
+            quote: QuoteSent { max_price_paid: U256::from(420_000u64), deadline: 1_060 },
+            gas: 2_000_000,
+            first: Attempt {
+                tx: TxHash::repeat_byte(id as u8 + 1),
+                max_fee_per_gas: 2_000_000_000,
+                max_priority_fee_per_gas: 1,
+            },
+            read_block: 7,
+            read_time: 1_000,
+            note: Annotation { provider: Some("builtin".into()), ..Annotation::default() },
+        }
+    }
+
+    #[test]
+    fn a_restart_sees_pending_submissions_and_a_torn_last_line_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            j.append(Entry::Submit(sub(0, 5, 1))).unwrap();
+            j.append(Entry::Submit(sub(1, 6, 2))).unwrap();
+            let bumped = Attempt {
+                tx: TxHash::repeat_byte(0xee),
+                max_fee_per_gas: 2_250_000_001,
+                max_priority_fee_per_gas: 2,
+            };
+            j.append(Entry::Resend { id: 1, attempt: bumped }).unwrap();
+            j.append(Entry::Done { id: 0, outcome: Outcome::Confirmed, tx: None }).unwrap();
+        }
+        // A crash in the middle of an append leaves a torn last line.
+        let path = dir.path().join(JOURNAL_FILE);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"kind":"submit","id":2,"mar"#).unwrap();
+        drop(f);
+
+        let j = Journal::open(dir.path()).unwrap();
+        let pending: Vec<_> = j.pending().map(|t| t.sub.id).collect();
+        assert_eq!(pending, vec![1], "0 is done, 2 never completed its line");
+        assert_eq!(
+            j.pending_markets().into_iter().collect::<Vec<_>>(),
+            vec![Address::repeat_byte(2)]
+        );
+        let t = j.get(1).unwrap();
+        assert_eq!(t.attempts.len(), 2, "first send and one replacement at the same nonce");
+        assert!(t.owns(TxHash::repeat_byte(0xee)) && t.owns(TxHash::repeat_byte(2)));
+        assert_eq!(t.sub.raw, "BUY_UP\n\u{1b}[31m", "the answer survives byte for byte");
+        // Nonces 5 and 6 are used: the next new one is at least 7.
+        assert_eq!(j.next_nonce_floor(), 7);
+        assert_eq!(j.next_id(), 2);
+    }
+
+    #[test]
+    fn a_corrupt_line_before_the_end_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL_FILE);
+        std::fs::write(&path, "not json\n{\"kind\":\"reopened\",\"id\":0}\n").unwrap();
+        assert!(Journal::open(dir.path()).unwrap_err().to_string().contains("line 1"));
+        // A complete last line that does not parse is corruption too, not a torn append.
+        std::fs::write(&path, "{\"kind\":\"reopened\",\"id\":0}\n{\"kind\":\"bogus\"}\n").unwrap();
+        let e = Journal::open(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn a_reorg_reopens_a_confirmed_submission() {
+        let mut j = Journal::in_memory();
+        j.append(Entry::Submit(sub(0, 0, 1))).unwrap();
+        j.append(Entry::Done { id: 0, outcome: Outcome::Confirmed, tx: None }).unwrap();
+        assert_eq!(j.pending().count(), 0);
+        j.append(Entry::Reopened { id: 0 }).unwrap();
+        assert_eq!(j.pending().count(), 1);
+    }
+}

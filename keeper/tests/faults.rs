@@ -1,0 +1,564 @@
+//! The fault matrix of issue 8, items 1-6 and 10, against a real anvil and the real compiled
+//! contracts: paused mining, a dropped transaction, a base-fee spike, a reorganisation, a
+//! SIGKILL with a transaction in flight, a node gone past `--max-outage`, and a second gate on
+//! the same factory. Chain time never depends on the wall clock here: blocks are mined on demand
+//! (automine off where order matters). Wall-clock sleeps only make a re-send due (it can only
+//! become more due as time passes), never decide an outcome.
+// Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
+// them (no task inside one runtime ever contends for it).
+#![allow(clippy::await_holding_lock)]
+
+mod common;
+
+use alloy::{
+    primitives::{Address, TxHash, U256},
+    providers::Provider,
+};
+use common::{artifacts, decisions, offchain, params, root, serial, world};
+use keeper::{
+    bindings::{reason, IRiskGate},
+    deploy::{self, GateSpec},
+    dev::world::{Actor, World},
+    journal::{Journal, Outcome},
+    recorder::feed::{self, FeedRow},
+    runner::Keeper,
+    strategy::Model,
+};
+use std::{collections::BTreeMap, path::Path, time::Duration};
+use tokio_util::sync::CancellationToken;
+
+/// One raw JSON-RPC call to the test node (anvil's control methods), its result as JSON.
+macro_rules! rpc {
+    ($p:expr, $method:literal, $params:expr) => {{
+        let v: serde_json::Value = $p
+            .raw_request($method.into(), $params)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", $method));
+        v
+    }};
+}
+
+async fn automine(w: &World, on: bool) {
+    rpc!(w.keeper_rpc, "evm_setAutomine", (on,));
+}
+
+async fn mine(w: &World) {
+    rpc!(w.keeper_rpc, "evm_mine", ());
+}
+
+/// A market whose only book is an ask at 0.40: the builtin model answers BUY_UP, which the gate
+/// passes (0.40 is inside [0.05, 0.95], the position caps are far).
+async fn buy_up_market(w: &World) -> Address {
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    m
+}
+
+/// The gate's decisions as the chain holds them, read independently of any keeper state.
+async fn chain_decisions(w: &World) -> Vec<feed::DecisionRow> {
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let rec = feed::read_chain_record(
+        &w.keeper_rpc,
+        w.deployment.gate,
+        w.deployment.chain_id,
+        &[],
+        w.deployment.deploy_block,
+        head,
+        5_000,
+    )
+    .await
+    .unwrap();
+    rec.decisions
+}
+
+fn per_market(ds: &[feed::DecisionRow]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for d in ds {
+        *m.entry(d.market.clone()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// The record the keeper keeps must be the chain's: same decisions, same transactions.
+fn assert_record_is_chain(k: &Keeper, chain: &[feed::DecisionRow]) {
+    let mine: Vec<(String, u64)> =
+        k.record.decisions.iter().map(|d| (d.tx.clone(), d.log_index)).collect();
+    let theirs: Vec<(String, u64)> = chain.iter().map(|d| (d.tx.clone(), d.log_index)).collect();
+    assert_eq!(mine, theirs, "the keeper's record is exactly the chain's decisions");
+}
+
+fn keeper(w: &World, dir: &Path, resend_after: Duration) -> Keeper {
+    let mut k = w.keeper(Some(dir.to_path_buf()));
+    k.resend_after = resend_after;
+    k.load_existing_feed().unwrap();
+    k
+}
+
+/// A re-send becomes due once `resend_after` has passed since the last send; sleeping longer
+/// makes it due whatever the machine's load.
+const RESEND_AFTER: Duration = Duration::from_millis(300);
+const PAST_RESEND: Duration = Duration::from_millis(400);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (buy_up_market(&w).await, buy_up_market(&w).await);
+    let cancel = CancellationToken::new();
+    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+
+    automine(&w, false).await;
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
+    // Mining stays paused for several re-send periods: each cycle re-sends the stuck pair at
+    // their own nonces with bumped fees, and never asks those markets again.
+    for _ in 0..3 {
+        tokio::time::sleep(PAST_RESEND).await;
+        let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+        assert_eq!(
+            (r.asked, r.submitted),
+            (0, 0),
+            "a market with a pending submission is never asked"
+        );
+        assert_eq!(r.settled.resent, 2, "both stuck transactions re-sent");
+    }
+    let j = Journal::open(dir.path()).unwrap();
+    let subs: Vec<_> = j.submissions().cloned().collect();
+    assert_eq!(subs.len(), 2, "two submissions, however many transactions");
+    for t in &subs {
+        // First send + 3 replacements, all at the submission's one nonce (a replacement is the
+        // same nonce by construction: the journal records one nonce per submission).
+        assert_eq!(t.attempts.len(), 4);
+        let fees: Vec<u128> = t.attempts.iter().map(|a| a.max_fee_per_gas).collect();
+        assert!(
+            fees.windows(2).all(|p| p[1] * 10 >= p[0] * 11),
+            "each re-send bumps fees >= 10%: {fees:?}"
+        );
+    }
+    println!("f1: 2 markets, mining paused for 3 re-send periods: 2 submissions, 8 transactions signed, 2 nonces");
+
+    automine(&w, true).await;
+    mine(&w).await;
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.settled.confirmed, 2);
+    assert_eq!(r.pending, 0);
+    let chain = chain_decisions(&w).await;
+    let counts = per_market(&chain);
+    assert_eq!(
+        counts.get(&a.to_checksum(None)),
+        Some(&1),
+        "exactly one decision for A: {counts:?}"
+    );
+    assert_eq!(
+        counts.get(&b.to_checksum(None)),
+        Some(&1),
+        "exactly one decision for B: {counts:?}"
+    );
+    assert_eq!(chain.len(), 2);
+    assert_record_is_chain(&k, &chain);
+    // The feed on disk says the same, with no "no receipt" rows.
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(decisions(&rows).len(), 2);
+    assert!(offchain(&rows).is_empty(), "{:?}", offchain(&rows));
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = buy_up_market(&w).await;
+    let cancel = CancellationToken::new();
+    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+
+    automine(&w, false).await;
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.submitted, 1);
+    let first = k.journal().pending().next().unwrap().clone();
+    let nonce = first.sub.nonce;
+    rpc!(w.keeper_rpc, "anvil_dropTransaction", (first.sub.first.tx,));
+    assert!(
+        w.keeper_rpc.get_transaction_by_hash(first.sub.first.tx).await.unwrap().is_none(),
+        "the node forgot it"
+    );
+
+    // The node no longer knows it: re-sent at once, at the same nonce.
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.submitted, r.settled.resent), (0, 0, 1));
+    let t = k.journal().get(first.sub.id).unwrap().clone();
+    assert_eq!(t.attempts.len(), 2);
+    let replacement = t.latest().tx;
+    let pooled =
+        w.keeper_rpc.get_transaction_by_hash(replacement).await.unwrap().expect("in the pool");
+    use alloy::consensus::Transaction as _;
+    assert_eq!(pooled.inner.nonce(), nonce, "re-sent at the same nonce, never a new one");
+
+    automine(&w, true).await;
+    mine(&w).await;
+    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let chain = chain_decisions(&w).await;
+    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1), "one decision");
+    assert_eq!(chain[0].tx.parse::<TxHash>().unwrap(), replacement);
+    assert_record_is_chain(&k, &chain);
+    println!(
+        "f2: dropped tx {}, re-sent as {replacement} at nonce {nonce}: 1 decision",
+        first.sub.first.tx
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = buy_up_market(&w).await;
+    let cancel = CancellationToken::new();
+    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+
+    automine(&w, false).await;
+    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let sent = k.journal().pending().next().unwrap().clone();
+    // The base fee jumps far above what the transaction pays: 1,000 gwei against a max fee of
+    // twice the ~1 gwei estimate at signing.
+    let spike: u128 = 1_000_000_000_000;
+    assert!(sent.sub.first.max_fee_per_gas < spike);
+    rpc!(w.keeper_rpc, "anvil_setNextBlockBaseFeePerGas", (U256::from(spike),));
+    mine(&w).await;
+    assert!(
+        w.keeper_rpc.get_transaction_receipt(sent.sub.first.tx).await.unwrap().is_none(),
+        "underpriced: not mined in the spiked block"
+    );
+    tokio::time::sleep(PAST_RESEND).await;
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.settled.resent, 1);
+    let t = k.journal().get(sent.sub.id).unwrap().clone();
+    let bumped = t.latest();
+    // The next block's base fee after an empty spiked block is at least 7/8 of the spike; the
+    // replacement pays at least twice the estimate of it, so it is mineable.
+    assert!(
+        bumped.max_fee_per_gas >= spike * 7 / 8,
+        "replacement max fee {} meets the spike",
+        bumped.max_fee_per_gas
+    );
+    automine(&w, true).await;
+    mine(&w).await;
+    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let chain = chain_decisions(&w).await;
+    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1));
+    assert_eq!(
+        chain[0].tx.parse::<TxHash>().unwrap(),
+        bumped.tx,
+        "the bumped replacement is the one mined"
+    );
+    assert_record_is_chain(&k, &chain);
+    println!(
+        "f3: base fee spiked to {spike} wei; first max fee {}, replacement {}: 1 decision",
+        sent.sub.first.max_fee_per_gas, bumped.max_fee_per_gas
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_chain() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = buy_up_market(&w).await;
+    let cancel = CancellationToken::new();
+    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+
+    let snap = rpc!(w.keeper_rpc, "evm_snapshot", ());
+    // On the branch about to be removed: market C is created, and A and C are decided.
+    let c = buy_up_market(&w).await;
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.submitted, 2);
+    assert_eq!(per_market(&k.record.decisions).len(), 2);
+    let removed: Vec<String> = k.record.decisions.iter().map(|d| d.tx.clone()).collect();
+
+    // The branch is replaced: back to the snapshot, then a longer branch in which market D is
+    // created (and C never exists).
+    let ok = rpc!(w.keeper_rpc, "evm_revert", (snap,));
+    assert_eq!(ok, serde_json::Value::Bool(true));
+    for _ in 0..3 {
+        mine(&w).await;
+    }
+    // Created by an account that sent nothing on the removed branch (the test world's signers
+    // cache their nonces, and the revert moved the others' back), naming the trusted maker.
+    let expiry = w.chain_time().await.unwrap() + 2 * 86_400;
+    let d =
+        w.create_market_as(Actor::Outsider, 10_000, 100, 0, expiry, w.maker_addr).await.unwrap();
+    w.ask_as(Actor::Outsider, d, 400_000, 20_000_000).await.unwrap();
+    for _ in 0..3 {
+        mine(&w).await;
+    }
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert!(r.rewound_to.is_some(), "the reorg was detected");
+    assert_eq!(r.settled.reorged, 2, "both confirmed decisions reopened");
+    let chain = chain_decisions(&w).await;
+    let counts = per_market(&chain);
+    assert_eq!(
+        counts.get(&a.to_checksum(None)),
+        Some(&1),
+        "A asked again on the new branch: {counts:?}"
+    );
+    assert_eq!(
+        counts.get(&d.to_checksum(None)),
+        Some(&1),
+        "D, created in the new branch, found and decided"
+    );
+    // The factory's nonce went back with the revert, so D was created at the address C had:
+    // the keeper must know the market the chain has there now (D's expiry, D's creator's
+    // book), not the one it read on the removed branch.
+    assert_eq!(c, d, "CREATE addresses repeat after a revert");
+    let known = k.markets().into_iter().find(|m| m.address == d).expect("D is known");
+    assert_eq!(known.expiry, expiry, "the market at that address is D, not the removed C");
+    assert_eq!(k.markets().len(), 2, "A and D; C's entry left with its block");
+    assert_record_is_chain(&k, &chain);
+    for tx in &removed {
+        assert!(
+            !k.record.decisions.iter().any(|d| &d.tx == tx),
+            "removed decision {tx} left the record"
+        );
+    }
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(decisions(&rows).len(), 2, "the feed holds the new branch's two decisions only");
+    let j = Journal::open(dir.path()).unwrap();
+    let gone = j.submissions().filter(|t| matches!(t.outcome, Some((Outcome::NotSent, _)))).count();
+    assert_eq!(gone, 2, "the removed submissions are closed, their nonces reused");
+    println!(
+        "f4: reorg at block {:?}: 2 decisions and 1 market removed; A re-asked, D found",
+        r.rewound_to
+    );
+    w.stop().await;
+}
+
+fn spawn_keeper(w: &World, results: &Path, extra: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(root())
+        .arg("run")
+        .args(["--interval-secs", "1", "--rpc-url"])
+        .arg(w.anvil.url.as_str())
+        .arg("--gate")
+        .arg(w.deployment.gate.to_string())
+        .arg("--results")
+        .arg(results)
+        .args(extra)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
+        .env_remove("KEEPER_CONFIRMATIONS")
+        .env_remove("KEEPER_MAX_OUTAGE_SECS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+/// Polls `cond` every 100 ms; a guard against a hang (120 s on a loaded machine), never an
+/// outcome.
+async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..1_200 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f5_sigkill_with_a_transaction_in_flight_then_restart() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = buy_up_market(&w).await;
+    automine(&w, false).await;
+    let mut child =
+        spawn_keeper(&w, dir.path(), &["--resend-after-secs", "3600", "--reask-secs", "3600"]);
+    let journal = dir.path().join("journal.jsonl");
+    assert!(
+        eventually(
+            || std::fs::read_to_string(&journal).is_ok_and(|t| t.contains("\"kind\":\"submit\""))
+        )
+        .await,
+        "the submission is journalled"
+    );
+    // Killed with its transaction in the node's pool, unmined.
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    automine(&w, true).await;
+    mine(&w).await;
+
+    let child = spawn_keeper(&w, dir.path(), &["--once", "--reask-secs", "3600"]);
+    let out = child.wait_with_output().await.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let chain = chain_decisions(&w).await;
+    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1), "no second submission");
+    assert_eq!(chain.len(), 1);
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let ds = decisions(&rows);
+    assert_eq!(ds.len(), 1);
+    assert_eq!(ds[0].note.provider.as_deref(), Some("builtin"), "the annotation survived the kill");
+    assert!(ds[0].note.model.is_some() && ds[0].note.strategy_hash.is_some());
+    assert_eq!(ds[0].raw.as_deref(), Some("BUY_UP"));
+    assert_eq!(ds[0].reason, reason::PASS);
+    println!("f5: SIGKILL with 1 tx in flight, restart: 1 decision, annotation kept");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f6_node_gone_past_max_outage_exits_nonzero_with_every_row_on_disk() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    buy_up_market(&w).await;
+    buy_up_market(&w).await;
+    // The model is unreachable (a closed loopback port): each market is an off-chain row.
+    let dead = keeper::anvil::free_port().unwrap();
+    let url = format!("http://127.0.0.1:{dead}");
+    let child = spawn_keeper(
+        &w,
+        dir.path(),
+        &[
+            "--model",
+            "openai",
+            "--openai-url",
+            &url,
+            "--openai-model",
+            "m",
+            "--inference-timeout-secs",
+            "2",
+            "--reask-secs",
+            "1",
+            "--max-outage-secs",
+            "3",
+        ],
+    );
+    let journal = dir.path().join("journal.jsonl");
+    assert!(
+        eventually(|| std::fs::read_to_string(&journal)
+            .is_ok_and(|t| t.matches("\"kind\":\"offchain\"").count() >= 2))
+        .await,
+        "off-chain rows journalled"
+    );
+    // The node goes away for good.
+    w.stop().await;
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("exits")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "non-zero exit past --max-outage: {err}");
+    assert!(err.contains("max-outage"), "{err}");
+    let j = Journal::open(dir.path()).unwrap();
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert!(j.offchain().len() >= 2);
+    assert_eq!(
+        offchain(&rows).len(),
+        j.offchain().len(),
+        "every journalled off-chain row is in the feed"
+    );
+    println!(
+        "f6: node gone; exit {:?} after --max-outage 3 s; {} off-chain rows on disk",
+        out.status.code(),
+        j.offchain().len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_folder() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let older = buy_up_market(&w).await;
+    // Gate 2: same collateral and factory, deployed after `older` was created.
+    let spec = GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+    };
+    let second = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .unwrap();
+    assert!(second.deploy_block > 0 && second.gate != w.deployment.gate);
+    w.mint(second.gate, U256::from(100_000_000u64)).await.unwrap();
+    let tmp_root = tempfile::tempdir().unwrap();
+    for gate in [w.deployment.gate, second.gate] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(tmp_root.path())
+            .args(["run", "--once", "--rpc-url"])
+            .arg(w.anvil.url.as_str())
+            .arg("--gate")
+            .arg(gate.to_string())
+            .arg("--from-block")
+            .arg(second.deploy_block.to_string())
+            .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
+            .env_remove("KEEPER_RESULTS")
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let folder = |g: Address| {
+        tmp_root
+            .path()
+            .join("results")
+            .join(w.deployment.chain_id.to_string())
+            .join(g.to_checksum(None))
+    };
+    for gate in [w.deployment.gate, second.gate] {
+        let rows =
+            feed::read_feed_for(&folder(gate).join("feed.jsonl"), w.deployment.chain_id, gate)
+                .unwrap();
+        let ds = decisions(&rows);
+        assert_eq!(ds.len(), 1, "gate {gate} decided the older market once");
+        assert_eq!(ds[0].market, older.to_checksum(None));
+        assert!(rows
+            .iter()
+            .all(|r| matches!(r, FeedRow::Decision(d) if d.gate == gate.to_checksum(None))
+                || matches!(r, FeedRow::Offchain(_))));
+    }
+    assert!(
+        !tmp_root.path().join("results").join("feed.jsonl").exists(),
+        "results/ itself is the demo's"
+    );
+    let g2 = IRiskGate::new(second.gate, &w.keeper_rpc);
+    assert_eq!(g2.marketFactory().call().await.unwrap(), w.deployment.factory);
+    println!("f10: second gate deployed at block {} found market #0 created before it; folders results/31337/<gate>/", second.deploy_block);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = buy_up_market(&w).await;
+    let cancel = CancellationToken::new();
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).with_confirmations(2);
+    k.resend_after = RESEND_AFTER;
+    k.load_existing_feed().unwrap();
+    // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
+    // above it, so it stays out of the record (and the market stays pending, never re-asked).
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.submitted, r.pending), (1, 1));
+    assert!(k.record.decisions.is_empty(), "mined at the head: not confirmed");
+    mine(&w).await; // 1 block above it: head - 2 is still below it
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.pending), (0, 1));
+    assert!(k.record.decisions.is_empty(), "1 confirmation of 2");
+    mine(&w).await; // 2 blocks above it: head - 2 is its block
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
+    assert_eq!(per_market(&k.record.decisions).get(&a.to_checksum(None)), Some(&1));
+    assert_record_is_chain(&k, &chain_decisions(&w).await);
+    println!("confirmations 2: the decision entered the record once 2 blocks were mined above it");
+    w.stop().await;
+}
