@@ -353,11 +353,8 @@ impl Anvil {
         self.terminate().await;
         self.dir = None;
         tokio::time::sleep(down_for).await;
-        let builder = AnvilBuilder {
-            bin: path.to_path_buf(),
-            args: extra.to_vec(),
-            ..self.builder.clone()
-        };
+        let builder =
+            AnvilBuilder { bin: path.to_path_buf(), args: extra.to_vec(), ..self.builder.clone() };
         *self = builder.start().await?;
         Ok(())
     }
@@ -440,10 +437,10 @@ mod tests {
     fn history_becomes_its_flag_and_managed_args_are_refused() {
         let b = Anvil::builder(Path::new("anvil"));
         assert_eq!(argv(&b).unwrap(), vec!["--prune-history"]);
-        assert_eq!(argv(&b.clone().history(History::Recent(64))).unwrap(), vec![
-            "--prune-history",
-            "64"
-        ]);
+        assert_eq!(
+            argv(&b.clone().history(History::Recent(64))).unwrap(),
+            vec!["--prune-history", "64"]
+        );
         assert!(argv(&b.clone().history(History::Full)).unwrap().is_empty());
         // An explicit --prune-history with the default history is not doubled (anvil refuses
         // the flag twice).

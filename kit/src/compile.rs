@@ -11,8 +11,8 @@
 use alloy::primitives::Bytes;
 use foundry_compilers::{
     artifacts::{
-        BytecodeHash, DebuggingSettings, EvmVersion, Optimizer, Remapping, RevertStrings,
-        Settings, SettingsMetadata,
+        BytecodeHash, DebuggingSettings, EvmVersion, Optimizer, Remapping, RevertStrings, Settings,
+        SettingsMetadata,
     },
     compilers::{
         multi::{MultiCompiler, MultiCompilerSettings},
