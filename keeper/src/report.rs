@@ -14,8 +14,9 @@
 use crate::{
     anvil::Anvil,
     chain::{self, short},
-    cli::{ChainConfig, ReportArgs},
+    cli::ReportArgs,
     collectors, compile,
+    config::ChainConfig,
     recorder::{
         self, chart,
         feed::{self, ChainRecord, DecisionRow, FeedRow, LinkCheck},
@@ -34,7 +35,7 @@ use std::{
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     #[error(transparent)]
-    Config(#[from] crate::cli::ConfigError),
+    Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Chain(#[from] chain::ChainError),
     #[error(transparent)]
@@ -107,7 +108,7 @@ pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<Rep
         return out;
     }
     let cfg = args.chain.to_config()?;
-    let gate = args.gate.ok_or(crate::cli::ConfigError::MissingGate)?;
+    let gate = args.gate.ok_or(crate::config::ConfigError::MissingGate)?;
     report_at(&cfg, gate, args.from_block, args, root, results).await
 }
 

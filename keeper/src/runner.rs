@@ -20,8 +20,8 @@
 use crate::{
     bindings::IRiskGate::Quote,
     chain,
-    cli::RunConfig,
     collectors::{self, MarketInfo, MarketState},
+    config::RunConfig,
     executor::{self, BroadcastError, ExecError, Fees, Mined, Refusal, Sender},
     follower::{self, BlockRef, Follower},
     journal::{self, Entry, Journal, Outcome, QuoteSent, Submission},
@@ -245,6 +245,12 @@ impl Keeper {
     pub fn load_existing_feed(&mut self) -> Result<()> {
         let Some(dir) = self.results.clone() else { return Ok(()) };
         let rows = feed::read_feed_for(&dir.join(FEED_FILE), self.chain_id, self.gate)?;
+        // The keeper re-links the whole feed on every write: a feed edited since it was last
+        // written would be sealed silently. Say so before that happens.
+        let links = feed::check_links_in(&dir, self.chain_id, self.gate)?;
+        for problem in &links.problems {
+            warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
+        }
         let fresh = !dir.join(journal::JOURNAL_FILE).exists();
         self.journal = Journal::open(&dir)?;
         let (notes, off) = feed::split_feed(&rows);
@@ -322,11 +328,6 @@ impl Keeper {
         Ok(step)
     }
 
-    /// Transactions whose `Decision` is in the record (confirmed blocks only).
-    fn recorded_txs(&self) -> HashSet<TxHash> {
-        self.record.decisions.iter().filter_map(|d| d.tx.parse().ok()).collect()
-    }
-
     /// Settles the journal against the chain as of the last follow step:
     /// - a submission whose `Decision` is in a confirmed block is confirmed;
     /// - one whose confirmed decision a reorg removed is reopened, and abandoned if the node no
@@ -348,7 +349,7 @@ impl Keeper {
             return Ok(out);
         }
         let step = self.last_step.clone();
-        let recorded = self.recorded_txs();
+        let recorded = self.record.txs();
         if step.rewound_to.is_some() {
             let gone: Vec<u64> = self
                 .journal
@@ -549,16 +550,6 @@ impl Keeper {
         .map_or_else(|| "reverted on chain".to_string(), |e| e.to_string())
     }
 
-    /// Chain time of the latest decision per market, from the gate's own events.
-    pub fn last_decision_times(&self) -> HashMap<String, u64> {
-        let mut out = HashMap::new();
-        for d in &self.record.decisions {
-            let e = out.entry(d.market.clone()).or_insert(0);
-            *e = (*e).max(d.time);
-        }
-        out
-    }
-
     /// Whether the gate trusts `market`'s resolver: the predicate of its `isTrustedResolver`,
     /// applied to the gate's immutable `trustedResolvers()` read once with its facts.
     pub fn resolver_trusted(&self, market: &MarketInfo) -> bool {
@@ -569,7 +560,7 @@ impl Keeper {
     /// resolver the gate trusts (any other is refused by rule 12 whatever the model says),
     /// within the gate's horizon (rule 13), with no pending submission, and due for a new ask.
     pub fn due_markets(&self, now_sec: u64) -> Vec<MarketInfo> {
-        let last = self.last_decision_times();
+        let last = self.record.last_decision_times();
         let pending = self.journal.pending_markets();
         let horizon = self.facts.as_ref().map_or(u64::MAX, |f| u64::from(f.bounds.maxHorizon));
         self.follower
@@ -577,7 +568,7 @@ impl Keeper {
             .filter(|m| !self.final_markets.contains(&m.address) && m.expiry > now_sec)
             .filter(|m| self.resolver_trusted(m) && m.expiry - now_sec <= horizon)
             .filter(|m| !pending.contains(&m.address))
-            .filter(|m| match last.get(&m.address.to_checksum(None)) {
+            .filter(|m| match last.get(&m.address) {
                 Some(t) => now_sec.saturating_sub(*t) >= self.reask_secs,
                 None => true,
             })
@@ -891,16 +882,7 @@ impl Keeper {
 
     /// Redeems every open position whose market is final. Returns how many were redeemed.
     pub async fn redeem_final(&mut self) -> Result<usize> {
-        let mut open: Vec<Address> = Vec::new();
-        for d in &self.record.decisions {
-            if d.filled != "0" && d.settlement.is_none() {
-                if let Ok(a) = d.market.parse::<Address>() {
-                    if !open.contains(&a) {
-                        open.push(a);
-                    }
-                }
-            }
-        }
+        let open = self.record.open_positions(true);
         let mut redeemed = 0;
         for m in open {
             let fin =
@@ -935,19 +917,14 @@ impl Keeper {
         };
         let expiry: HashMap<Address, u64> =
             self.follower.markets().map(|m| (m.address, m.expiry)).collect();
-        let mut stale: Vec<Address> = Vec::new();
-        for d in &self.record.decisions {
-            if d.filled == "0" || d.settlement.is_some() || d.write_off.is_some() {
-                continue;
-            }
-            let Ok(market) = d.market.parse::<Address>() else { continue };
-            let Some(&exp) = expiry.get(&market) else { continue };
-            // Strictly after: the next block's time is at least `now_sec + 1`, and the gate
-            // wants `block.timestamp > expiry + writeOffGrace`.
-            if now_sec >= exp.saturating_add(grace) && !stale.contains(&market) {
-                stale.push(market);
-            }
-        }
+        // Strictly after: the next block's time is at least `now_sec + 1`, and the gate wants
+        // `block.timestamp > expiry + writeOffGrace`.
+        let stale: Vec<Address> = self
+            .record
+            .open_positions(false)
+            .into_iter()
+            .filter(|m| expiry.get(m).is_some_and(|&exp| now_sec >= exp.saturating_add(grace)))
+            .collect();
         let mut written = 0;
         for m in stale {
             let fin =
@@ -1146,12 +1123,6 @@ impl Keeper {
     }
 }
 
-/// The default results folder of a gate: `results/<chain-id>/<gate>/` under the project root,
-/// so two gates or two chains never share a record (`results/` itself is the demo's).
-pub fn default_results_dir(root: &Path, chain_id: u64, gate: Address) -> PathBuf {
-    root.join("results").join(chain_id.to_string()).join(gate.to_checksum(None))
-}
-
 /// Backoff between failed cycles: doubling from the first, capped, so an outage of any length
 /// is waited out without hammering the node.
 pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
@@ -1191,7 +1162,8 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     };
     chain::check_gate(&reader, gate, chain_id).await?;
     let factory = collectors::gate_factory(&reader, gate).await?;
-    let results = cfg.results.clone().unwrap_or_else(|| default_results_dir(root, chain_id, gate));
+    let results =
+        cfg.results.clone().unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
     let from_block = cfg
         .from_block
         .or_else(|| saved.as_ref().filter(|d| d.gate == gate).map(|d| d.deploy_block))

@@ -352,7 +352,7 @@ async fn scenarios(
         &format!("http://127.0.0.1:{dead}"),
         "no-server-listening",
         std::time::Duration::from_secs(2),
-        crate::cli::InferenceOptions::default(),
+        crate::config::InferenceOptions::default(),
     )?);
     play(&mut k, &[m_abstain], &unreachable, "inference unreachable", cancel).await?;
 

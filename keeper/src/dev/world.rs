@@ -136,7 +136,7 @@ impl World {
             .await
             .map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
         let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
-        let trusted_resolvers = crate::cli::trusted_resolver_list(&given)
+        let trusted_resolvers = crate::config::trusted_resolver_list(&given)
             .map_err(|e| tx_err("trusted resolvers")(e.to_string()))?;
         let spec = GateSpec {
             params: params.clone(),

@@ -223,6 +223,45 @@ pub struct ChainRecord {
     pub write_offs: Vec<(String, WriteOff)>,
 }
 
+/// Typed views of the record for the stages that act on it, so the strings of a row stay inside
+/// the recorder.
+impl ChainRecord {
+    /// Chain time of the latest decision per market.
+    pub fn last_decision_times(&self) -> HashMap<Address, u64> {
+        let mut out = HashMap::new();
+        for d in &self.decisions {
+            if let Ok(m) = d.market.parse::<Address>() {
+                let e = out.entry(m).or_insert(0);
+                *e = (*e).max(d.time);
+            }
+        }
+        out
+    }
+
+    /// Transactions whose `Decision` is in the record.
+    pub fn txs(&self) -> std::collections::HashSet<TxHash> {
+        self.decisions.iter().filter_map(|d| d.tx.parse().ok()).collect()
+    }
+
+    /// Markets where the gate bought something that no `Settled` has closed, in first-decision
+    /// order; with `written_off` false, positions already written off are left out.
+    pub fn open_positions(&self, written_off: bool) -> Vec<Address> {
+        let mut out: Vec<Address> = Vec::new();
+        for d in &self.decisions {
+            if d.filled == "0" || d.settlement.is_some() || (!written_off && d.write_off.is_some())
+            {
+                continue;
+            }
+            if let Ok(m) = d.market.parse::<Address>() {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The gate's fixed facts, read from chain for RESULTS.md.
 #[derive(Debug, Clone)]
 pub struct GateFacts {

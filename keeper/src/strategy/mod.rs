@@ -8,7 +8,7 @@ pub mod openai;
 pub mod prompt;
 pub mod replay;
 
-use crate::{cli::ModelConfig, collectors::MarketState, recorder::feed::TransportDetail};
+use crate::{collectors::MarketState, config::ModelConfig, recorder::feed::TransportDetail};
 pub use prompt::Prompt;
 use std::time::Duration;
 

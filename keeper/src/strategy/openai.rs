@@ -36,7 +36,7 @@
 //! `none` sends no `response_format` at all, for a server that rejects the field.
 
 use super::{InferenceError, Prompt, Result};
-use crate::cli::{InferenceOptions, ResponseFormat};
+use crate::config::{InferenceOptions, ResponseFormat};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime};
 
