@@ -95,12 +95,14 @@ fn rpc_client(url: &reqwest::Url) -> Result<RpcClient> {
     Ok(RpcClient::new(Http::with_client(http, url.clone()), is_local))
 }
 
-/// Signing provider with a local nonce cache, so many transactions can be in flight at once
-/// without each fetching its nonce (the keeper is the only sender for its key).
+/// Signing provider for one-off transactions (deploys, `keeper market`, the test world): each
+/// transaction reads its nonce from the node's pending count, so it never collides with the
+/// bot's own sender (which allocates its nonces itself, `executor::Sender`) or with a chain
+/// that moved back (a reorg, a test's revert).
 pub fn signing_provider(url: &reqwest::Url, signer: PrivateKeySigner) -> Result<DynProvider> {
     Ok(ProviderBuilder::new()
         .disable_recommended_fillers()
-        .with_cached_nonce_management()
+        .with_simple_nonce_management()
         .with_gas_estimation()
         .fetch_chain_id()
         .wallet(EthereumWallet::from(signer))

@@ -828,27 +828,38 @@ impl Keeper {
         let deadline = Instant::now() + self.resend_after;
         let mut out = Vec::new();
         let mut delay = Duration::from_millis(10);
-        let mut left: Vec<u64> = ids.to_vec();
+        let mut left: Vec<journal::Tracked> =
+            ids.iter().filter_map(|id| self.journal.get(*id).cloned()).collect();
+        let (rpc, gate) = (&self.provider, self.gate);
         while !left.is_empty() {
-            let mut still = Vec::new();
-            for id in left {
-                let Some(t) = self.journal.get(id).cloned() else { continue };
-                let mut found = None;
-                for a in t.attempts.iter().rev() {
-                    if let Some(r) = executor::receipt(&self.provider, a.tx).await? {
-                        found = Some(executor::decode_receipt(self.gate, &r));
-                        break;
+            // Every pending one polled at once (bounded), latest attempt first.
+            let polled: Vec<(journal::Tracked, Result<Option<Mined>>)> = stream::iter(left)
+                .map(|t| async move {
+                    for a in t.attempts.iter().rev() {
+                        match executor::receipt(rpc, a.tx).await {
+                            Ok(Some(r)) => {
+                                return (t, Ok(Some(executor::decode_receipt(gate, &r))))
+                            }
+                            Ok(None) => {}
+                            Err(e) => return (t, Err(e.into())),
+                        }
                     }
-                }
-                match found {
+                    (t, Ok(None))
+                })
+                .buffer_unordered(self.concurrency.max(1))
+                .collect()
+                .await;
+            let mut still = Vec::new();
+            for (t, r) in polled {
+                match r? {
                     Some(Mined::Decision(d)) => out.push(Submitted {
-                        id,
+                        id: t.sub.id,
                         tx: d.tx,
                         log_index: d.log_index,
                         reason: d.event.reason,
                     }),
                     Some(_) => {}
-                    None => still.push(id),
+                    None => still.push(t),
                 }
             }
             left = still;

@@ -286,8 +286,7 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     for _ in 0..3 {
         mine(&w).await;
     }
-    // Created by an account that sent nothing on the removed branch (the test world's signers
-    // cache their nonces, and the revert moved the others' back), naming the trusted maker.
+    // Created by another account (anyone may create a market), naming the trusted maker.
     let expiry = w.chain_time().await.unwrap() + 2 * 86_400;
     let d =
         w.create_market_as(Actor::Outsider, 10_000, 100, 0, expiry, w.maker_addr).await.unwrap();
