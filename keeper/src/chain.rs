@@ -31,14 +31,28 @@ pub enum ChainError {
         "{addr} on chain {chain_id} does not answer like a RiskGate ({reason}): wrong --gate?"
     )]
     NotAGate { addr: Address, chain_id: u64, reason: String },
+    #[error(
+        "{addr} on chain {chain_id} does not answer like a RiskGate (its {call} call fails: a pre-v2 gate, or not a gate): wrong --gate?"
+    )]
+    NotAGateCall {
+        addr: Address,
+        chain_id: u64,
+        call: &'static str,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
     #[error("no keeper key: set KEEPER_PRIVATE_KEY (hex) or pass --keystore FILE with KEEPER_KEYSTORE_PASSWORD")]
     MissingKey,
     #[error(
         "KEEPER_PRIVATE_KEY is not a valid hex private key (value withheld); fix the variable"
     )]
     BadKey,
-    #[error("cannot open keystore {path}: {reason}; check the file and KEEPER_KEYSTORE_PASSWORD")]
-    Keystore { path: String, reason: String },
+    #[error("cannot open keystore {path}: check the file and KEEPER_KEYSTORE_PASSWORD")]
+    Keystore {
+        path: String,
+        #[source]
+        source: Box<alloy::signers::local::LocalSignerError>,
+    },
     #[error("no --gate given and no deployment saved for chain {chain_id} at {path}: pass --gate or set KEEPER_GATE, or run `keeper deploy` first")]
     NoSavedGate { chain_id: u64, path: String },
     #[error("deployment file {path} is not a keeper deployment ({reason}): pass --gate instead")]
@@ -64,7 +78,7 @@ pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
         let password = std::env::var("KEEPER_KEYSTORE_PASSWORD").unwrap_or_default();
         return LocalSigner::decrypt_keystore(path, password).map_err(|e| ChainError::Keystore {
             path: path.display().to_string(),
-            reason: e.to_string(),
+            source: Box::new(e),
         });
     }
     let raw = std::env::var("KEEPER_PRIVATE_KEY").map_err(|_| ChainError::MissingKey)?;
@@ -134,16 +148,25 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
         return Err(ChainError::NoCode { addr: gate, chain_id });
     }
     let contract = IRiskGate::new(gate, provider);
-    let not_gate = |reason: String| ChainError::NotAGate { addr: gate, chain_id, reason };
+    let call_failed = |call: &'static str| {
+        move |e: alloy::contract::Error| ChainError::NotAGateCall {
+            addr: gate,
+            chain_id,
+            call,
+            source: Box::new(e),
+        }
+    };
     let last = REASON_COUNT - 1;
     let expected = REASON_LABELS[last as usize];
-    let label = contract.reasonLabel(last).call().await.map_err(|e| {
-        not_gate(format!("no label for reason {last}, a pre-v2 gate? {}", short(&e.to_string())))
-    })?;
+    let label = contract.reasonLabel(last).call().await.map_err(call_failed("reasonLabel"))?;
     if label != expected {
-        return Err(not_gate(format!("reasonLabel({last}) is {label:?}, not {expected:?}")));
+        return Err(ChainError::NotAGate {
+            addr: gate,
+            chain_id,
+            reason: format!("reasonLabel({last}) is {label:?}, not {expected:?}"),
+        });
     }
-    contract.paramsHash().call().await.map_err(|e| not_gate(short(&e.to_string())))
+    contract.paramsHash().call().await.map_err(call_failed("paramsHash"))
 }
 
 alloy::sol! {

@@ -1,16 +1,19 @@
-//! Collectors: what the keeper reads from chain. Markets are discovered from the factory's
-//! `MarketCreated` logs in bounded block ranges; each open market's book and parameters are read
-//! concurrently. Collectors only read; they never decide anything.
+//! Collectors: what the keeper reads from chain. Logs are read in bounded block ranges; each
+//! open market's book and parameters are read concurrently; the gate's fixed facts, its logs and
+//! the times of their blocks are read here for the recorder, which never touches the node.
+//! Collectors only read; they never decide anything. (Which markets exist, and which blocks are
+//! confirmed, is the follower's: [`crate::follower`].)
 
-use crate::bindings::{IBinaryMarket, IMarketFactory, IRiskGate};
+use crate::bindings::{IBinaryMarket, IRiskGate, REASON_COUNT};
 use alloy::{
-    primitives::{Address, U256},
+    primitives::{Address, B256, U256},
     providers::{DynProvider, Provider},
     rpc::types::{Filter, Log},
     sol_types::SolEvent,
     transports::TransportError,
 };
 use futures::{stream, StreamExt};
+use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
@@ -31,6 +34,21 @@ pub enum CollectError {
     Rpc(#[source] Box<TransportError>),
     #[error("gate call failed")]
     Call(#[source] Box<alloy::contract::Error>),
+    #[error("gate {gate}: reading {what}")]
+    Gate {
+        gate: Address,
+        what: &'static str,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
+    #[error("reading block {number}")]
+    Block {
+        number: u64,
+        #[source]
+        source: Box<TransportError>,
+    },
+    #[error("block {0} is missing on the node")]
+    MissingBlock(u64),
     #[error("the node returned no latest block")]
     NoLatestBlock,
 }
@@ -100,39 +118,6 @@ pub async fn logs_in_ranges(
     Ok(out)
 }
 
-/// Markets created by `factory` in `[from, to]`, in creation order.
-pub async fn discover_markets(
-    provider: &DynProvider,
-    factory: Address,
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<Vec<MarketInfo>> {
-    let logs = logs_in_ranges(
-        provider,
-        factory,
-        vec![IMarketFactory::MarketCreated::SIGNATURE_HASH],
-        from,
-        to,
-        range,
-    )
-    .await?;
-    let mut markets = Vec::with_capacity(logs.len());
-    for log in logs {
-        let Ok(ev) = IMarketFactory::MarketCreated::decode_log(&log.inner) else { continue };
-        markets.push(MarketInfo {
-            address: ev.market,
-            index: ev.index,
-            tick_size: ev.tickSize,
-            lot_size: ev.lotSize,
-            min_quantity: ev.minQuantity,
-            expiry: ev.expiry,
-            resolver: ev.resolver,
-        });
-    }
-    Ok(markets)
-}
-
 /// Reads one market: the gate's quote (best bid/ask, finality) and a few levels per side.
 pub async fn read_market(provider: &DynProvider, info: &MarketInfo) -> Result<MarketState> {
     let market = IBinaryMarket::new(info.address, provider);
@@ -175,16 +160,6 @@ pub async fn read_markets(
         .await
 }
 
-/// Latest block number and its timestamp (chain time is what the gate uses).
-pub async fn head(provider: &DynProvider) -> Result<(u64, u64)> {
-    let block = provider
-        .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
-        .await
-        .map_err(|e| CollectError::Rpc(Box::new(e)))?
-        .ok_or(CollectError::NoLatestBlock)?;
-    Ok((block.header.number, block.header.timestamp))
-}
-
 /// The gate's fixed addresses.
 pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Address> {
     IRiskGate::new(gate, provider)
@@ -192,4 +167,133 @@ pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Addre
         .call()
         .await
         .map_err(|e| CollectError::Call(Box::new(e)))
+}
+
+/// The gate's fixed facts, read from chain for RESULTS.md.
+#[derive(Debug, Clone)]
+pub struct GateFacts {
+    pub gate: Address,
+    pub chain_id: u64,
+    pub deploy_block: Option<u64>,
+    pub params_hash: B256,
+    pub bounds: IRiskGate::Params,
+    pub trusted_resolvers: Vec<Address>,
+    pub keeper: Address,
+    pub collateral: Address,
+    pub factory: Address,
+    /// reasonLabel(0..=18), verbatim from the gate.
+    pub labels: Vec<String>,
+}
+
+/// Reads the gate's fixed facts; its deploy block is the block of its `GateDeployed` log within
+/// `[from, to]`, when there is one.
+pub async fn gate_facts(
+    provider: &DynProvider,
+    gate: Address,
+    chain_id: u64,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<GateFacts> {
+    let g = IRiskGate::new(gate, provider);
+    let e = |what: &'static str| {
+        move |source: alloy::contract::Error| CollectError::Gate {
+            gate,
+            what,
+            source: Box::new(source),
+        }
+    };
+    let mut labels = Vec::with_capacity(REASON_COUNT as usize);
+    for code in 0..REASON_COUNT {
+        labels.push(g.reasonLabel(code).call().await.map_err(e("reasonLabel"))?);
+    }
+    let deployed = logs_in_ranges(
+        provider,
+        gate,
+        vec![IRiskGate::GateDeployed::SIGNATURE_HASH],
+        from,
+        to,
+        range,
+    )
+    .await?;
+    Ok(GateFacts {
+        gate,
+        chain_id,
+        deploy_block: deployed.first().and_then(|l| l.block_number),
+        params_hash: g.paramsHash().call().await.map_err(e("paramsHash"))?,
+        bounds: g.bounds().call().await.map_err(e("bounds"))?,
+        trusted_resolvers: g.trustedResolvers().call().await.map_err(e("trustedResolvers"))?,
+        keeper: g.keeper().call().await.map_err(e("keeper"))?,
+        collateral: g.collateral().call().await.map_err(e("collateral"))?,
+        factory: g.marketFactory().call().await.map_err(e("marketFactory"))?,
+        labels,
+    })
+}
+
+/// The gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]`, in bounded block
+/// ranges.
+pub async fn gate_logs(
+    provider: &DynProvider,
+    gate: Address,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<Vec<Log>> {
+    logs_in_ranges(
+        provider,
+        gate,
+        vec![
+            IRiskGate::Decision::SIGNATURE_HASH,
+            IRiskGate::Settled::SIGNATURE_HASH,
+            IRiskGate::WrittenOff::SIGNATURE_HASH,
+        ],
+        from,
+        to,
+        range,
+    )
+    .await
+}
+
+/// Block reads in flight at once when fetching block times.
+const BLOCK_TIME_CONCURRENCY: usize = 16;
+
+/// Timestamps of the blocks `logs` come from: from the logs themselves when the node includes
+/// them, else from `known`, else fetched (a bounded number of blocks in flight).
+pub async fn block_times(
+    provider: &DynProvider,
+    logs: &[Log],
+    known: HashMap<u64, u64>,
+) -> Result<HashMap<u64, u64>> {
+    let mut times = known;
+    let mut missing = Vec::new();
+    for l in logs {
+        if let Some(n) = l.block_number {
+            match l.block_timestamp {
+                Some(t) => {
+                    times.insert(n, t);
+                }
+                None => missing.push(n),
+            }
+        }
+    }
+    missing.sort_unstable();
+    missing.dedup();
+    missing.retain(|n| !times.contains_key(n));
+    let fetched: Vec<Result<(u64, u64)>> = stream::iter(missing)
+        .map(|n| async move {
+            let b = provider
+                .get_block_by_number(n.into())
+                .await
+                .map_err(|source| CollectError::Block { number: n, source: Box::new(source) })?
+                .ok_or(CollectError::MissingBlock(n))?;
+            Ok((n, b.header.timestamp))
+        })
+        .buffer_unordered(BLOCK_TIME_CONCURRENCY)
+        .collect()
+        .await;
+    for r in fetched {
+        let (n, t) = r?;
+        times.insert(n, t);
+    }
+    Ok(times)
 }

@@ -28,18 +28,16 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    #[error("gate reverted: {0}")]
-    Reverted(String),
-    #[error("sending the transaction failed: {0}")]
-    Send(String),
+    #[error(transparent)]
+    Reverted(#[from] CallFailed),
     #[error("the node refused transaction {tx} (nonce {nonce}): {refusal}")]
     Refused { tx: TxHash, nonce: u64, refusal: Refusal },
     #[error("no receipt for {tx} after {waited:?}")]
     NoReceipt { tx: TxHash, waited: Duration },
     #[error("RPC call failed")]
     Rpc(#[source] Box<TransportError>),
-    #[error("signing a transaction failed: {0}")]
-    Sign(String),
+    #[error("signing a transaction failed")]
+    Sign(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("no signer: a dry run sends nothing")]
     NoSigner,
 }
@@ -163,7 +161,7 @@ pub fn submit_calldata(market: Address, raw: &str, prompt_hash: B256, quote: &Qu
 
 /// Describes a contract error, decoded into the gate's (or the venue's) error enum when it is
 /// one: the one implementation, shared with gate-sim.
-pub use riskgate_kit::revert::describe;
+pub use riskgate_kit::revert::{describe, CallFailed};
 
 /// A transaction signed and ready to broadcast.
 #[derive(Debug, Clone)]
@@ -245,7 +243,7 @@ impl Sender {
             .with_max_fee_per_gas(fees.max_fee_per_gas)
             .with_max_priority_fee_per_gas(fees.max_priority_fee_per_gas);
         let env: TxEnvelope =
-            req.build(&self.wallet).await.map_err(|e| ExecError::Sign(e.to_string()))?;
+            req.build(&self.wallet).await.map_err(|e| ExecError::Sign(Box::new(e)))?;
         let attempt = Attempt {
             tx: *env.tx_hash(),
             max_fee_per_gas: fees.max_fee_per_gas,
@@ -428,7 +426,7 @@ pub async fn simulate_submit(
         .from(from)
         .call()
         .await
-        .map_err(|e| ExecError::Reverted(describe(&e)))
+        .map_err(|e| CallFailed::new("submitVerdict", e).into())
 }
 
 /// Polls for a receipt (every 25 ms doubling to 500 ms, up to `timeout`).
@@ -465,7 +463,7 @@ pub async fn redeem_calldata(
     market: Address,
 ) -> Result<Bytes> {
     let c = IRiskGate::new(gate, provider);
-    c.redeem(market).call().await.map_err(|e| ExecError::Reverted(describe(&e)))?;
+    c.redeem(market).call().await.map_err(CallFailed::on("redeem"))?;
     Ok(IRiskGate::redeemCall { market }.abi_encode().into())
 }
 
@@ -477,7 +475,7 @@ pub async fn write_off_calldata(
     market: Address,
 ) -> Result<Bytes> {
     let c = IRiskGate::new(gate, provider);
-    c.writeOff(market).call().await.map_err(|e| ExecError::Reverted(describe(&e)))?;
+    c.writeOff(market).call().await.map_err(CallFailed::on("writeOff"))?;
     Ok(IRiskGate::writeOffCall { market }.abi_encode().into())
 }
 

@@ -12,7 +12,6 @@
 use crate::{
     bindings::{IBinaryMarket, IMarketFactory},
     collectors::{self, CollectError, MarketInfo},
-    recorder::feed,
 };
 use alloy::{
     eips::{BlockId, BlockNumberOrTag},
@@ -28,10 +27,6 @@ use std::collections::{BTreeMap, HashSet};
 pub enum FollowError {
     #[error(transparent)]
     Collect(#[from] CollectError),
-    #[error("reading the gate's logs")]
-    Logs(#[source] crate::recorder::RecordError),
-    #[error("block {0} is missing on the node")]
-    MissingBlock(u64),
     #[error("factory {factory} call at block {block} failed")]
     Factory {
         factory: Address,
@@ -137,9 +132,8 @@ impl Follower {
         if from <= safe.number {
             let before = self.markets.len();
             self.scan_factory(rpc, from, safe.number, head.number).await?;
-            let logs = feed::gate_logs(rpc, self.gate, from, safe.number, self.log_range)
-                .await
-                .map_err(FollowError::Logs)?;
+            let logs =
+                collectors::gate_logs(rpc, self.gate, from, safe.number, self.log_range).await?;
             self.gate_logs.extend(logs);
             self.scanned_to = Some(safe.number);
             step.new_markets = self.markets.len() - before;
@@ -297,11 +291,16 @@ async fn older_market(
     })
 }
 
+/// The chain's newest block (its number, hash and time: the clock the gate uses).
+pub async fn head(rpc: &DynProvider) -> Result<BlockRef> {
+    block(rpc, BlockNumberOrTag::Latest).await
+}
+
 async fn block(rpc: &DynProvider, tag: BlockNumberOrTag) -> Result<BlockRef> {
     let b = rpc.get_block_by_number(tag).await.map_err(|e| CollectError::Rpc(Box::new(e)))?.ok_or(
         match tag {
-            BlockNumberOrTag::Number(n) => FollowError::MissingBlock(n),
-            _ => FollowError::Collect(CollectError::NoLatestBlock),
+            BlockNumberOrTag::Number(n) => CollectError::MissingBlock(n),
+            _ => CollectError::NoLatestBlock,
         },
     )?;
     Ok(BlockRef { number: b.header.number, hash: b.header.hash, time: b.header.timestamp })

@@ -13,7 +13,7 @@
 
 use crate::{
     anvil::Anvil,
-    chain::{self, short},
+    chain,
     cli::ReportArgs,
     collectors, compile,
     config::ChainConfig,
@@ -49,8 +49,15 @@ pub enum ReportError {
     /// Every difference `--check` found, one entry each.
     #[error("record does not check ({} problems): {}", .0.len(), .0.join("; "))]
     Mismatch(Vec<String>),
-    #[error("gate code on chain does not match the compiled source ({0})")]
-    CodeMismatch(String),
+    #[error(
+        "gate code on chain does not match the compiled source (on-chain code is {on_chain} \
+         bytes, compiled is {compiled} bytes)"
+    )]
+    CodeMismatch { on_chain: usize, compiled: usize },
+    #[error("compiling contracts/src to check the gate's code")]
+    Compile(#[from] compile::CompileError),
+    #[error("reading the gate's code")]
+    Code(#[source] Box<alloy::transports::TransportError>),
 }
 
 pub type Result<T> = std::result::Result<T, ReportError>;
@@ -134,17 +141,11 @@ async fn report_at(
     let from = from_block.or_else(|| saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
-    let facts = feed::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
-    let record = feed::read_chain_record(
-        &provider,
-        gate,
-        chain_id,
-        &facts.labels,
-        from,
-        head,
-        args.log_range,
-    )
-    .await?;
+    let facts =
+        collectors::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
+    let record =
+        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.log_range)
+            .await?;
     // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
     let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
     let links = feed::check_links_in(&results, chain_id, gate)?;
@@ -175,7 +176,8 @@ async fn report_at(
         return Ok(ReportOutcome {
             decisions: record.decisions.len(),
             offchain: offchain.len(),
-            code_check: code_check.unwrap_or_else(|e| format!("NOT verified: {e}")),
+            code_check: code_check
+                .unwrap_or_else(|e| format!("NOT verified: {}", crate::error_chain(&e))),
             verified,
         });
     }
@@ -189,10 +191,7 @@ async fn report_at(
     compare_text(&results.join(RESULTS_FILE), RESULTS_FILE, &md, &mut problems)?;
     let svg = chart::render_svg(&record, &facts.labels)?;
     compare_chart(&results.join(CHART_FILE), &svg, &mut problems)?;
-    let code = match code_check {
-        Ok(s) => s,
-        Err(e) => return Err(ReportError::CodeMismatch(e)),
-    };
+    let code = code_check?;
     if !problems.is_empty() {
         return Err(ReportError::Mismatch(problems));
     }
@@ -222,6 +221,22 @@ async fn report_at(
         code_check: code,
         verified,
     })
+}
+
+/// The gate's record over `[from, to]` from the chain alone: its logs (read by the collectors)
+/// decoded by the recorder, each row timed by its block.
+pub async fn read_chain_record(
+    provider: &DynProvider,
+    chain_id: u64,
+    gate: Address,
+    labels: &[String],
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<ChainRecord> {
+    let logs = collectors::gate_logs(provider, gate, from, to, range).await?;
+    let times = collectors::block_times(provider, &logs, HashMap::new()).await?;
+    Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times)?)
 }
 
 /// Decision rows carrying any keeper label.
@@ -357,10 +372,7 @@ fn read_or_empty(path: &Path) -> Result<Option<Vec<u8>>> {
     match std::fs::read(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => {
-            Err(recorder::RecordError::Read { path: path.to_path_buf(), reason: e.to_string() }
-                .into())
-        }
+        Err(e) => Err(recorder::RecordError::Read { path: path.to_path_buf(), source: e }.into()),
     }
 }
 
@@ -420,13 +432,9 @@ fn compare_chart(path: &Path, derived: &str, problems: &mut Vec<String>) -> Resu
     Ok(())
 }
 
-async fn code_check(
-    provider: &DynProvider,
-    gate: Address,
-    root: &Path,
-) -> std::result::Result<String, String> {
-    let artifacts = compile::compile(root).map_err(|e| e.to_string())?;
-    let code = provider.get_code_at(gate).await.map_err(|e| short(&e.to_string()))?;
+async fn code_check(provider: &DynProvider, gate: Address, root: &Path) -> Result<String> {
+    let artifacts = compile::compile(root)?;
+    let code = provider.get_code_at(gate).await.map_err(|e| ReportError::Code(Box::new(e)))?;
     if compile::code_matches(&artifacts.gate, &code) {
         Ok(format!(
             "gate runtime code ({} bytes) matches contracts/src/RiskGate.sol compiled with tools/solc ({} immutable ranges masked)",
@@ -434,11 +442,10 @@ async fn code_check(
             artifacts.gate.immutables.len()
         ))
     } else {
-        Err(format!(
-            "on-chain code is {} bytes, compiled is {} bytes",
-            code.len(),
-            artifacts.gate.deployed.len()
-        ))
+        Err(ReportError::CodeMismatch {
+            on_chain: code.len(),
+            compiled: artifacts.gate.deployed.len(),
+        })
     }
 }
 

@@ -28,8 +28,8 @@ use crate::{
     quote::QuotePolicy,
     recorder::{
         self,
-        feed::{self, Annotation, ChainRecord, GateFacts, OffchainRow, RowNote},
-        FEED_FILE,
+        feed::{self, Annotation, ChainRecord, DecisionId, OffchainRow, RowNote},
+        GateFacts, FEED_FILE,
     },
     strategy::{prompt::strategy_hash, Model, Prompt},
 };
@@ -75,7 +75,7 @@ impl RunError {
     fn is_local(&self) -> bool {
         match self {
             Self::Journal(_) => true,
-            Self::Record(r) => !matches!(r, recorder::RecordError::Chain(_)),
+            Self::Record(_) => true,
             _ => false,
         }
     }
@@ -169,8 +169,7 @@ pub struct Keeper {
     last_sent: HashMap<u64, Instant>,
     final_markets: HashSet<Address>,
     /// Notes of decisions made before the journal existed, from the feed on disk.
-    legacy_notes: BTreeMap<(String, u64), RowNote>,
-    legacy_offchain: Vec<OffchainRow>,
+    legacy_notes: BTreeMap<DecisionId, RowNote>,
     facts: Option<GateFacts>,
     times: HashMap<u64, u64>,
     last_step: follower::Step,
@@ -213,7 +212,6 @@ impl Keeper {
             last_sent: HashMap::new(),
             final_markets: HashSet::new(),
             legacy_notes: BTreeMap::new(),
-            legacy_offchain: Vec::new(),
             facts: None,
             times: HashMap::new(),
             last_step: follower::Step::default(),
@@ -308,7 +306,7 @@ impl Keeper {
         }
         if self.facts.is_none() {
             self.facts = Some(
-                feed::gate_facts(
+                collectors::gate_facts(
                     &self.provider,
                     self.gate,
                     self.chain_id,
@@ -321,7 +319,7 @@ impl Keeper {
         }
         let logs = self.follower.gate_logs();
         let known = std::mem::take(&mut self.times);
-        self.times = feed::block_times(&self.provider, logs, known).await?;
+        self.times = collectors::block_times(&self.provider, logs, known).await?;
         let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
         self.record = feed::decode_logs(logs, self.chain_id, self.gate, labels, &self.times)?;
         self.last_step = step.clone();
@@ -547,7 +545,7 @@ impl Keeper {
         )
         .await
         .err()
-        .map_or_else(|| "reverted on chain".to_string(), |e| e.to_string())
+        .map_or_else(|| "reverted on chain".to_string(), |e| crate::error_chain(&e))
     }
 
     /// Whether the gate trusts `market`'s resolver: the predicate of its `isTrustedResolver`,
@@ -733,7 +731,7 @@ impl Keeper {
                     "deadline": a.quote.deadline,
                 },
                 "would_publish_reason": sim.as_ref().ok(),
-                "would_revert": sim.as_ref().err().map(|e| e.to_string()),
+                "would_revert": sim.as_ref().err().map(|e| crate::error_chain(e)),
             });
             println!("{line}");
             return Ok(None);
@@ -909,7 +907,7 @@ impl Keeper {
             let input = match executor::redeem_calldata(&self.provider, self.gate, m).await {
                 Ok(i) => i,
                 Err(e) => {
-                    warn!(market = %m, error = %e, "redeem refused in simulation");
+                    warn!(market = %m, error = %crate::error_chain(&e), "redeem refused in simulation");
                     continue;
                 }
             };
@@ -953,7 +951,7 @@ impl Keeper {
             let input = match executor::write_off_calldata(&self.provider, self.gate, m).await {
                 Ok(i) => i,
                 Err(e) => {
-                    warn!(market = %m, error = %e, "writeOff refused in simulation");
+                    warn!(market = %m, error = %crate::error_chain(&e), "writeOff refused in simulation");
                     continue;
                 }
             };
@@ -1103,27 +1101,28 @@ impl Keeper {
 
     /// Notes of the record's decisions: from the journal (the submission whose transaction
     /// published it), else from the feed written before the journal existed.
-    fn notes(&self) -> BTreeMap<(String, u64), RowNote> {
+    fn notes(&self) -> BTreeMap<DecisionId, RowNote> {
         let mut notes = BTreeMap::new();
-        for d in &self.record.decisions {
-            let key = (d.tx.clone(), d.log_index);
-            let from_journal =
-                d.tx.parse::<TxHash>()
-                    .ok()
-                    .and_then(|tx| self.journal.by_tx(tx))
-                    .map(|t| RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) });
-            if let Some(n) = from_journal.or_else(|| self.legacy_notes.get(&key).cloned()) {
-                notes.insert(key, n);
+        for d in &self.record.decided {
+            let from_journal = self
+                .journal
+                .by_tx(d.id.tx)
+                .map(|t| RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) });
+            if let Some(n) = from_journal.or_else(|| self.legacy_notes.get(&d.id).cloned()) {
+                notes.insert(d.id, n);
             }
         }
         notes
     }
 
+    /// Every off-chain row so far (each journalled when it happened).
+    pub fn offchain_rows(&self) -> &[OffchainRow] {
+        self.journal.offchain()
+    }
+
     /// All feed rows: confirmed chain rows with their notes, plus off-chain rows.
-    pub fn rows(&self) -> Vec<feed::FeedRow> {
-        let mut off = self.legacy_offchain.clone();
-        off.extend(self.journal.offchain().iter().cloned());
-        feed::merge(&self.record, &self.notes(), &off)
+    fn rows(&self) -> Vec<feed::FeedRow> {
+        feed::merge(&self.record, &self.notes(), self.journal.offchain())
     }
 
     /// Writes the record (feed, head hash, chart, RESULTS.md) atomically.

@@ -58,10 +58,10 @@ async fn buy_up_market(w: &World) -> Address {
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
 async fn chain_decisions(w: &World) -> Vec<feed::DecisionRow> {
     let head = w.keeper_rpc.get_block_number().await.unwrap();
-    let rec = feed::read_chain_record(
+    let rec = keeper::report::read_chain_record(
         &w.keeper_rpc,
-        w.deployment.gate,
         w.deployment.chain_id,
+        w.deployment.gate,
         &[],
         w.deployment.deploy_block,
         head,

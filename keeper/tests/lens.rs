@@ -10,6 +10,7 @@ use alloy::primitives::{Address, U256};
 use common::{root, world};
 use keeper::{
     collectors::{self, MarketInfo, MarketState},
+    follower::Follower,
     lens,
 };
 
@@ -49,10 +50,10 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     w.mine_at(soon).await.unwrap();
     w.resolve(finalized, true).await.unwrap();
 
-    let (head, _) = collectors::head(&w.keeper_rpc).await.unwrap();
-    let infos = collectors::discover_markets(&w.keeper_rpc, w.deployment.factory, 0, head, 10_000)
-        .await
-        .unwrap();
+    // Discovered as the keeper discovers them: the factory's logs from block 0.
+    let mut follower = Follower::new(w.deployment.gate, w.deployment.factory, 0, 0);
+    follower.step(&w.keeper_rpc).await.unwrap();
+    let infos: Vec<_> = follower.markets().cloned().collect();
     assert_eq!(infos.iter().map(|m| m.address).collect::<Vec<_>>(), markets);
 
     let one_by_one = collectors::read_markets(&w.keeper_rpc, &infos, CONCURRENCY).await;

@@ -15,13 +15,39 @@ pub const SHORT_CHARS: usize = 240;
 /// The contract error `e`: the decoded error with its values when the revert data is one of
 /// the contracts' errors, else the error's own text (first line, at most [`SHORT_CHARS`]).
 pub fn describe(e: &alloy::contract::Error) -> String {
+    decoded(e).unwrap_or_else(|| short(&e.to_string()))
+}
+
+/// The contract error `e` decoded as one of the contracts' errors with its values, `None` when
+/// it is not one (a transport failure, an empty revert, another contract's error).
+pub fn decoded(e: &alloy::contract::Error) -> Option<String> {
     if let Some(decoded) = e.as_decoded_interface_error::<IRiskGateErrors>() {
-        return format!("{decoded:?}");
+        return Some(format!("{decoded:?}"));
     }
-    if let Some(text) = e.as_revert_data().and_then(|data| decode(&data)) {
-        return text;
+    e.as_revert_data().and_then(|data| decode(&data))
+}
+
+/// A contract call or transaction that failed, naming the call: its revert decoded when it is
+/// one of the contracts' errors (`approve reverted: ERC20InsufficientBalance { .. }`), and the
+/// whole error underneath as its source, so nothing of the cause is lost.
+#[derive(Debug, thiserror::Error)]
+#[error("{call} {}", match .decoded { Some(d) => format!("reverted: {d}"), None => "failed".to_string() })]
+pub struct CallFailed {
+    pub call: &'static str,
+    pub decoded: Option<String>,
+    #[source]
+    pub source: Box<alloy::contract::Error>,
+}
+
+impl CallFailed {
+    pub fn new(call: &'static str, source: alloy::contract::Error) -> Self {
+        Self { call, decoded: decoded(&source), source: Box::new(source) }
     }
-    short(&e.to_string())
+
+    /// `.map_err(CallFailed::on("approve"))`.
+    pub fn on(call: &'static str) -> impl Fn(alloy::contract::Error) -> Self {
+        move |source| Self::new(call, source)
+    }
 }
 
 /// Revert data decoded as one of the contracts' errors, `None` when it is none of them.
@@ -87,6 +113,17 @@ mod tests {
         }
         .abi_encode();
         assert!(describe_data(&data).starts_with("ERC20InsufficientBalance("));
+    }
+
+    #[test]
+    fn a_failed_call_names_itself_and_keeps_its_cause() {
+        let transport = alloy::contract::Error::TransportError(
+            alloy::transports::TransportErrorKind::custom_str("connection refused"),
+        );
+        let e = CallFailed::new("approve", transport);
+        assert_eq!(e.to_string(), "approve failed");
+        let cause = std::error::Error::source(&e).map(ToString::to_string).unwrap_or_default();
+        assert!(cause.contains("connection refused"), "{cause}");
     }
 
     #[test]

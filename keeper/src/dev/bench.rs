@@ -263,7 +263,8 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
         raw_txs.push(alloy::eips::eip2718::Encodable2718::encoded_2718(&env));
     }
     let first =
-        crate::collectors::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.0 + 1;
+        crate::follower::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.number
+            + 1;
     eprintln!("bench:   baseline, {n} pre-signed transactions");
     let t = Instant::now();
     let mut hashes = Vec::with_capacity(n);
@@ -285,7 +286,7 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     }
     let baseline_secs = t.elapsed().as_secs_f64();
     let last =
-        crate::collectors::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.0;
+        crate::follower::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.number;
     let baseline_counts =
         check_mixed_decisions(w, first, last, &markets, "baseline decisions").await?;
 
@@ -294,10 +295,10 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
         Model::Replay(crate::strategy::replay::Replay::from_answers("bench-mix", answers.clone()));
     let mut k = wk.keeper(Some(tmp.to_path_buf()));
     let cancel = CancellationToken::new();
-    let first = crate::collectors::head(&wk.keeper_rpc)
+    let first = crate::follower::head(&wk.keeper_rpc)
         .await
         .map_err(|e| step("head")(crate::error_chain(&e)))?
-        .0
+        .number
         + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
     let t = Instant::now();
@@ -306,10 +307,10 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     if report.submitted != n {
         return Err(step("keeper cycle")(format!("submitted {} of {n}", report.submitted)));
     }
-    let last = crate::collectors::head(&wk.keeper_rpc)
+    let last = crate::follower::head(&wk.keeper_rpc)
         .await
         .map_err(|e| step("head")(crate::error_chain(&e)))?
-        .0;
+        .number;
     let keeper_counts =
         check_mixed_decisions(wk, first, last, &markets, "keeper decisions").await?;
 
@@ -386,18 +387,15 @@ struct Cycle {
 /// the lens in chunks and in one call, results compared) and one keeper cycle over them.
 async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     seed_abstain_markets(w, n).await?;
-    let (head, _) = crate::collectors::head(&w.keeper_rpc)
-        .await
-        .map_err(|e| step("head")(crate::error_chain(&e)))?;
-    let infos = crate::collectors::discover_markets(
-        &w.keeper_rpc,
+    // Discovered as the keeper discovers them.
+    let mut follower = crate::follower::Follower::new(
+        w.deployment.gate,
         w.deployment.factory,
         w.deployment.deploy_block,
-        head,
-        10_000,
-    )
-    .await
-    .map_err(|e| step("discover")(crate::error_chain(&e)))?;
+        0,
+    );
+    follower.step(&w.keeper_rpc).await.map_err(|e| step("discover")(crate::error_chain(&e)))?;
+    let infos: Vec<_> = follower.markets().cloned().collect();
     if infos.len() != n {
         return Err(step("discover")(format!("{} markets, want {n}", infos.len())));
     }

@@ -15,7 +15,6 @@ use crate::{
     compile,
     dev::world::{Actor, World, WorldError},
     follower::BlockRef,
-    recorder::feed::FeedRow,
     report::{STATE_FILE, STATE_META_FILE},
     runner::{Answer, Keeper},
     strategy::{replay::Replay, Model, Prompt},
@@ -433,11 +432,7 @@ async fn scenarios(
     attacks::run_all(w, &mut k, p, cancel).await?;
 
     p.step("results written; checking that every reason code was reached");
-    let rows = k.rows();
-    let codes: BTreeSet<u8> = rows
-        .iter()
-        .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d.reason) } else { None })
-        .collect();
+    let codes: BTreeSet<u8> = k.record.decided.iter().map(|d| d.reason).collect();
     let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Step {
@@ -454,8 +449,8 @@ async fn scenarios(
         .map(|section| format!("demo: adversaries (from RESULTS.md){section}"))
         .unwrap_or_default();
     Ok(Summary {
-        decisions: k.record.decisions.len(),
-        offchain: rows.len() - k.record.decisions.len(),
+        decisions: k.record.decided.len(),
+        offchain: k.offchain_rows().len(),
         codes,
         attacks,
     })

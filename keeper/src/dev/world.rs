@@ -177,10 +177,10 @@ impl World {
     }
 
     pub async fn chain_time(&self) -> Result<u64> {
-        Ok(crate::collectors::head(&self.keeper_rpc)
+        Ok(crate::follower::head(&self.keeper_rpc)
             .await
             .map_err(|e| tx_err("head")(crate::error_chain(&e)))?
-            .1)
+            .time)
     }
 
     /// Moves chain time forward and mines a block.

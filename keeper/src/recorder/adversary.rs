@@ -5,8 +5,9 @@
 //! `keeper report --check` re-derives the section like the rest of the page.
 
 use super::{
-    feed::{ChainRecord, DecisionRow, GateFacts},
+    feed::{ChainRecord, DecisionRow},
     markdown::{int, units},
+    GateFacts,
 };
 use crate::bindings::{reason, verdict, PRICE_ONE};
 use std::{

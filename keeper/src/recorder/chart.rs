@@ -24,8 +24,8 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
-        let e = |x: &dyn std::fmt::Display| RecordError::Chart(x.to_string());
-        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let e = |x: DrawingAreaErrorKind<std::io::Error>| RecordError::Chart(Box::new(x));
+        root.fill(&WHITE).map_err(e)?;
         let (left, right) = root.split_horizontally(520);
         let max_count = counts.iter().copied().max().unwrap_or(1).max(1);
         let mut bars = ChartBuilder::on(&left)
@@ -37,13 +37,13 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
                 (0u32..counts.len() as u32 - 1).into_segmented(),
                 0u32..max_count + 1,
             )
-            .map_err(|x| e(&x))?;
+            .map_err(e)?;
         bars.configure_mesh()
             .x_desc("reason code")
             .y_desc("rows")
             .disable_x_mesh()
             .draw()
-            .map_err(|x| e(&x))?;
+            .map_err(e)?;
         // One rectangle per code, in code order. (plotters' `Histogram` sums its data in a
         // HashMap and so emits the bars in a different order on every run; the chart must be
         // the same bytes every time it is rendered, for `keeper report --check`.)
@@ -56,7 +56,7 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
             bar.set_margin(0, 0, BAR_MARGIN_PX, BAR_MARGIN_PX);
             bar
         }))
-        .map_err(|x| e(&x))?;
+        .map_err(e)?;
 
         let (lo, hi) =
             cumulative.iter().fold((0f64, 0f64), |(lo, hi), (_, v)| (lo.min(*v), hi.max(*v)));
@@ -68,10 +68,10 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
             .x_label_area_size(30)
             .y_label_area_size(50)
             .build_cartesian_2d(0i32..n.max(1), (lo - pad)..(hi + pad))
-            .map_err(|x| e(&x))?;
-        pnl.configure_mesh().x_desc("settlements").draw().map_err(|x| e(&x))?;
-        pnl.draw_series(LineSeries::new(cumulative.iter().copied(), &RED)).map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))?;
+            .map_err(e)?;
+        pnl.configure_mesh().x_desc("settlements").draw().map_err(e)?;
+        pnl.draw_series(LineSeries::new(cumulative.iter().copied(), &RED)).map_err(e)?;
+        root.present().map_err(e)?;
     }
     Ok(svg)
 }

@@ -1,17 +1,12 @@
 //! Feed rows and their decoding from chain logs.
 
 use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
-use crate::{
-    bindings::{reason, IRiskGate, REASON_COUNT},
-    collectors::logs_in_ranges,
-};
+use crate::bindings::{reason, IRiskGate};
 use alloy::{
     primitives::{keccak256, Address, Bytes, TxHash, B256, U256},
-    providers::{DynProvider, Provider},
     rpc::types::Log,
     sol_types::SolEvent,
 };
-use futures::{stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::{
     collections::{BTreeMap, HashMap},
@@ -212,9 +207,36 @@ impl FeedRow {
     }
 }
 
-/// The gate's record as the chain holds it.
+/// A decision's identity on chain: the transaction that published it and the index of its log.
+/// It is what ties the keeper's note (from the journal) to the row rebuilt from the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DecisionId {
+    pub tx: TxHash,
+    pub log_index: u64,
+}
+
+/// A decision as the stages act on it, typed; its row's strings stay in the recorder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decided {
+    pub id: DecisionId,
+    pub market: Address,
+    pub block: u64,
+    /// Chain time of its block.
+    pub time: u64,
+    pub reason: u8,
+    /// The gate holds what it bought (a fill the gate undid, reason 18, bought nothing).
+    pub bought: bool,
+    /// A `Settled` of its market came after it.
+    pub settled: bool,
+    /// A `WrittenOff` of its market came after it (a later `Settled` still closes it).
+    pub written_off: bool,
+}
+
+/// The gate's record as the chain holds it. `decided[i]`, `decisions[i]` and `raw_heads[i]`
+/// are the same decision: typed for the stages, as a row for the files.
 #[derive(Debug, Clone, Default)]
 pub struct ChainRecord {
+    pub decided: Vec<Decided>,
     pub decisions: Vec<DecisionRow>,
     /// `raw_heads[i]` is the head of the answer as logged by `decisions[i]`'s event: what a full
     /// answer from the keeper's record must start with.
@@ -229,91 +251,32 @@ impl ChainRecord {
     /// Chain time of the latest decision per market.
     pub fn last_decision_times(&self) -> HashMap<Address, u64> {
         let mut out = HashMap::new();
-        for d in &self.decisions {
-            if let Ok(m) = d.market.parse::<Address>() {
-                let e = out.entry(m).or_insert(0);
-                *e = (*e).max(d.time);
-            }
+        for d in &self.decided {
+            let e = out.entry(d.market).or_insert(0);
+            *e = (*e).max(d.time);
         }
         out
     }
 
     /// Transactions whose `Decision` is in the record.
     pub fn txs(&self) -> std::collections::HashSet<TxHash> {
-        self.decisions.iter().filter_map(|d| d.tx.parse().ok()).collect()
+        self.decided.iter().map(|d| d.id.tx).collect()
     }
 
     /// Markets where the gate bought something that no `Settled` has closed, in first-decision
     /// order; with `written_off` false, positions already written off are left out.
     pub fn open_positions(&self, written_off: bool) -> Vec<Address> {
         let mut out: Vec<Address> = Vec::new();
-        for d in &self.decisions {
-            if d.filled == "0" || d.settlement.is_some() || (!written_off && d.write_off.is_some())
-            {
+        for d in &self.decided {
+            if !d.bought || d.settled || (!written_off && d.written_off) {
                 continue;
             }
-            if let Ok(m) = d.market.parse::<Address>() {
-                if !out.contains(&m) {
-                    out.push(m);
-                }
+            if !out.contains(&d.market) {
+                out.push(d.market);
             }
         }
         out
     }
-}
-
-/// The gate's fixed facts, read from chain for RESULTS.md.
-#[derive(Debug, Clone)]
-pub struct GateFacts {
-    pub gate: Address,
-    pub chain_id: u64,
-    pub deploy_block: Option<u64>,
-    pub params_hash: B256,
-    pub bounds: IRiskGate::Params,
-    pub trusted_resolvers: Vec<Address>,
-    pub keeper: Address,
-    pub collateral: Address,
-    pub factory: Address,
-    /// reasonLabel(0..=18), verbatim from the gate.
-    pub labels: Vec<String>,
-}
-
-pub async fn gate_facts(
-    provider: &DynProvider,
-    gate: Address,
-    chain_id: u64,
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<GateFacts> {
-    let g = IRiskGate::new(gate, provider);
-    let e = |e: alloy::contract::Error| RecordError::Chain(crate::chain::short(&e.to_string()));
-    let mut labels = Vec::with_capacity(REASON_COUNT as usize);
-    for code in 0..REASON_COUNT {
-        labels.push(g.reasonLabel(code).call().await.map_err(e)?);
-    }
-    let deployed = logs_in_ranges(
-        provider,
-        gate,
-        vec![IRiskGate::GateDeployed::SIGNATURE_HASH],
-        from,
-        to,
-        range,
-    )
-    .await
-    .map_err(|x| RecordError::Chain(crate::error_chain(&x)))?;
-    Ok(GateFacts {
-        gate,
-        chain_id,
-        deploy_block: deployed.first().and_then(|l| l.block_number),
-        params_hash: g.paramsHash().call().await.map_err(e)?,
-        bounds: g.bounds().call().await.map_err(e)?,
-        trusted_resolvers: g.trustedResolvers().call().await.map_err(e)?,
-        keeper: g.keeper().call().await.map_err(e)?,
-        collateral: g.collateral().call().await.map_err(e)?,
-        factory: g.marketFactory().call().await.map_err(e)?,
-        labels,
-    })
 }
 
 /// Decodes the `abi.encode(Snapshot, Quote)` bytes of a `Decision`: what the gate read and the
@@ -366,87 +329,6 @@ fn s(v: U256) -> String {
 
 fn hex_tx(h: Option<TxHash>) -> String {
     h.map(|h| h.to_string()).unwrap_or_default()
-}
-
-/// The gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]`, in bounded block ranges.
-pub async fn gate_logs(
-    provider: &DynProvider,
-    gate: Address,
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<Vec<Log>> {
-    logs_in_ranges(
-        provider,
-        gate,
-        vec![
-            IRiskGate::Decision::SIGNATURE_HASH,
-            IRiskGate::Settled::SIGNATURE_HASH,
-            IRiskGate::WrittenOff::SIGNATURE_HASH,
-        ],
-        from,
-        to,
-        range,
-    )
-    .await
-    .map_err(|e| RecordError::Chain(crate::error_chain(&e)))
-}
-
-/// Decodes the gate's `Decision`, `Settled` and `WrittenOff` logs over `[from, to]` into rows. Block times are
-/// read from the blocks themselves.
-pub async fn read_chain_record(
-    provider: &DynProvider,
-    gate: Address,
-    chain_id: u64,
-    labels: &[String],
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<ChainRecord> {
-    let logs = gate_logs(provider, gate, from, to, range).await?;
-    let times = block_times(provider, &logs, HashMap::new()).await?;
-    decode_logs(&logs, chain_id, gate, labels, &times)
-}
-
-/// Timestamps of the blocks `logs` come from: from the logs themselves when the node includes
-/// them, else from `known`, else fetched (at most 16 blocks in flight).
-pub async fn block_times(
-    provider: &DynProvider,
-    logs: &[Log],
-    known: HashMap<u64, u64>,
-) -> Result<HashMap<u64, u64>> {
-    let mut times = known;
-    let mut missing = Vec::new();
-    for l in logs {
-        if let Some(n) = l.block_number {
-            match l.block_timestamp {
-                Some(t) => {
-                    times.insert(n, t);
-                }
-                None => missing.push(n),
-            }
-        }
-    }
-    missing.sort_unstable();
-    missing.dedup();
-    missing.retain(|n| !times.contains_key(n));
-    let fetched: Vec<Result<(u64, u64)>> = stream::iter(missing)
-        .map(|n| async move {
-            let b = provider
-                .get_block_by_number(n.into())
-                .await
-                .map_err(|e| RecordError::Chain(crate::chain::short(&e.to_string())))?
-                .ok_or_else(|| RecordError::Chain(format!("block {n} missing")))?;
-            Ok((n, b.header.timestamp))
-        })
-        .buffer_unordered(16)
-        .collect()
-        .await;
-    for r in fetched {
-        let (n, t) = r?;
-        times.insert(n, t);
-    }
-    Ok(times)
 }
 
 /// Pure decoding, so it can be tested without a node. Every row names `chain_id` and `gate`
@@ -508,6 +390,19 @@ pub fn decode_logs(
             if !filled.is_zero() {
                 unsettled.entry(d.market).or_default().push(rec.decisions.len());
             }
+            rec.decided.push(Decided {
+                id: DecisionId {
+                    tx: log.transaction_hash.unwrap_or_default(),
+                    log_index: row.log_index,
+                },
+                market: d.market,
+                block,
+                time,
+                reason: d.reason,
+                bought: !filled.is_zero(),
+                settled: false,
+                written_off: false,
+            });
             rec.decisions.push(row);
             rec.raw_heads.push(d.rawHead.clone());
         } else if let Ok(ev) = IRiskGate::Settled::decode_log(&log.inner) {
@@ -529,6 +424,7 @@ pub fn decode_logs(
             };
             for i in unsettled.remove(&d.market).unwrap_or_default() {
                 rec.decisions[i].settlement = Some(st.clone());
+                rec.decided[i].settled = true;
             }
             rec.settlements.push((d.market.to_checksum(None), st));
         } else if let Ok(ev) = IRiskGate::WrittenOff::decode_log(&log.inner) {
@@ -543,8 +439,9 @@ pub fn decode_logs(
                 expiry: d.expiry,
             };
             // The rows stay unsettled: a later `Settled` still closes the same position.
-            for i in unsettled.get(&d.market).into_iter().flatten() {
-                rec.decisions[*i].write_off = Some(wo.clone());
+            for &i in unsettled.get(&d.market).into_iter().flatten() {
+                rec.decisions[i].write_off = Some(wo.clone());
+                rec.decided[i].written_off = true;
             }
             rec.write_offs.push((d.market.to_checksum(None), wo));
         }
@@ -557,16 +454,17 @@ pub fn decode_logs(
 /// chain order.
 pub fn merge(
     chain: &ChainRecord,
-    notes: &BTreeMap<(String, u64), RowNote>,
+    notes: &BTreeMap<DecisionId, RowNote>,
     offchain: &[OffchainRow],
 ) -> Vec<FeedRow> {
     let mut rows: Vec<FeedRow> = chain
         .decisions
         .iter()
+        .zip(&chain.decided)
         .enumerate()
-        .map(|(i, d)| {
+        .map(|(i, (d, id))| {
             let mut d = d.clone();
-            if let Some(n) = notes.get(&(d.tx.clone(), d.log_index)) {
+            if let Some(n) = notes.get(&id.id) {
                 d.note = n.note.clone();
                 let head = chain.raw_heads.get(i).map_or(&[][..], |h| &h[..]);
                 if let Some(raw) = &n.raw {
@@ -636,7 +534,7 @@ fn read_text(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(RecordError::Read { path: path.to_path_buf(), reason: e.to_string() }),
+        Err(source) => Err(RecordError::Read { path: path.to_path_buf(), source }),
     }
 }
 
@@ -648,9 +546,10 @@ pub fn read_feed(path: &Path) -> Result<Vec<FeedRow>> {
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RecordError::Read {
+            serde_json::from_str(l).map_err(|source| RecordError::Row {
                 path: path.to_path_buf(),
-                reason: format!("row {}: {e}", i + 1),
+                row: i + 1,
+                source,
             })
         })
         .collect()
@@ -817,14 +716,16 @@ pub fn check_links_in(dir: &Path, chain_id: u64, gate: Address) -> Result<LinkCh
 }
 
 /// The keeper's notes (annotations and whole answers) and off-chain rows of an existing feed.
-pub fn split_feed(rows: &[FeedRow]) -> (BTreeMap<(String, u64), RowNote>, Vec<OffchainRow>) {
+/// A row whose transaction hash does not parse names no decision on chain; it has no note.
+pub fn split_feed(rows: &[FeedRow]) -> (BTreeMap<DecisionId, RowNote>, Vec<OffchainRow>) {
     let mut notes = BTreeMap::new();
     let mut off = Vec::new();
     for r in rows {
         match r {
             FeedRow::Decision(d) => {
+                let Ok(tx) = d.tx.parse::<TxHash>() else { continue };
                 let note = RowNote { note: d.note.clone(), raw: d.raw.clone() };
-                notes.insert((d.tx.clone(), d.log_index), note);
+                notes.insert(DecisionId { tx, log_index: d.log_index }, note);
             }
             FeedRow::Offchain(o) => off.push(o.clone()),
         }

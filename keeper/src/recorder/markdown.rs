@@ -4,8 +4,8 @@
 
 use super::{
     adversary,
-    feed::{ChainRecord, DecisionRow, FeedRow, GateFacts},
-    CHART_FILE,
+    feed::{ChainRecord, DecisionRow, FeedRow},
+    GateFacts, CHART_FILE,
 };
 use std::{collections::BTreeSet, fmt::Write};
 

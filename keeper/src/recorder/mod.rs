@@ -13,20 +13,36 @@ pub mod chart;
 pub mod feed;
 pub mod markdown;
 
+pub use crate::collectors::GateFacts;
 use alloy::primitives::Address;
-pub use feed::{Annotation, ChainRecord, DecisionRow, FeedRow, GateFacts, OffchainRow, RowNote};
+pub use feed::{
+    Annotation, ChainRecord, Decided, DecisionId, DecisionRow, FeedRow, OffchainRow, RowNote,
+};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("writing {path}: {reason}")]
-    Write { path: PathBuf, reason: String },
-    #[error("reading {path}: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("chain read failed: {0}")]
-    Chain(String),
-    #[error("chart: {0}")]
-    Chart(String),
+    #[error("writing {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} row {row} is not a feed row")]
+    Row {
+        path: PathBuf,
+        row: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("drawing the chart")]
+    Chart(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(
         "{} row {row} belongs to {found}, not {expected}: point --results at this gate's folder \
          (the default is results/<chain-id>/<gate>/)",
@@ -41,25 +57,20 @@ pub type Result<T> = std::result::Result<T, RecordError>;
 /// crash leaves either the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let err = |reason: String| RecordError::Write { path: path.to_path_buf(), reason };
+    let err = |source: std::io::Error| RecordError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".keeper-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| err(e.to_string()))?;
-    tmp.write_all(bytes).map_err(|e| err(e.to_string()))?;
-    tmp.as_file().sync_all().map_err(|e| err(e.to_string()))?;
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let mut tmp =
+        tempfile::Builder::new().prefix(".keeper-").suffix(".tmp").tempfile_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
     // Published files are world-readable (the temp file starts as 0600).
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| err(e.to_string()))?;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(err)?;
     }
-    tmp.persist(path).map_err(|e| err(e.to_string()))?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
 }
 

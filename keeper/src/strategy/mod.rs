@@ -38,8 +38,19 @@ pub enum InferenceError {
     },
     #[error("replay file {path} has no answer left (used {used})")]
     ReplayExhausted { path: String, used: usize },
-    #[error("cannot read replay file {path}: {reason}")]
-    ReplayFile { path: String, reason: String },
+    #[error("cannot read replay file {path}")]
+    ReplayFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("replay file {path} line {line} is not a JSON string")]
+    ReplayLine {
+        path: String,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 impl InferenceError {
@@ -61,9 +72,10 @@ impl InferenceError {
                 finish_reason: finish_reason.clone(),
                 attempt: Some(*attempt),
             },
-            Self::Client(_) | Self::ReplayExhausted { .. } | Self::ReplayFile { .. } => {
-                TransportDetail::default()
-            }
+            Self::Client(_)
+            | Self::ReplayExhausted { .. }
+            | Self::ReplayFile { .. }
+            | Self::ReplayLine { .. } => TransportDetail::default(),
         }
     }
 }

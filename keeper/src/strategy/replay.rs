@@ -17,9 +17,9 @@ pub struct Replay {
 
 impl Replay {
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| InferenceError::ReplayFile {
+        let text = std::fs::read_to_string(path).map_err(|source| InferenceError::ReplayFile {
             path: path.display().to_string(),
-            reason: e.to_string(),
+            source,
         })?;
         let label = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         Self::from_lines(&label, &text)
@@ -32,11 +32,9 @@ impl Replay {
             if line.trim().is_empty() {
                 continue;
             }
-            let answer: String =
-                serde_json::from_str(line).map_err(|e| InferenceError::ReplayFile {
-                    path: label.to_string(),
-                    reason: format!("line {} is not a JSON string: {e}", n + 1),
-                })?;
+            let answer: String = serde_json::from_str(line).map_err(|source| {
+                InferenceError::ReplayLine { path: label.to_string(), line: n + 1, source }
+            })?;
             answers.push(answer);
         }
         Ok(Self { label: label.to_string(), answers, next: AtomicUsize::new(0) })

@@ -167,10 +167,10 @@ async fn drain(w: &World, k: &mut Keeper, p: &Progress, cancel: &CancellationTok
             w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
-        let before = k.record.decisions.len();
+        let before = k.record.decided.len();
         let r = k.cycle(&builtin, Some(ATTACK_1B), cancel).await?;
         check(ATTACK_1B, r.asked == 3, || format!("the keeper asked {} markets, not 3", r.asked))?;
-        let reasons: Vec<u8> = k.record.decisions[before..].iter().map(|d| d.reason).collect();
+        let reasons: Vec<u8> = k.record.decided[before..].iter().map(|d| d.reason).collect();
         refused += reasons.iter().filter(|r| **r == reason::DRAWDOWN).count();
         w.advance(901).await?;
         for m in &markets {
