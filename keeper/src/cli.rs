@@ -71,7 +71,49 @@ pub struct KeyArgs {
     pub keystore: Option<PathBuf>,
 }
 
+/// `--gate`, declared once; a command that reads it for another purpose words its help with
+/// `#[command(mut_arg("gate", ..))]`.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct GateArgs {
+    /// The RiskGate to drive.
+    #[arg(long, env = "KEEPER_GATE")]
+    pub gate: Option<Address>,
+}
+
+/// `--factory`, declared once; each command words its help with
+/// `#[command(mut_arg("factory", ..))]`.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct FactoryArgs {
+    /// The market factory.
+    #[arg(long, env = "KEEPER_FACTORY")]
+    pub factory: Option<Address>,
+}
+
+/// `--from-block` and `--log-range`: where and how a command scans the gate's and the
+/// factory's logs.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct LogScanArgs {
+    /// First block to scan for the factory's and the gate's logs (default: from
+    /// deployments/<chain-id>.json, else 0).
+    #[arg(long)]
+    pub from_block: Option<u64>,
+    /// Largest block range of one eth_getLogs query.
+    #[arg(long, default_value_t = 5_000)]
+    pub log_range: u64,
+}
+
+/// `--anvil`: the local chain the development commands spawn.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AnvilArgs {
+    /// The anvil binary (the pinned toolchain's).
+    #[arg(long, default_value = ".toolchain/bin/anvil")]
+    pub anvil: PathBuf,
+}
+
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("factory", |a| {
+    a.help("Existing market factory; without it a MarketFactory is deployed")
+}))]
 pub struct DeployArgs {
     #[command(flatten)]
     pub chain: ChainArgs,
@@ -80,9 +122,8 @@ pub struct DeployArgs {
     /// Existing collateral token; without it a TestCollateral is deployed (local chains).
     #[arg(long, env = "KEEPER_COLLATERAL")]
     pub collateral: Option<Address>,
-    /// Existing market factory; without it a MarketFactory is deployed.
-    #[arg(long, env = "KEEPER_FACTORY")]
-    pub factory: Option<Address>,
+    #[command(flatten)]
+    pub factory: FactoryArgs,
     /// Keeper address allowed to submit verdicts (default: the deployer).
     #[arg(long)]
     pub keeper: Option<Address>,
@@ -162,9 +203,8 @@ pub struct RunArgs {
     pub chain: ChainArgs,
     #[command(flatten)]
     pub key: KeyArgs,
-    /// The RiskGate to drive.
-    #[arg(long, env = "KEEPER_GATE")]
-    pub gate: Option<Address>,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Inference provider.
     #[arg(long, value_enum, default_value_t = ModelKind::Builtin, env = "KEEPER_MODEL")]
     pub model: ModelKind,
@@ -213,13 +253,8 @@ pub struct RunArgs {
     /// Simulate every call (eth_call) and send nothing; results/ is not touched.
     #[arg(long)]
     pub dry_run: bool,
-    /// First block to scan for the factory's and the gate's logs (default: from
-    /// deployments/<chain-id>.json, else 0).
-    #[arg(long)]
-    pub from_block: Option<u64>,
-    /// Largest block range of one eth_getLogs query.
-    #[arg(long, default_value_t = 5_000)]
-    pub log_range: u64,
+    #[command(flatten)]
+    pub scan: LogScanArgs,
     /// Markets read and asked concurrently.
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
@@ -287,17 +322,21 @@ pub enum MarketCommand {
 /// Where the venue is: the chain, the key, and the factory (--factory, else the --gate's
 /// factory, else deployments/<chain-id>.json).
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("gate", |a| a.help("A RiskGate whose market factory to use")),
+    mut_arg("factory", |a| {
+        a.help("The market factory (overrides --gate and the deployments file)")
+    }),
+)]
 pub struct VenueArgs {
     #[command(flatten)]
     pub chain: ChainArgs,
     #[command(flatten)]
     pub key: KeyArgs,
-    /// A RiskGate whose market factory to use.
-    #[arg(long, env = "KEEPER_GATE")]
-    pub gate: Option<Address>,
-    /// The market factory (overrides --gate and the deployments file).
-    #[arg(long, env = "KEEPER_FACTORY")]
-    pub factory: Option<Address>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub factory: FactoryArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -358,9 +397,8 @@ pub struct MarketResolveArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// The anvil binary (the pinned toolchain's).
-    #[arg(long, default_value = ".toolchain/bin/anvil")]
-    pub anvil: PathBuf,
+    #[command(flatten)]
+    pub anvil: AnvilArgs,
     /// Directory results are written to.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
@@ -368,9 +406,8 @@ pub struct DemoArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// The anvil binary (the pinned toolchain's).
-    #[arg(long, default_value = ".toolchain/bin/anvil")]
-    pub anvil: PathBuf,
+    #[command(flatten)]
+    pub anvil: AnvilArgs,
     /// Markets in the throughput run.
     #[arg(long, default_value_t = 200)]
     pub markets: usize,
@@ -444,14 +481,14 @@ impl RunArgs {
             inference_timeout: Duration::from_secs(self.inference_timeout_secs.max(1)),
             once: self.once,
             dry_run: self.dry_run,
-            from_block: self.from_block,
-            log_range: self.log_range.max(1),
+            from_block: self.scan.from_block,
+            log_range: self.scan.log_range.max(1),
             concurrency: self.concurrency.max(1),
             results: self.results.as_ref().map(|r| root.join(r)),
             confirmations: self.confirmations,
             resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
-            gate: self.gate,
+            gate: self.gate.gate,
         })
     }
 }

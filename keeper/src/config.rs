@@ -21,8 +21,12 @@ pub enum ConfigError {
     MissingOpenAiModel,
     #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
     MissingReplayFile,
-    #[error("cannot read {path}: {source}; check the path")]
-    ReadFile { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {}; check the path", .path.display())]
+    ReadFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
     ZeroReask,
     #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]

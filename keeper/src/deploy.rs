@@ -8,13 +8,14 @@
 
 use crate::{
     bindings::{IMarketFactory, IRiskGate},
-    chain::{self, revert_text, short},
+    chain::{self, revert_text},
     cli::{BoundsArgs, DeployArgs},
     compile::{self, Artifacts},
+    executor::CallFailed,
 };
 use alloy::{
     network::TransactionBuilder,
-    primitives::{keccak256, Address, Bytes, U256},
+    primitives::{keccak256, Address, Bytes, TxHash, U256},
     providers::{DynProvider, Provider},
     rpc::types::{state::StateOverridesBuilder, Filter, TransactionRequest},
     sol_types::{SolEvent, SolValue},
@@ -30,14 +31,49 @@ pub enum DeployError {
     Chain(#[from] chain::ChainError),
     #[error(transparent)]
     Compile(#[from] compile::CompileError),
-    #[error("deploying {what} failed: {reason}")]
-    Tx { what: String, reason: String },
+    /// The node refused to simulate or to accept a contract creation: the constructor's own
+    /// error with its values when it is one of the gate's, and the node's answer as the source.
+    #[error("deploying {what} failed{}", reverted(.decoded))]
+    Create {
+        what: &'static str,
+        decoded: Option<String>,
+        #[source]
+        source: Box<alloy::transports::TransportError>,
+    },
+    #[error("deploying {what}: no receipt for creation tx {tx}")]
+    Receipt {
+        what: &'static str,
+        tx: TxHash,
+        #[source]
+        source: Box<crate::executor::ExecError>,
+    },
+    #[error("deploying {what}: creation tx {tx} reverted")]
+    CreationReverted { what: &'static str, tx: TxHash },
+    #[error("deploying {what}: the receipt of creation tx {tx} names no contract address")]
+    NoAddress { what: &'static str, tx: TxHash },
+    /// A read of a contract deployed or reused (the factory's collateral, the gate's hash).
+    #[error("deploying {what}")]
+    Read {
+        what: &'static str,
+        #[source]
+        source: CallFailed,
+    },
     #[error("no factory given and chain {0} is not a local anvil (31337): pass --factory (and --collateral)")]
     NotLocal(u64),
-    #[error("writing {path}: {reason}")]
-    Save { path: String, reason: String },
-    #[error("the gate's constructor would refuse these arguments: {reason}; nothing was deployed")]
-    Refused { reason: String },
+    #[error("cannot encode the deployment of chain {chain_id} as JSON")]
+    Encode {
+        chain_id: u64,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("saving the deployment")]
+    Save(#[source] Box<crate::recorder::RecordError>),
+    #[error("the gate's constructor would refuse these arguments{}; nothing was deployed", colon(.decoded))]
+    Refused {
+        decoded: Option<String>,
+        #[source]
+        source: Box<alloy::transports::TransportError>,
+    },
     #[error("cannot read {path}")]
     ReadSaved {
         path: String,
@@ -60,9 +96,33 @@ pub enum DeployError {
 
 pub type Result<T> = std::result::Result<T, DeployError>;
 
-/// What one deployment left on chain.
+/// `": <decoded>"`, or nothing when the error was not one of the contracts'.
+fn colon(decoded: &Option<String>) -> String {
+    decoded.as_ref().map(|d| format!(": {d}")).unwrap_or_default()
+}
+
+/// `": constructor reverted <decoded>"`, or nothing when the error was not one of the gate's.
+fn reverted(decoded: &Option<String>) -> String {
+    decoded.as_ref().map(|d| format!(": constructor reverted {d}")).unwrap_or_default()
+}
+
+/// The gate's error in a node's answer to a creation, with its values
+/// (`MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }`), `None` when it is not one.
+fn constructor_error(e: &alloy::transports::TransportError) -> Option<String> {
+    e.as_error_resp()
+        .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
+        .map(|d| revert_text(&d))
+}
+
+fn create_err(what: &'static str) -> impl Fn(alloy::transports::TransportError) -> DeployError {
+    move |e| DeployError::Create { what, decoded: constructor_error(&e), source: Box::new(e) }
+}
+
+/// What one deployment left on chain, as `keeper deploy` saves it in deployments/<chain-id>.json
+/// (`B` = `u64`, the block the gate was created in). `script/Deploy.s.sol` writes the same keys
+/// but cannot know that block: read as [`SavedDeployment`], its `deploy_block` is `None`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Deployment {
+pub struct Deployment<B = u64> {
     pub chain_id: u64,
     pub gate: Address,
     pub collateral: Address,
@@ -71,8 +131,36 @@ pub struct Deployment {
     /// The resolvers the gate trusts, ascending (absent in files written before v2).
     #[serde(default)]
     pub trusted_resolvers: Vec<Address>,
-    pub deploy_block: u64,
+    /// Absent from a script's file, when `B` is an `Option` (serde reads a missing `Option`
+    /// field as `None`; for `u64` it is required).
+    pub deploy_block: B,
     pub params_hash: String,
+}
+
+impl<B> Deployment<B> {
+    /// The same deployment with its deploy block given as `block`.
+    pub fn with_deploy_block<C>(self, block: C) -> Deployment<C> {
+        let Deployment {
+            chain_id,
+            gate,
+            collateral,
+            factory,
+            keeper,
+            trusted_resolvers,
+            deploy_block: _,
+            params_hash,
+        } = self;
+        Deployment {
+            chain_id,
+            gate,
+            collateral,
+            factory,
+            keeper,
+            trusted_resolvers,
+            deploy_block: block,
+            params_hash,
+        }
+    }
 }
 
 impl BoundsArgs {
@@ -97,31 +185,23 @@ impl BoundsArgs {
 /// error with its values (`MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }`).
 pub async fn create(
     provider: &DynProvider,
-    what: &str,
+    what: &'static str,
     code: &Bytes,
     args: Vec<u8>,
 ) -> Result<(Address, u64)> {
     let mut data = code.to_vec();
     data.extend(args);
     let tx = TransactionRequest::default().with_deploy_code(Bytes::from(data));
-    let err = |reason: String| DeployError::Tx { what: what.into(), reason };
-    if let Err(e) = provider.call(tx.clone()).await {
-        let decoded = e
-            .as_error_resp()
-            .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
-            .map(|d| format!("constructor reverted {}", revert_text(&d)));
-        return Err(err(decoded.unwrap_or_else(|| short(&e.to_string()))));
-    }
-    let pending = provider.send_transaction(tx).await.map_err(|e| err(short(&e.to_string())))?;
-    let hash = *pending.tx_hash();
-    let receipt =
-        crate::executor::wait_receipt(provider, hash, std::time::Duration::from_secs(120))
-            .await
-            .map_err(|e| err(e.to_string()))?;
+    provider.call(tx.clone()).await.map_err(create_err(what))?;
+    let pending = provider.send_transaction(tx).await.map_err(create_err(what))?;
+    let tx = *pending.tx_hash();
+    let receipt = crate::executor::wait_receipt(provider, tx, std::time::Duration::from_secs(120))
+        .await
+        .map_err(|e| DeployError::Receipt { what, tx, source: Box::new(e) })?;
     if !receipt.status() {
-        return Err(err(format!("creation tx {hash} reverted")));
+        return Err(DeployError::CreationReverted { what, tx });
     }
-    let addr = receipt.contract_address.ok_or_else(|| err("no contract address".into()))?;
+    let addr = receipt.contract_address.ok_or(DeployError::NoAddress { what, tx })?;
     Ok((addr, receipt.block_number.unwrap_or_default()))
 }
 
@@ -146,16 +226,12 @@ fn stand_in(label: &str) -> Address {
 /// The runtime code a creation would leave, simulated with `eth_call` (nothing is sent).
 async fn simulated_runtime(
     provider: &DynProvider,
-    what: &str,
+    what: &'static str,
     init: Vec<u8>,
     overrides: &alloy::rpc::types::state::StateOverride,
 ) -> Result<Bytes> {
     let tx = TransactionRequest::default().with_deploy_code(Bytes::from(init));
-    provider
-        .call(tx)
-        .overrides(overrides.clone())
-        .await
-        .map_err(|e| DeployError::Tx { what: what.into(), reason: short(&e.to_string()) })
+    provider.call(tx).overrides(overrides.clone()).await.map_err(create_err(what))
 }
 
 /// Simulates the gate's constructor with `spec`'s arguments before anything is sent, so bounds
@@ -170,11 +246,7 @@ pub async fn preflight(
     let mut overrides = StateOverridesBuilder::default().build();
     let collateral = match (spec.collateral, spec.factory) {
         (Some(c), _) => c,
-        (None, Some(f)) => {
-            IMarketFactory::new(f, provider).collateral().call().await.map_err(|e| {
-                DeployError::Tx { what: "MarketFactory".into(), reason: short(&e.to_string()) }
-            })?
-        }
+        (None, Some(f)) => factory_collateral(provider, f).await?,
         (None, None) => {
             let at = stand_in("collateral");
             let code = simulated_runtime(
@@ -207,15 +279,18 @@ pub async fn preflight(
     // Ownable refuses a zero owner: simulate as the (non-zero) keeper.
     let tx =
         TransactionRequest::default().with_from(spec.keeper).with_deploy_code(Bytes::from(init));
-    if let Err(e) = provider.call(tx).overrides(overrides).await {
-        let reason = e
-            .as_error_resp()
-            .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
-            .map(|d| revert_text(&d))
-            .unwrap_or_else(|| short(&e.to_string()));
-        return Err(DeployError::Refused { reason });
-    }
+    provider.call(tx).overrides(overrides).await.map_err(|e| DeployError::Refused {
+        decoded: constructor_error(&e),
+        source: Box::new(e),
+    })?;
     Ok(())
+}
+
+/// The collateral of an existing factory (the gate refuses a factory over another token).
+async fn factory_collateral(provider: &DynProvider, factory: Address) -> Result<Address> {
+    IMarketFactory::new(factory, provider).collateral().call().await.map_err(|e| {
+        DeployError::Read { what: "MarketFactory", source: CallFailed::new("collateral", e) }
+    })
 }
 
 /// Deploys what is missing, then the gate; refuses before sending anything when the gate's
@@ -227,16 +302,10 @@ pub async fn deploy_all(
     spec: &GateSpec,
 ) -> Result<Deployment> {
     preflight(provider, artifacts, spec).await?;
-    let read_err = |e: alloy::contract::Error| DeployError::Tx {
-        what: "MarketFactory".into(),
-        reason: short(&e.to_string()),
-    };
     let collateral = match (spec.collateral, spec.factory) {
         (Some(c), _) => c,
         // The gate refuses a factory over another token, so reuse the factory's own.
-        (None, Some(f)) => {
-            IMarketFactory::new(f, provider).collateral().call().await.map_err(read_err)?
-        }
+        (None, Some(f)) => factory_collateral(provider, f).await?,
         (None, None) => {
             create(provider, "TestCollateral", &artifacts.collateral.bytecode, vec![]).await?.0
         }
@@ -253,11 +322,9 @@ pub async fn deploy_all(
         (spec.params.clone(), spec.trusted_resolvers.clone(), collateral, factory, spec.keeper)
             .abi_encode_params();
     let (gate, deploy_block) = create(provider, "RiskGate", &artifacts.gate.bytecode, args).await?;
-    let params_hash = IRiskGate::new(gate, provider)
-        .paramsHash()
-        .call()
-        .await
-        .map_err(|e| DeployError::Tx { what: "RiskGate".into(), reason: short(&e.to_string()) })?;
+    let params_hash = IRiskGate::new(gate, provider).paramsHash().call().await.map_err(|e| {
+        DeployError::Read { what: "RiskGate", source: CallFailed::new("paramsHash", e) }
+    })?;
     Ok(Deployment {
         chain_id,
         gate,
@@ -279,19 +346,11 @@ pub fn saved_path(root: &Path, chain_id: u64) -> std::path::PathBuf {
 /// `script/Deploy.s.sol` writes `deploy_block_not_before` instead (the head it simulated on).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct SavedDeployment {
-    pub chain_id: u64,
-    pub gate: Address,
-    pub collateral: Address,
-    pub factory: Address,
-    pub keeper: Address,
-    #[serde(default)]
-    pub trusted_resolvers: Vec<Address>,
-    #[serde(default)]
-    pub deploy_block: Option<u64>,
+    #[serde(flatten)]
+    pub deployment: Deployment<Option<u64>>,
     /// A lower bound of the deploy block, when the writer could not know the block itself.
     #[serde(default)]
     pub deploy_block_not_before: Option<u64>,
-    pub params_hash: String,
 }
 
 /// Reads deployments/<chain-id>.json; `None` when there is none.
@@ -305,10 +364,10 @@ pub fn read_saved(root: &Path, chain_id: u64) -> Result<Option<SavedDeployment>>
     };
     let saved: SavedDeployment = serde_json::from_str(&text)
         .map_err(|source| DeployError::BadSaved { path: shown.clone(), source })?;
-    if saved.chain_id != chain_id {
+    if saved.deployment.chain_id != chain_id {
         return Err(DeployError::SavedChainMismatch {
             path: shown,
-            found: saved.chain_id,
+            found: saved.deployment.chain_id,
             expected: chain_id,
         });
     }
@@ -354,42 +413,30 @@ pub async fn load_saved(
     chain_id: u64,
     log_range: u64,
 ) -> Result<Option<Deployment>> {
-    let Some(saved) = read_saved(root, chain_id)? else { return Ok(None) };
-    let deploy_block = match saved.deploy_block {
-        Some(b) => b,
-        None => {
-            let path = saved_path(root, chain_id).display().to_string();
-            let from = saved.deploy_block_not_before.unwrap_or(0);
-            let block = find_deploy_block(provider, saved.gate, from, log_range, &path).await?;
-            tracing::info!(gate = %saved.gate, deploy_block = block, file = %path, "filled the deploy block of a script deployment");
-            block
-        }
+    let Some(SavedDeployment { deployment: saved, deploy_block_not_before }) =
+        read_saved(root, chain_id)?
+    else {
+        return Ok(None);
     };
-    let d = Deployment {
-        chain_id: saved.chain_id,
-        gate: saved.gate,
-        collateral: saved.collateral,
-        factory: saved.factory,
-        keeper: saved.keeper,
-        trusted_resolvers: saved.trusted_resolvers,
-        deploy_block,
-        params_hash: saved.params_hash,
-    };
-    if saved.deploy_block.is_none() {
-        save(root, &d)?;
+    if let Some(block) = saved.deploy_block {
+        return Ok(Some(saved.with_deploy_block(block)));
     }
+    let path = saved_path(root, chain_id).display().to_string();
+    let from = deploy_block_not_before.unwrap_or(0);
+    let block = find_deploy_block(provider, saved.gate, from, log_range, &path).await?;
+    tracing::info!(gate = %saved.gate, deploy_block = block, file = %path, "filled the deploy block of a script deployment");
+    let d = saved.with_deploy_block(block);
+    save(root, &d)?;
     Ok(Some(d))
 }
 
 /// Saves deployments/<chain-id>.json atomically.
 pub fn save(root: &Path, d: &Deployment) -> Result<()> {
     let path = saved_path(root, d.chain_id);
-    let text = serde_json::to_string_pretty(d).map_err(|e| DeployError::Save {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let text = serde_json::to_string_pretty(d)
+        .map_err(|source| DeployError::Encode { chain_id: d.chain_id, source })?;
     crate::recorder::write_atomic(&path, format!("{text}\n").as_bytes())
-        .map_err(|e| DeployError::Save { path: path.display().to_string(), reason: e.to_string() })
+        .map_err(|e| DeployError::Save(Box::new(e)))
 }
 
 /// `keeper deploy`.
@@ -398,7 +445,7 @@ pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
     // Checked before anything is read or sent; `None` trusts the deployer.
     let trusted = args.trusted_resolvers()?;
     let (_, chain_id) = chain::connect_checked(&chain_cfg).await?;
-    if args.factory.is_none() && args.collateral.is_none() && chain_id != 31337 {
+    if args.factory.factory.is_none() && args.collateral.is_none() && chain_id != 31337 {
         return Err(DeployError::NotLocal(chain_id));
     }
     let signer = chain::load_signer(args.key.keystore.as_deref())?;
@@ -410,7 +457,7 @@ pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
         params: args.bounds.to_params(),
         trusted_resolvers,
         collateral: args.collateral,
-        factory: args.factory,
+        factory: args.factory.factory,
         keeper: args.keeper.unwrap_or(deployer),
     };
     let d = deploy_all(&provider, chain_id, &artifacts, &spec).await?;

@@ -46,8 +46,15 @@ pub enum MarketError {
     Deploy(#[from] deploy::DeployError),
     #[error("no market factory: pass --factory or --gate, or deploy first so deployments/{chain_id}.json names one")]
     NoFactory { chain_id: u64 },
-    #[error("{what} would revert: {reason}")]
-    Revert { what: &'static str, reason: String },
+    /// The contract's own error with its values (`NotYetExpired { nowSec: .., expiry: .. }`),
+    /// and the call's error underneath.
+    #[error("{what} would revert: {decoded}")]
+    Revert {
+        what: &'static str,
+        decoded: String,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
     #[error("{what} failed")]
     Call {
         what: &'static str,
@@ -91,7 +98,9 @@ fn contract_err<E: SolInterface + std::fmt::Debug>(
     what: &'static str,
 ) -> impl Fn(alloy::contract::Error) -> MarketError {
     move |e| match e.as_decoded_interface_error::<E>() {
-        Some(decoded) => MarketError::Revert { what, reason: revert_text(&decoded) },
+        Some(decoded) => {
+            MarketError::Revert { what, decoded: revert_text(&decoded), source: Box::new(e) }
+        }
         None => MarketError::Call { what, source: Box::new(e) },
     }
 }
@@ -401,10 +410,10 @@ pub async fn factory_for(
     chain_id: u64,
     venue: &VenueArgs,
 ) -> Result<Address> {
-    if let Some(f) = venue.factory {
+    if let Some(f) = venue.factory.factory {
         return Ok(f);
     }
-    if let Some(g) = venue.gate {
+    if let Some(g) = venue.gate.gate {
         return IRiskGate::new(g, p).marketFactory().call().await.map_err(contract_err::<
             IRiskGate::IRiskGateErrors,
         >(
@@ -412,7 +421,7 @@ pub async fn factory_for(
         ));
     }
     match deploy::read_saved(root, chain_id)? {
-        Some(saved) => Ok(saved.factory),
+        Some(saved) => Ok(saved.deployment.factory),
         None => Err(MarketError::NoFactory { chain_id }),
     }
 }

@@ -376,8 +376,22 @@ impl Keeper {
                 0
             }
         };
+        // Receipts of every pending submission not yet in the record, polled at once (bounded).
+        let (rpc, gate, seen) = (&self.provider, self.gate, &recorded);
+        let polled: Vec<(journal::Tracked, Result<Option<Mined>>)> = stream::iter(pending)
+            .map(|t| async move {
+                if t.attempts.iter().any(|a| seen.contains(&a.tx)) {
+                    return (t, Ok(None));
+                }
+                let mined = mined(rpc, gate, &t).await;
+                (t, mined)
+            })
+            .buffered(self.concurrency.max(1))
+            .collect()
+            .await;
         let mut stuck = Vec::new();
-        for t in pending {
+        for (t, mined) in polled {
+            let mined = mined?;
             let id = t.sub.id;
             if let Some(a) = t.attempts.iter().find(|a| recorded.contains(&a.tx)) {
                 self.journal.append(Entry::Done {
@@ -388,13 +402,6 @@ impl Keeper {
                 self.last_sent.remove(&id);
                 out.confirmed += 1;
                 continue;
-            }
-            let mut mined = None;
-            for a in t.attempts.iter().rev() {
-                if let Some(r) = executor::receipt(&self.provider, a.tx).await? {
-                    mined = Some(executor::decode_receipt(self.gate, &r));
-                    break;
-                }
             }
             match mined {
                 Some(m) if m.block() > step.safe.number => out.awaiting_confirmations += 1,
@@ -833,16 +840,8 @@ impl Keeper {
             // Every pending one polled at once (bounded), latest attempt first.
             let polled: Vec<(journal::Tracked, Result<Option<Mined>>)> = stream::iter(left)
                 .map(|t| async move {
-                    for a in t.attempts.iter().rev() {
-                        match executor::receipt(rpc, a.tx).await {
-                            Ok(Some(r)) => {
-                                return (t, Ok(Some(executor::decode_receipt(gate, &r))))
-                            }
-                            Ok(None) => {}
-                            Err(e) => return (t, Err(e.into())),
-                        }
-                    }
-                    (t, Ok(None))
+                    let mined = mined(rpc, gate, &t).await;
+                    (t, mined)
                 })
                 .buffer_unordered(self.concurrency.max(1))
                 .collect()
@@ -1131,6 +1130,17 @@ impl Keeper {
         recorder::write_record(dir, facts, &self.record, &self.rows())?;
         Ok(())
     }
+}
+
+/// The receipt of whichever of a submission's transactions was mined (latest attempt first),
+/// decoded; `None` while none is.
+async fn mined(rpc: &DynProvider, gate: Address, t: &journal::Tracked) -> Result<Option<Mined>> {
+    for a in t.attempts.iter().rev() {
+        if let Some(r) = executor::receipt(rpc, a.tx).await? {
+            return Ok(Some(executor::decode_receipt(gate, &r)));
+        }
+    }
+    Ok(None)
 }
 
 /// Backoff between failed cycles: doubling from the first, capped, so an outage of any length

@@ -1,9 +1,10 @@
 //! The fault matrix of issue 8, items 1-6 and 10, against a real anvil and the real compiled
 //! contracts: paused mining, a dropped transaction, a base-fee spike, a reorganisation, a
 //! SIGKILL with a transaction in flight, a node gone past `--max-outage`, and a second gate on
-//! the same factory. Chain time never depends on the wall clock here: blocks are mined on demand
-//! (automine off where order matters). Wall-clock sleeps only make a re-send due (it can only
-//! become more due as time passes), never decide an outcome.
+//! the same factory. Chain time never depends on the wall clock here: every block is 1 s after
+//! the one before (`common::world`), and blocks are mined on demand (automine off where order
+//! matters). Wall-clock sleeps only make a re-send due (it can only become more due as time
+//! passes), and waits for a child process are hang guards; neither decides an outcome.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
@@ -14,36 +15,61 @@ use alloy::{
     primitives::{Address, TxHash, U256},
     providers::Provider,
 };
-use common::{artifacts, decisions, offchain, params, root, serial, world};
+use common::{
+    anvil_rpc, artifacts, automine, decisions, eventually, eventually_async, mine, offchain,
+    params, root, serial, world, HANG_GUARD,
+};
 use keeper::{
     bindings::{reason, IRiskGate},
     deploy::{self, GateSpec},
     dev::world::{Actor, World},
     journal::{Journal, Outcome},
-    recorder::feed::{self, FeedRow},
-    runner::Keeper,
+    recorder::feed::{self, ChainRecord, FeedRow},
+    runner::{CycleReport, Keeper},
     strategy::Model,
 };
-use std::{collections::BTreeMap, path::Path, time::Duration};
+use serde_json::json;
+use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
+use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-/// One raw JSON-RPC call to the test node (anvil's control methods), its result as JSON.
-macro_rules! rpc {
-    ($p:expr, $method:literal, $params:expr) => {{
-        let v: serde_json::Value = $p
-            .raw_request($method.into(), $params)
-            .await
-            .unwrap_or_else(|e| panic!("{}: {e}", $method));
-        v
-    }};
+/// A re-send becomes due once `resend_after` has passed since the last send; sleeping longer
+/// makes it due whatever the machine's load.
+const RESEND_AFTER: Duration = Duration::from_millis(300);
+const PAST_RESEND: Duration = Duration::from_millis(400);
+/// For the tests that are not about re-sending: a cycle waits this long for its own
+/// transactions only if they cannot be mined, and returns the moment they are, so a slow
+/// machine never turns "not mined yet" into a re-send.
+const NO_RESEND: Duration = HANG_GUARD;
+
+/// A world (gate deployed and funded, chain time pinned) and an empty results folder.
+async fn start() -> (World, TempDir) {
+    (world(&[]).await, tempfile::tempdir().unwrap())
 }
 
-async fn automine(w: &World, on: bool) {
-    rpc!(w.keeper_rpc, "evm_setAutomine", (on,));
+/// A keeper on `w`'s gate keeping its journal and feed in `dir`, re-sending after
+/// `resend_after`.
+fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Keeper {
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    k.resend_after = resend_after;
+    k.load_existing_feed().unwrap();
+    k
 }
 
-async fn mine(w: &World) {
-    rpc!(w.keeper_rpc, "evm_mine", ());
+/// One cycle with the builtin model (never cancelled).
+async fn cycle(k: &mut Keeper) -> CycleReport {
+    k.cycle(&Model::Builtin, None, &CancellationToken::new()).await.unwrap()
+}
+
+/// Mining stops: transactions wait in the pool until [`resume_mining`].
+async fn pause_mining(w: &World) {
+    automine(&w.keeper_rpc, false).await;
+}
+
+/// Mining resumes, and one block takes whatever the pool held.
+async fn resume_mining(w: &World) {
+    automine(&w.keeper_rpc, true).await;
+    mine(&w.keeper_rpc).await;
 }
 
 /// A market whose only book is an ask at 0.40: the builtin model answers BUY_UP, which the gate
@@ -56,9 +82,9 @@ async fn buy_up_market(w: &World) -> Address {
 }
 
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
-async fn chain_decisions(w: &World) -> Vec<feed::DecisionRow> {
+async fn chain_record(w: &World) -> ChainRecord {
     let head = w.keeper_rpc.get_block_number().await.unwrap();
-    let rec = keeper::report::read_chain_record(
+    keeper::report::read_chain_record(
         &w.keeper_rpc,
         w.deployment.chain_id,
         w.deployment.gate,
@@ -68,37 +94,65 @@ async fn chain_decisions(w: &World) -> Vec<feed::DecisionRow> {
         5_000,
     )
     .await
-    .unwrap();
-    rec.decisions
+    .unwrap()
 }
 
-fn per_market(ds: &[feed::DecisionRow]) -> BTreeMap<String, usize> {
+/// The chain's record, asserted to be the one the keeper keeps: the same decisions (market,
+/// block, time, reason, position state), the same transactions and log indexes.
+async fn chain_is_record(w: &World, k: &Keeper) -> ChainRecord {
+    let chain = chain_record(w).await;
+    assert_eq!(k.record.decided, chain.decided, "the keeper's record is exactly the chain's");
+    let rows = |ds: &[feed::DecisionRow]| -> Vec<(String, u64)> {
+        ds.iter().map(|d| (d.tx.clone(), d.log_index)).collect()
+    };
+    assert_eq!(rows(&k.record.decisions), rows(&chain.decisions), "and so are its rows");
+    chain
+}
+
+/// Decisions per market.
+fn per_market(record: &ChainRecord) -> BTreeMap<Address, usize> {
     let mut m = BTreeMap::new();
-    for d in ds {
-        *m.entry(d.market.clone()).or_insert(0) += 1;
+    for d in &record.decided {
+        *m.entry(d.market).or_insert(0) += 1;
     }
     m
 }
 
-/// The record the keeper keeps must be the chain's: same decisions, same transactions.
-fn assert_record_is_chain(k: &Keeper, chain: &[feed::DecisionRow]) {
-    let mine: Vec<(String, u64)> =
-        k.record.decisions.iter().map(|d| (d.tx.clone(), d.log_index)).collect();
-    let theirs: Vec<(String, u64)> = chain.iter().map(|d| (d.tx.clone(), d.log_index)).collect();
-    assert_eq!(mine, theirs, "the keeper's record is exactly the chain's decisions");
+/// The feed the keeper wrote in `dir`.
+fn feed_rows(dir: &Path) -> Vec<FeedRow> {
+    feed::read_feed(&dir.join("feed.jsonl")).unwrap()
 }
 
-fn keeper(w: &World, dir: &Path, resend_after: Duration) -> Keeper {
-    let mut k = w.keeper(Some(dir.to_path_buf()));
-    k.resend_after = resend_after;
-    k.load_existing_feed().unwrap();
-    k
+/// The keeper binary (`--root` the repository unless `root` is given) signing as `w`'s keeper,
+/// with no other KEEPER_* setting inherited from the environment.
+fn keeper_bin(w: &World, root_dir: Option<&Path>) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(root_dir.map_or_else(root, Path::to_path_buf));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap()).kill_on_drop(true);
+    cmd
 }
 
-/// A re-send becomes due once `resend_after` has passed since the last send; sleeping longer
-/// makes it due whatever the machine's load.
-const RESEND_AFTER: Duration = Duration::from_millis(300);
-const PAST_RESEND: Duration = Duration::from_millis(400);
+/// `keeper run` on `w`'s gate, recording into `results`, every second, with `extra` flags;
+/// stderr piped (read it with `wait_with_output`).
+fn spawn_keeper(w: &World, results: &Path, extra: &[&str]) -> tokio::process::Child {
+    keeper_bin(w, None)
+        .args(["run", "--interval-secs", "1", "--rpc-url"])
+        .arg(w.anvil.url.as_str())
+        .arg("--gate")
+        .arg(w.deployment.gate.to_string())
+        .arg("--results")
+        .arg(results)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {

@@ -6,10 +6,11 @@ use crate::{
     bindings::IRiskGate::{self, Quote},
     chain::short,
     cli::BenchArgs,
-    collectors::{MarketInfo, MarketState},
+    collectors::{CollectError, MarketInfo, MarketState},
     compile,
     dev::world::{confirm, World, WorldError},
-    executor,
+    executor::{self, CallFailed},
+    follower::{BlockRef, FollowError, Follower},
     quote::QuotePolicy,
     strategy::Model,
 };
@@ -19,6 +20,7 @@ use alloy::{
     providers::Provider as _,
     rpc::types::TransactionRequest,
     sol_types::SolCall,
+    transports::TransportError,
 };
 use futures::StreamExt;
 use std::{fmt::Write as _, path::Path, time::Instant};
@@ -34,14 +36,81 @@ pub enum BenchError {
     Compile(#[from] compile::CompileError),
     #[error(transparent)]
     Anvil(#[from] crate::anvil::AnvilError),
-    #[error("bench step {step}: {reason}")]
-    Step { step: String, reason: String },
+    #[error(transparent)]
+    Chain(#[from] crate::chain::ChainError),
+    #[error(transparent)]
+    Record(#[from] crate::recorder::RecordError),
+    /// A contract call or transaction refused, named, with its decoded revert.
+    #[error(transparent)]
+    Call(#[from] CallFailed),
+    /// A checked condition that did not hold (a count, a reason, an exit status).
+    #[error("bench step {step}: {what}")]
+    Check { step: String, what: String },
+    #[error("bench: {what} failed")]
+    Rpc {
+        what: &'static str,
+        #[source]
+        source: Box<TransportError>,
+    },
+    #[error("bench: {what} failed")]
+    Follow {
+        what: &'static str,
+        #[source]
+        source: Box<FollowError>,
+    },
+    #[error("bench: reading the {what} failed")]
+    Collect {
+        what: String,
+        #[source]
+        source: Box<CollectError>,
+    },
+    #[error("bench: reading the fees failed")]
+    Fees(#[source] Box<executor::ExecError>),
+    #[error("bench: signing a baseline transaction failed")]
+    Sign(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("bench: an undecodable Decision log")]
+    Decode(#[source] alloy::sol_types::Error),
+    #[error("bench: building the lens call failed")]
+    Lens(#[source] Box<crate::lens::LensError>),
+    #[error("bench: gasUsed {hex:?} of the lens call's trace is not hex")]
+    GasHex {
+        hex: String,
+        #[source]
+        source: std::num::ParseIntError,
+    },
+    #[error("bench: cannot {what}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("bench: waiting for the keeper process failed")]
+    Join(#[source] tokio::task::JoinError),
 }
 
 pub type Result<T> = std::result::Result<T, BenchError>;
 
-fn step(step: &str) -> impl Fn(String) -> BenchError + '_ {
-    move |reason| BenchError::Step { step: step.to_string(), reason }
+/// A failed check of `step`, saying what was found.
+fn check(step: &str, what: String) -> BenchError {
+    BenchError::Check { step: step.to_string(), what }
+}
+
+fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> BenchError {
+    move |e| BenchError::Rpc { what, source: Box::new(e) }
+}
+
+fn follow_err(what: &'static str) -> impl Fn(FollowError) -> BenchError {
+    move |e| BenchError::Follow { what, source: Box::new(e) }
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+    let what = what.into();
+    move |source| BenchError::Io { what, source }
+}
+
+/// The chain head as the keeper reads it.
+async fn head(w: &World) -> Result<BlockRef> {
+    crate::follower::head(&w.keeper_rpc).await.map_err(follow_err("reading the chain head"))
 }
 
 /// The demo's bounds with the position caps and the drawdown bound opened wide, so that the
@@ -55,26 +124,45 @@ fn bench_params() -> IRiskGate::Params {
     }
 }
 
-/// The quote the keeper would send for `raw` against a book with this best bid and ask, read at
-/// chain time `now` (default slippage and TTL).
-fn keeper_quote(raw: &str, bid: u64, ask: u64, now: u64) -> Quote {
-    let state = crate::collectors::MarketState {
-        info: crate::collectors::MarketInfo {
-            address: Address::ZERO,
-            index: U256::ZERO,
-            tick_size: U256::ZERO,
-            lot_size: U256::ZERO,
-            min_quantity: U256::ZERO,
-            expiry: 0,
-            resolver: Address::ZERO,
-        },
-        best_bid: U256::from(bid),
-        best_ask: U256::from(ask),
-        finalized: false,
-        bids: vec![],
-        asks: vec![],
-    };
-    QuotePolicy::default().quote(raw, &state, now)
+/// The gate's markets, discovered as the keeper discovers them (its follower, from the deploy
+/// block, in creation order).
+async fn discover(w: &World) -> Result<Vec<MarketInfo>> {
+    let mut follower =
+        Follower::new(w.deployment.gate, w.deployment.factory, w.deployment.deploy_block, 0);
+    follower.step(&w.keeper_rpc).await.map_err(follow_err("discovering the markets"))?;
+    Ok(follower.markets().cloned().collect())
+}
+
+/// The quote the keeper sends for each `(market, answer)`, made as the keeper makes it: the
+/// market discovered by the follower, its book read through the lens at the head
+/// (`Keeper::read_open`), and the answer quoted at the chain time of that head with the
+/// keeper's policy (`Keeper::new`: `QuotePolicy::default()`, 50 bps and 60 s).
+async fn keeper_quotes(w: &World, asks: &[(Address, &str)]) -> Result<Vec<Quote>> {
+    let known = discover(w).await?;
+    let infos = asks
+        .iter()
+        .map(|(m, _)| {
+            known
+                .iter()
+                .find(|i| i.address == *m)
+                .cloned()
+                .ok_or_else(|| check("keeper quotes", format!("market {m} not discovered")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let read = head(w).await?;
+    let policy = QuotePolicy::default();
+    let reads = crate::lens::read_markets(&w.keeper_rpc, &infos, READ_CONCURRENCY).await;
+    reads
+        .into_iter()
+        .zip(asks)
+        .map(|((info, state), (_, raw))| {
+            let state = state.map_err(|e| BenchError::Collect {
+                what: format!("book of {}", info.address),
+                source: Box::new(e),
+            })?;
+            Ok(policy.quote(raw, &state, read.time))
+        })
+        .collect()
 }
 
 /// Progress on a long step: every this many markets seeded.
@@ -180,29 +268,34 @@ async fn check_mixed_decisions(
         10_000,
     )
     .await
-    .map_err(|e| step(what)(crate::error_chain(&e)))?;
+    .map_err(|e| BenchError::Collect {
+        what: format!("gate's Decision logs ({what})"),
+        source: Box::new(e),
+    })?;
     let mut counts = [0usize; 4];
     let mut seen = std::collections::HashSet::new();
     for log in logs {
-        let ev = IRiskGate::Decision::decode_log(&log.inner)
-            .map_err(|e| step(what)(format!("undecodable Decision: {e}")))?;
+        let ev = IRiskGate::Decision::decode_log(&log.inner).map_err(BenchError::Decode)?;
         if !markets.contains(&ev.market) || !seen.insert(ev.market) {
-            return Err(step(what)(format!("unexpected decision about {}", ev.market)));
+            return Err(check(what, format!("unexpected decision about {}", ev.market)));
         }
         let raw = String::from_utf8_lossy(&ev.rawHead).into_owned();
         let want = mix_reason(&raw)
-            .ok_or_else(|| step(what)(format!("answer {raw:?} is not one of the mix")))?;
+            .ok_or_else(|| check(what, format!("answer {raw:?} is not one of the mix")))?;
         if ev.reason != want {
-            return Err(step(what)(format!(
-                "market {}: answer {raw:?} got reason {}, want {want}",
-                ev.market, ev.reason
-            )));
+            return Err(check(
+                what,
+                format!(
+                    "market {}: answer {raw:?} got reason {}, want {want}",
+                    ev.market, ev.reason
+                ),
+            ));
         }
         let k = MIX.iter().position(|(_, r)| *r == want).unwrap_or_default();
         counts[k] += 1;
     }
     if seen.len() != markets.len() {
-        return Err(step(what)(format!("{} decisions for {} markets", seen.len(), markets.len())));
+        return Err(check(what, format!("{} decisions for {} markets", seen.len(), markets.len())));
     }
     Ok(counts)
 }
@@ -220,7 +313,7 @@ struct Throughput {
 /// other's history.
 async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throughput> {
     if n == 0 || !n.is_multiple_of(MIX.len()) {
-        return Err(step("throughput")(format!("--markets {n} is not a positive multiple of 4")));
+        return Err(check("throughput", format!("--markets {n} is not a positive multiple of 4")));
     }
     // Funds for every PASS of both runs: n/2 of them, each costing at most 10,000,000 × 0.95.
     w.mint(w.deployment.gate, U256::from(1_000_000_000_000u64)).await?;
@@ -230,25 +323,25 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     // transactions signed in advance (with the quote the keeper sends for that book), sent
     // back to back with alloy, then all receipts awaited.
     let markets = seed_mixed_markets(w, n, "mixed markets for the baseline").await?;
-    let signer =
-        crate::chain::dev_signer(w.anvil.dev_key(0).map_err(|e| step("dev key")(e.to_string()))?)
-            .map_err(|e| step("signer")(e.to_string()))?;
+    let signer = crate::chain::dev_signer(w.anvil.dev_key(0)?)?;
     let wallet = EthereumWallet::from(signer);
     let p = &w.keeper_rpc;
     let nonce = p
         .get_transaction_count(w.keeper_addr)
         .await
-        .map_err(|e| step("nonce")(short(&e.to_string())))?;
-    let fees = executor::current_fees(p).await.map_err(|e| step("fees")(e.to_string()))?;
+        .map_err(rpc_err("reading the keeper's nonce"))?;
+    let fees = executor::current_fees(p).await.map_err(|e| BenchError::Fees(Box::new(e)))?;
     let chain_id = w.deployment.chain_id;
-    let now = w.chain_time().await?;
+    let asks: Vec<(Address, &str)> =
+        markets.iter().zip(&answers).map(|(m, raw)| (*m, raw.as_str())).collect();
+    let quotes = keeper_quotes(w, &asks).await?;
     let mut raw_txs = Vec::with_capacity(n);
-    for (i, (m, raw)) in markets.iter().zip(&answers).enumerate() {
+    for (i, ((m, raw), quote)) in asks.into_iter().zip(quotes).enumerate() {
         let data = IRiskGate::submitVerdictCall {
-            market: *m,
-            raw: raw.clone(),
+            market: m,
+            raw: raw.to_string(),
             promptHash: B256::ZERO,
-            quote: keeper_quote(raw, MIX_BID, MIX_ASK, now),
+            quote,
         }
         .abi_encode();
         let tx = TransactionRequest::default()
@@ -259,20 +352,16 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
             .with_gas_limit(executor::submit_gas_limit(raw))
             .with_max_fee_per_gas(fees.max_fee_per_gas)
             .with_max_priority_fee_per_gas(fees.max_priority_fee_per_gas);
-        let env = tx.build(&wallet).await.map_err(|e| step("sign")(e.to_string()))?;
+        let env = tx.build(&wallet).await.map_err(|e| BenchError::Sign(Box::new(e)))?;
         raw_txs.push(alloy::eips::eip2718::Encodable2718::encoded_2718(&env));
     }
-    let first =
-        crate::follower::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.number
-            + 1;
+    let first = head(w).await?.number + 1;
     eprintln!("bench:   baseline, {n} pre-signed transactions");
     let t = Instant::now();
     let mut hashes = Vec::with_capacity(n);
     for raw in &raw_txs {
-        let pending = p
-            .send_raw_transaction(raw)
-            .await
-            .map_err(|e| step("baseline send")(short(&e.to_string())))?;
+        let pending =
+            p.send_raw_transaction(raw).await.map_err(rpc_err("sending a baseline transaction"))?;
         hashes.push(*pending.tx_hash());
     }
     // Receipts awaited as the keeper awaits its own: `RECEIPT_CONCURRENCY` polls in flight.
@@ -285,8 +374,7 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
         r?;
     }
     let baseline_secs = t.elapsed().as_secs_f64();
-    let last =
-        crate::follower::head(p).await.map_err(|e| step("head")(crate::error_chain(&e)))?.number;
+    let last = head(w).await?.number;
     let baseline_counts =
         check_mixed_decisions(w, first, last, &markets, "baseline decisions").await?;
 
@@ -295,31 +383,27 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
         Model::Replay(crate::strategy::replay::Replay::from_answers("bench-mix", answers.clone()));
     let mut k = wk.keeper(Some(tmp.to_path_buf()));
     let cancel = CancellationToken::new();
-    let first = crate::follower::head(&wk.keeper_rpc)
-        .await
-        .map_err(|e| step("head")(crate::error_chain(&e)))?
-        .number
-        + 1;
+    let first = head(wk).await?.number + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
     let t = Instant::now();
     let report = k.cycle(&model, None, &cancel).await?;
     let keeper_secs = t.elapsed().as_secs_f64();
     if report.submitted != n {
-        return Err(step("keeper cycle")(format!("submitted {} of {n}", report.submitted)));
+        return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
     }
-    let last = crate::follower::head(&wk.keeper_rpc)
-        .await
-        .map_err(|e| step("head")(crate::error_chain(&e)))?
-        .number;
+    let last = head(wk).await?.number;
     let keeper_counts =
         check_mixed_decisions(wk, first, last, &markets, "keeper decisions").await?;
 
     let want = [n / MIX.len(); 4];
     if keeper_counts != want || baseline_counts != want {
-        return Err(step("throughput")(format!(
+        return Err(check(
+            "throughput",
+            format!(
             "reasons (PASS, 5, 1, 11): keeper {keeper_counts:?}, baseline {baseline_counts:?}, \
              want {want:?}"
-        )));
+        ),
+        ));
     }
     Ok(Throughput { n, keeper_secs, baseline_secs, keeper_counts, baseline_counts })
 }
@@ -358,7 +442,7 @@ fn view(reads: &[(MarketInfo, crate::collectors::Result<MarketState>)]) -> ReadV
 
 /// Gas of one lens `eth_call` over `markets`, from a call trace.
 async fn lens_gas(w: &World, markets: &[MarketInfo]) -> Result<u64> {
-    let req = crate::lens::request(markets).map_err(|e| step("lens")(e.to_string()))?;
+    let req = crate::lens::request(markets).map_err(|e| BenchError::Lens(Box::new(e)))?;
     let trace: serde_json::Value = w
         .keeper_rpc
         .raw_request(
@@ -366,10 +450,10 @@ async fn lens_gas(w: &World, markets: &[MarketInfo]) -> Result<u64> {
             (req, "latest", serde_json::json!({"tracer": "callTracer"})),
         )
         .await
-        .map_err(|e| step("debug_traceCall lens")(short(&e.to_string())))?;
+        .map_err(rpc_err("debug_traceCall of the lens"))?;
     let hex = trace.get("gasUsed").and_then(|g| g.as_str()).unwrap_or("0x0");
     u64::from_str_radix(hex.trim_start_matches("0x"), 16)
-        .map_err(|e| step("lens gas")(format!("{hex}: {e}")))
+        .map_err(|source| BenchError::GasHex { hex: hex.to_string(), source })
 }
 
 struct Cycle {
@@ -387,17 +471,9 @@ struct Cycle {
 /// the lens in chunks and in one call, results compared) and one keeper cycle over them.
 async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     seed_abstain_markets(w, n).await?;
-    // Discovered as the keeper discovers them.
-    let mut follower = crate::follower::Follower::new(
-        w.deployment.gate,
-        w.deployment.factory,
-        w.deployment.deploy_block,
-        0,
-    );
-    follower.step(&w.keeper_rpc).await.map_err(|e| step("discover")(crate::error_chain(&e)))?;
-    let infos: Vec<_> = follower.markets().cloned().collect();
+    let infos = discover(w).await?;
     if infos.len() != n {
-        return Err(step("discover")(format!("{} markets, want {n}", infos.len())));
+        return Err(check("discover", format!("{} markets, want {n}", infos.len())));
     }
     eprintln!("bench:   book reads over {n} markets, per market and through the lens");
     let p = &w.keeper_rpc;
@@ -408,10 +484,10 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
         median_secs(READ_RUNS, || crate::lens::read_markets(p, &infos, READ_CONCURRENCY)).await;
     let per_market = view(&per_market);
     if per_market.iter().any(Option::is_none) {
-        return Err(step("per-market reads")("a read failed".into()));
+        return Err(check("per-market reads", "a read failed".into()));
     }
     if view(&lensed) != per_market {
-        return Err(step("lens reads")("differ from the per-market reads".into()));
+        return Err(check("lens reads", "differ from the per-market reads".into()));
     }
     let (one_secs, one) = median_secs(READ_RUNS, || crate::lens::read_chunk(p, &infos)).await;
     let one_call = match one {
@@ -420,7 +496,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     };
     let chunk = &infos[..infos.len().min(crate::lens::MARKETS_PER_CALL)];
     let gas_chunk = lens_gas(w, chunk).await?;
-    let gas_all = lens_gas(w, &infos).await.map_err(|e| e.to_string());
+    let gas_all = lens_gas(w, &infos).await.map_err(|e| crate::error_chain(&e));
 
     eprintln!("bench:   keeper cycle over {n} markets");
     let mut k = w.keeper(Some(tmp.to_path_buf()));
@@ -429,7 +505,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     let report = k.cycle(&Model::Builtin, None, &cancel).await?;
     let cycle_secs = t.elapsed().as_secs_f64();
     if report.submitted != n {
-        return Err(step("keeper cycle")(format!("submitted {} of {n}", report.submitted)));
+        return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
     }
     // Every market is due again for the memory run that follows.
     w.advance(k.reask_secs).await?;
@@ -469,8 +545,8 @@ fn anvil_tmp() -> (usize, u64) {
 /// Peak RSS (KiB) of `keeper run --once` over the world's markets (all due), measured with
 /// wait4(2) on the child.
 async fn peak_rss(w: &World, root: &Path, tmp: &Path) -> Result<(u64, f64)> {
-    let exe = std::env::current_exe().map_err(|e| step("current exe")(e.to_string()))?;
-    let mut cmd = std::process::Command::new(exe);
+    let exe = std::env::current_exe().map_err(io_err("find the keeper's own executable"))?;
+    let mut cmd = std::process::Command::new(&exe);
     cmd.arg("--root")
         .arg(root)
         .arg("run")
@@ -484,11 +560,11 @@ async fn peak_rss(w: &World, root: &Path, tmp: &Path) -> Result<(u64, f64)> {
         .arg("--results")
         .arg(tmp)
         // The dev key the anvil this bench spawned published, only against that anvil.
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).map_err(|e| step("dev key")(e.to_string()))?)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let t = Instant::now();
-    let child = cmd.spawn().map_err(|e| step("spawn keeper")(e.to_string()))?;
+    let child = cmd.spawn().map_err(io_err(format!("start {}", exe.display())))?;
     let pid = child.id() as libc::pid_t;
     let (status, maxrss) = tokio::task::spawn_blocking(move || {
         let mut status: libc::c_int = 0;
@@ -498,10 +574,10 @@ async fn peak_rss(w: &World, root: &Path, tmp: &Path) -> Result<(u64, f64)> {
         (if r == pid { status } else { -1 }, usage.ru_maxrss as u64)
     })
     .await
-    .map_err(|e| step("wait")(e.to_string()))?;
+    .map_err(BenchError::Join)?;
     let secs = t.elapsed().as_secs_f64();
     if status != 0 {
-        return Err(step("keeper run --once")(format!("exit status {status}")));
+        return Err(check("keeper run --once", format!("exit status {status}")));
     }
     drop(child);
     Ok((maxrss, secs))
@@ -528,7 +604,7 @@ async fn submit_gas(w: &World, market: Address, raw: &str, quote: Quote) -> Resu
         .gas(executor::submit_gas_limit(raw))
         .send()
         .await
-        .map_err(|e| step("submitVerdict")(executor::describe(&e)))?;
+        .map_err(CallFailed::on("submitVerdict"))?;
     let r = confirm(&w.keeper_rpc, "submitVerdict", *tx.tx_hash()).await?;
     let reason = r
         .inner
@@ -561,38 +637,40 @@ async fn gas(w: &World) -> Result<Gas> {
     let m_pass = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_pass, 400_000, 20_000_000).await?;
     let none = Quote { maxPricePaid: U256::ZERO, deadline: 0 };
-    let now = w.chain_time().await?;
+    // The keeper's quotes, all read before the first submission.
+    let quotes =
+        keeper_quotes(w, &[(m_first, "BUY_UP"), (m_band, "BUY_UP"), (m_pass, "BUY_UP")]).await?;
+    let [first_quote, band_quote, pass_quote]: [Quote; 3] = quotes
+        .try_into()
+        .map_err(|q: Vec<Quote>| check("gas", format!("{} quotes for 3 markets", q.len())))?;
     let (abstain, r1) = submit_gas(w, m_abstain, "ABSTAIN", none.clone()).await?;
-    let band_quote = keeper_quote("BUY_UP", 0, 970_000, now);
-    let (band_first, r5a) = submit_gas(w, m_first, "BUY_UP", band_quote.clone()).await?;
+    let (band_first, r5a) = submit_gas(w, m_first, "BUY_UP", first_quote).await?;
     let (band, r5) = submit_gas(w, m_band, "BUY_UP", band_quote).await?;
-    let pass_quote = keeper_quote("BUY_UP", 0, 400_000, now);
     let (pass_one_level, r0) = submit_gas(w, m_pass, "BUY_UP", pass_quote).await?;
     // Unparseable answers of 64 bytes and of 100 KB (102,400 bytes): both reason 11.
     let (refuse_64, r11a) = submit_gas(w, m_abstain, &"x".repeat(64), none.clone()).await?;
     let (refuse_100k, r11b) = submit_gas(w, m_abstain, &"x".repeat(102_400), none).await?;
     let reasons = [r1, r5a, r5, r0, r11a, r11b];
     if reasons != [1, 5, 5, 0, 11, 11] {
-        return Err(step("gas")(format!("unexpected reasons {reasons:?} (want 1,5,5,0,11,11)")));
+        return Err(check("gas", format!("unexpected reasons {reasons:?} (want 1,5,5,0,11,11)")));
     }
     // evaluate on a passing BUY_UP book: the snapshot the gate itself would read now, from a
     // fresh market with one resting ask at 0.40, and the keeper's quote for it.
     let m_eval = w.create_market(10_000, 100, 0, expiry).await?;
     w.ask(m_eval, 400_000, 20_000_000).await?;
     let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
-    let snapshot = g
-        .snapshotOf(m_eval)
-        .call()
-        .await
-        .map_err(|e| step("snapshotOf")(executor::describe(&e)))?;
-    let quote = keeper_quote("BUY_UP", 0, 400_000, snapshot.nowSec);
+    let snapshot = g.snapshotOf(m_eval).call().await.map_err(CallFailed::on("snapshotOf"))?;
+    let quote = keeper_quotes(w, &[(m_eval, "BUY_UP")])
+        .await?
+        .pop()
+        .ok_or_else(|| check("evaluate", "no quote for the market".into()))?;
     let r = g
         .evaluate(snapshot.clone(), quote.clone(), 1)
         .call()
         .await
-        .map_err(|e| step("evaluate")(executor::describe(&e)))?;
+        .map_err(CallFailed::on("evaluate"))?;
     if r.reason != 0 {
-        return Err(step("evaluate")(format!("book does not pass (reason {})", r.reason)));
+        return Err(check("evaluate", format!("book does not pass (reason {})", r.reason)));
     }
     let data = IRiskGate::evaluateCall { s: snapshot, q: quote, verdict: 1 }.abi_encode();
     let req = TransactionRequest::default()
@@ -603,7 +681,7 @@ async fn gas(w: &World) -> Result<Gas> {
         .keeper_rpc
         .estimate_gas(req.clone())
         .await
-        .map_err(|e| step("estimate")(short(&e.to_string())))?;
+        .map_err(rpc_err("eth_estimateGas of evaluate"))?;
     let evaluate_intrinsic = 21_000 + calldata_gas(&data);
     // Execution gas of the gate's frame from a struct-log trace: gas at the first opcode minus
     // gas left after the last one.
@@ -618,7 +696,7 @@ async fn gas(w: &World) -> Result<Gas> {
             ),
         )
         .await
-        .map_err(|e| step("debug_traceCall")(short(&e.to_string())))?;
+        .map_err(rpc_err("debug_traceCall of evaluate"))?;
     let logs = trace.get("structLogs").and_then(|v| v.as_array()).cloned().unwrap_or_default();
     let first = logs.first().and_then(|l| l.get("gas")).and_then(|g| g.as_u64()).unwrap_or(0);
     let last_gas = logs.last().and_then(|l| l.get("gas")).and_then(|g| g.as_u64()).unwrap_or(0);
@@ -647,8 +725,8 @@ fn verdict(ok: bool) -> &'static str {
 }
 
 pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
-    let anvil_bin = root.join(&args.anvil);
-    let tmp = tempfile::tempdir().map_err(|e| step("tempdir")(e.to_string()))?;
+    let anvil_bin = root.join(&args.anvil.anvil);
+    let tmp = tempfile::tempdir().map_err(io_err("create a temporary folder"))?;
     let artifacts = compile::compile(root)?;
     let tmp_before = anvil_tmp();
 
@@ -687,7 +765,7 @@ pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
     };
     w.stop().await;
     let big = big?;
-    let (rss_kib, rss_secs) = rss.unwrap_or_else(|| Err(step("rss")("not run".into())))?;
+    let (rss_kib, rss_secs) = rss.unwrap_or_else(|| Err(check("rss", "not run".into())))?;
     let tmp_after = anvil_tmp();
 
     let keeper_rate = tp.n as f64 / tp.keeper_secs;
@@ -767,7 +845,7 @@ pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
     let _ = writeln!(md, "\nThe refusal and the PASS are measured on a gate whose high-water mark is already set, as it is after its first BUY decision; that first decision of a gate's life also stores H from zero (and logs `HighWaterMark`): the same refusal then cost {} gas. The 100 KB answer is refused without being copied or logged (the `Decision` log carries its first 64 bytes, its length and its keccak256); what it costs beyond the 64-byte one is its calldata (a transaction this calldata-heavy pays EIP-7623's floor, 40 gas per non-zero byte: 102,400 × 40 = 4,096,000 gas) and hashing it.", gas.band_first);
     let _ = writeln!(md, "\nHow `evaluate` is measured: `debug_traceCall` of `evaluate(snapshotOf(market), quote, BUY_UP)` (the quote the keeper would send for that book) with struct logs; the figure is the gas at the first opcode minus the gas left after the last one, i.e. exactly what the gate's frame spends when called. A calling contract adds its own CALL overhead (100 gas warm, 2,600 cold) and ABI encoding. For reference, `eth_estimateGas` of the same call gave {} gas, of which {} is intrinsic (21,000 + calldata at 4/16 gas per zero/non-zero byte), leaving {} (EIP-7623's calldata floor can raise a small call's estimate, so the trace figure is the one compared).", gas.evaluate_estimate, gas.evaluate_intrinsic, gas.evaluate_estimate.saturating_sub(gas.evaluate_intrinsic));
     let out = root.join(&args.out);
-    crate::recorder::write_atomic(&out, md.as_bytes()).map_err(|e| step("write")(e.to_string()))?;
+    crate::recorder::write_atomic(&out, md.as_bytes())?;
     print!("{md}");
     Ok(())
 }

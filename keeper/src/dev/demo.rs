@@ -14,6 +14,7 @@ use crate::{
     collectors::{self, MarketInfo},
     compile,
     dev::world::{Actor, World, WorldError},
+    executor::CallFailed,
     follower::BlockRef,
     report::{STATE_FILE, STATE_META_FILE},
     runner::{Answer, Keeper},
@@ -21,7 +22,12 @@ use crate::{
 };
 use alloy::primitives::{Address, U256};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::{collections::BTreeSet, io::IsTerminal, path::Path, time::Instant};
+use std::{
+    collections::BTreeSet,
+    io::IsTerminal,
+    path::{Path, PathBuf},
+    time::Instant,
+};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
@@ -34,8 +40,21 @@ pub enum DemoError {
     Record(#[from] crate::recorder::RecordError),
     #[error(transparent)]
     Inference(#[from] crate::strategy::InferenceError),
-    #[error("demo step {step}: {reason}")]
-    Step { step: String, reason: String },
+    /// A checked condition that did not hold (a reason code never reached, a published reason
+    /// other than the one expected).
+    #[error("demo step {step}: {what}")]
+    Check { step: String, what: String },
+    #[error("reading the demo's gate back from chain")]
+    ReadGate(#[source] CallFailed),
+    #[error("cannot {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot encode the deployment saved beside the chain state")]
+    Encode(#[source] serde_json::Error),
     #[error("demo interrupted by a signal; anvil stopped")]
     Cancelled,
 }
@@ -138,12 +157,7 @@ async fn play(
 /// the demo passed to the constructor), so what is shown is what the contract enforces.
 async fn announce_gate(world: &World, progress: &Progress) -> Result<()> {
     let gate = IRiskGate::new(world.deployment.gate, &world.keeper_rpc);
-    let read_err = |what: &'static str| {
-        move |e: alloy::contract::Error| DemoError::Step {
-            step: format!("read {what} from the gate"),
-            reason: e.to_string(),
-        }
-    };
+    let read_err = |call: &'static str| move |e| DemoError::ReadGate(CallFailed::new(call, e));
     let b = gate.bounds().call().await.map_err(read_err("bounds"))?;
     let hash = gate.paramsHash().call().await.map_err(read_err("paramsHash"))?;
     let trusted = gate.trustedResolvers().call().await.map_err(read_err("trustedResolvers"))?;
@@ -178,11 +192,14 @@ fn replay(label: &str, answers: &[&str]) -> Model {
 
 pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Result<()> {
     let results = root.join(&args.results);
-    std::fs::create_dir_all(&results)
-        .map_err(|e| DemoError::Step { step: "results dir".into(), reason: e.to_string() })?;
+    std::fs::create_dir_all(&results).map_err(|source| DemoError::Io {
+        action: "create",
+        path: results.clone(),
+        source,
+    })?;
     let state_path = results.join(STATE_FILE);
     let _ = std::fs::remove_file(&state_path);
-    let anvil_bin = root.join(&args.anvil);
+    let anvil_bin = root.join(&args.anvil.anvil);
     let started = Instant::now();
     let progress = Progress::new(50);
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
@@ -200,7 +217,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
     world.stop().await;
     progress.done();
     let summary = outcome?;
-    let meta_text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    let meta_text = serde_json::to_string_pretty(&meta).map_err(DemoError::Encode)?;
     crate::recorder::write_atomic(&results.join(STATE_META_FILE), meta_text.as_bytes())?;
     eprintln!(
         "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}; {:.1}s",
@@ -435,13 +452,17 @@ async fn scenarios(
     let codes: BTreeSet<u8> = k.record.decided.iter().map(|d| d.reason).collect();
     let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
     if !missing.is_empty() {
-        return Err(DemoError::Step {
+        return Err(DemoError::Check {
             step: "coverage".into(),
-            reason: format!("reason codes never reached: {missing:?} (reached: {codes:?})"),
+            what: format!("reason codes never reached: {missing:?} (reached: {codes:?})"),
         });
     }
-    let page = std::fs::read_to_string(results.join(crate::recorder::RESULTS_FILE))
-        .map_err(|e| DemoError::Step { step: "read RESULTS.md".into(), reason: e.to_string() })?;
+    let page_path = results.join(crate::recorder::RESULTS_FILE);
+    let page = std::fs::read_to_string(&page_path).map_err(|source| DemoError::Io {
+        action: "read",
+        path: page_path,
+        source,
+    })?;
     let attacks = page
         .split("## Adversaries")
         .nth(1)

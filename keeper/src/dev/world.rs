@@ -8,15 +8,16 @@
 use crate::{
     anvil::{Anvil, AnvilError},
     bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral},
-    chain::{self, short},
+    chain,
     compile::{self, Artifacts},
     deploy::{self, Deployment, GateSpec},
-    executor,
+    executor::{self, CallFailed},
 };
 use alloy::{
     primitives::{Address, TxHash, U256},
     providers::{DynProvider, Provider},
     sol_types::SolEvent,
+    transports::TransportError,
 };
 use std::{path::Path, time::Duration};
 
@@ -30,8 +31,30 @@ pub enum WorldError {
     Compile(#[from] compile::CompileError),
     #[error(transparent)]
     Deploy(#[from] deploy::DeployError),
-    #[error("{what}: {reason}")]
-    Tx { what: String, reason: String },
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A contract call or transaction refused, named, with its decoded revert.
+    #[error(transparent)]
+    Call(#[from] CallFailed),
+    #[error("{what}: no receipt for tx {tx}")]
+    Receipt {
+        what: &'static str,
+        tx: TxHash,
+        #[source]
+        source: Box<executor::ExecError>,
+    },
+    #[error("{what}: tx {tx} reverted")]
+    Reverted { what: &'static str, tx: TxHash },
+    #[error("{what}: the receipt of tx {tx} has no {event} log")]
+    NoEvent { what: &'static str, tx: TxHash, event: &'static str },
+    #[error("{what} failed")]
+    Rpc {
+        what: &'static str,
+        #[source]
+        source: Box<TransportError>,
+    },
+    #[error("reading the chain head failed")]
+    Head(#[source] Box<crate::follower::FollowError>),
 }
 
 pub type Result<T> = std::result::Result<T, WorldError>;
@@ -74,21 +97,21 @@ pub struct World {
     accounts: Vec<(Address, DynProvider)>,
 }
 
-fn tx_err(what: &str) -> impl Fn(String) -> WorldError + '_ {
-    move |reason| WorldError::Tx { what: what.to_string(), reason }
+fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> WorldError {
+    move |e| WorldError::Rpc { what, source: Box::new(e) }
 }
 
 /// Waits for a mined, successful receipt.
 pub async fn confirm(
     p: &DynProvider,
-    what: &str,
+    what: &'static str,
     tx: TxHash,
 ) -> Result<alloy::rpc::types::TransactionReceipt> {
     let r = executor::wait_receipt(p, tx, Duration::from_secs(60))
         .await
-        .map_err(|e| tx_err(what)(e.to_string()))?;
+        .map_err(|e| WorldError::Receipt { what, tx, source: Box::new(e) })?;
     if !r.status() {
-        return Err(tx_err(what)(format!("tx {tx} reverted")));
+        return Err(WorldError::Reverted { what, tx });
     }
     Ok(r)
 }
@@ -131,13 +154,9 @@ impl World {
         }
         let (keeper_addr, keeper_rpc) = accounts[Actor::Keeper.index()].clone();
         let (maker_addr, maker) = accounts[Actor::Maker.index()].clone();
-        let chain_id = keeper_rpc
-            .get_chain_id()
-            .await
-            .map_err(|e| tx_err("chain id")(short(&e.to_string())))?;
+        let chain_id = keeper_rpc.get_chain_id().await.map_err(rpc_err("eth_chainId"))?;
         let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
-        let trusted_resolvers = crate::config::trusted_resolver_list(&given)
-            .map_err(|e| tx_err("trusted resolvers")(e.to_string()))?;
+        let trusted_resolvers = crate::config::trusted_resolver_list(&given)?;
         let spec = GateSpec {
             params: params.clone(),
             trusted_resolvers,
@@ -179,40 +198,45 @@ impl World {
     pub async fn chain_time(&self) -> Result<u64> {
         Ok(crate::follower::head(&self.keeper_rpc)
             .await
-            .map_err(|e| tx_err("head")(crate::error_chain(&e)))?
+            .map_err(|e| WorldError::Head(Box::new(e)))?
             .time)
     }
 
     /// Moves chain time forward and mines a block.
     pub async fn advance(&self, secs: u64) -> Result<()> {
-        let e =
-            |x: alloy::transports::TransportError| tx_err("advance time")(short(&x.to_string()));
-        let _: serde_json::Value =
-            self.keeper_rpc.raw_request("evm_increaseTime".into(), (secs,)).await.map_err(e)?;
-        let _: serde_json::Value =
-            self.keeper_rpc.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+        let _: serde_json::Value = self
+            .keeper_rpc
+            .raw_request("evm_increaseTime".into(), (secs,))
+            .await
+            .map_err(rpc_err("evm_increaseTime"))?;
+        let _: serde_json::Value = self
+            .keeper_rpc
+            .raw_request("evm_mine".into(), ())
+            .await
+            .map_err(rpc_err("evm_mine"))?;
         Ok(())
     }
 
     /// Mines one block at exactly `timestamp` (later than the head), so a test reads a chain
     /// time that wall-clock time spent between two calls cannot move.
     pub async fn mine_at(&self, timestamp: u64) -> Result<()> {
-        let e = |x: alloy::transports::TransportError| tx_err("mine at")(short(&x.to_string()));
         let _: serde_json::Value = self
             .keeper_rpc
             .raw_request("evm_setNextBlockTimestamp".into(), (timestamp,))
             .await
-            .map_err(e)?;
-        let _: serde_json::Value =
-            self.keeper_rpc.raw_request("evm_mine".into(), ()).await.map_err(e)?;
+            .map_err(rpc_err("evm_setNextBlockTimestamp"))?;
+        let _: serde_json::Value = self
+            .keeper_rpc
+            .raw_request("evm_mine".into(), ())
+            .await
+            .map_err(rpc_err("evm_mine"))?;
         Ok(())
     }
 
     /// Mints test collateral (open faucet).
     pub async fn mint(&self, to: Address, amount: U256) -> Result<()> {
         let c = ITestCollateral::new(self.deployment.collateral, &self.maker);
-        let tx =
-            c.mint(to, amount).send().await.map_err(|e| tx_err("mint")(executor::describe(&e)))?;
+        let tx = c.mint(to, amount).send().await.map_err(CallFailed::on("mint"))?;
         confirm(&self.maker, "mint", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -245,7 +269,7 @@ impl World {
             .createMarket(U256::from(tick), U256::from(lot), U256::from(min_qty), expiry, resolver)
             .send()
             .await
-            .map_err(|e| tx_err("createMarket")(executor::describe(&e)))?;
+            .map_err(CallFailed::on("createMarket"))?;
         let r = confirm(p, "createMarket", *tx.tx_hash()).await?;
         let market = r
             .inner
@@ -253,7 +277,11 @@ impl World {
             .iter()
             .find_map(|l| IMarketFactory::MarketCreated::decode_log(&l.inner).ok())
             .map(|ev| ev.data.market)
-            .ok_or_else(|| tx_err("createMarket")("no MarketCreated log".into()))?;
+            .ok_or(WorldError::NoEvent {
+                what: "createMarket",
+                tx: r.transaction_hash,
+                event: "MarketCreated",
+            })?;
         self.approve_as(creator, market).await?;
         Ok(market)
     }
@@ -262,11 +290,7 @@ impl World {
     pub async fn approve_as(&self, who: Actor, market: Address) -> Result<()> {
         let p = self.signer(who);
         let c = ITestCollateral::new(self.deployment.collateral, p);
-        let tx = c
-            .approve(market, U256::MAX)
-            .send()
-            .await
-            .map_err(|e| tx_err("approve")(executor::describe(&e)))?;
+        let tx = c.approve(market, U256::MAX).send().await.map_err(CallFailed::on("approve"))?;
         confirm(p, "approve", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -284,7 +308,7 @@ impl World {
             .placeAsk(U256::from(price), U256::from(qty))
             .send()
             .await
-            .map_err(|e| tx_err("placeAsk")(executor::describe(&e)))?;
+            .map_err(CallFailed::on("placeAsk"))?;
         confirm(p, "placeAsk", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -296,7 +320,7 @@ impl World {
             .placeBid(U256::from(price), U256::from(qty))
             .send()
             .await
-            .map_err(|e| tx_err("placeBid")(executor::describe(&e)))?;
+            .map_err(CallFailed::on("placeBid"))?;
         confirm(&self.maker, "placeBid", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -309,7 +333,7 @@ impl World {
             .buyUp(U256::from(limit), U256::from(qty))
             .send()
             .await
-            .map_err(|e| tx_err("buyUp")(executor::describe(&e)))?;
+            .map_err(CallFailed::on("buyUp"))?;
         confirm(p, "buyUp", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -323,11 +347,7 @@ impl World {
     pub async fn resolve_as(&self, who: Actor, market: Address, up_wins: bool) -> Result<()> {
         let p = self.signer(who);
         let m = IBinaryMarket::new(market, p);
-        let tx = m
-            .resolve(up_wins)
-            .send()
-            .await
-            .map_err(|e| tx_err("resolve")(executor::describe(&e)))?;
+        let tx = m.resolve(up_wins).send().await.map_err(CallFailed::on("resolve"))?;
         confirm(p, "resolve", *tx.tx_hash()).await?;
         Ok(())
     }
@@ -340,12 +360,7 @@ impl World {
         if g.redeem(market).call().await.is_err() {
             return Ok(false); // nothing held there, or not final
         }
-        let tx = g
-            .redeem(market)
-            .gas(500_000)
-            .send()
-            .await
-            .map_err(|e| tx_err("redeem")(executor::describe(&e)))?;
+        let tx = g.redeem(market).gas(500_000).send().await.map_err(CallFailed::on("redeem"))?;
         confirm(p, "redeem", *tx.tx_hash()).await?;
         Ok(true)
     }

@@ -1,10 +1,14 @@
 //! What the keeper's integration tests share: the pinned anvil, the contracts compiled once, a
-//! funded world, feed helpers, and real loopback servers (a scripted OpenAI-compatible server,
-//! over HTTP or TLS; a throw-away CA; a TLS-terminating proxy). No part of the keeper is mocked.
+//! funded world whose chain time never follows the wall clock, anvil's control methods, feed
+//! helpers, hang guards, and real loopback servers (a scripted OpenAI-compatible server, over
+//! HTTP or TLS; a throw-away CA; a TLS-terminating proxy). No part of the keeper is mocked.
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use alloy::primitives::U256;
+use alloy::{
+    primitives::U256,
+    providers::{DynProvider, Provider},
+};
 use keeper::{
     anvil::Anvil,
     bindings::IRiskGate,
@@ -13,6 +17,7 @@ use keeper::{
     recorder::{feed, FeedRow},
 };
 use std::{
+    future::Future,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard, OnceLock},
     time::{Duration, Instant},
@@ -64,10 +69,44 @@ pub fn params() -> IRiskGate::Params {
     }
 }
 
-/// A fresh anvil with the gate deployed and funded.
+/// How long a test waits for something that must happen (a file written, a child process
+/// exiting, a transaction reaching the pool) before it fails saying what did not happen. A
+/// guard against a hang on a loaded machine, never an outcome: nothing asserted depends on it.
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// One of anvil's control methods (`evm_*`, `anvil_*`) on `p`, its result as JSON.
+pub async fn anvil_rpc(
+    p: &DynProvider,
+    method: &'static str,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    p.raw_request(method.into(), params).await.unwrap_or_else(|e| panic!("{method}: {e}"))
+}
+
+/// Mines one block now (with whatever the pool holds).
+pub async fn mine(p: &DynProvider) {
+    anvil_rpc(p, "evm_mine", serde_json::json!([])).await;
+}
+
+/// Turns anvil's automine (a block per transaction, as it arrives) off or on.
+pub async fn automine(p: &DynProvider, on: bool) {
+    anvil_rpc(p, "evm_setAutomine", serde_json::json!([on])).await;
+}
+
+/// Makes every later block exactly 1 s after the one before it, whenever it is mined, so chain
+/// time is a count of blocks and the wall clock (a slow machine, a long build next door) never
+/// leaks into it. `evm_setNextBlockTimestamp` (`World::mine_at`) still sets one block's time;
+/// anvil 1.7.1 ignores `evm_increaseTime` (`World::advance`) while this is on. Not kept across
+/// an anvil restart: pin the new node again.
+pub async fn pin_block_time(p: &DynProvider) {
+    anvil_rpc(p, "anvil_setBlockTimestampInterval", serde_json::json!([1])).await;
+}
+
+/// A fresh anvil with the gate deployed and funded, its chain time pinned ([`pin_block_time`]).
 pub async fn world(extra: &[String]) -> World {
     let anvil = Anvil::start(&anvil_bin(), None, extra).await.expect("anvil starts");
     let w = World::deploy_on(anvil, artifacts(), &params()).await.expect("deploys");
+    pin_block_time(&w.keeper_rpc).await;
     w.mint(w.deployment.gate, U256::from(100_000_000u64)).await.expect("funds the gate");
     w
 }
@@ -267,12 +306,20 @@ pub async fn tls_proxy(acceptor: TlsAcceptor, upstream: String) -> u16 {
 
 /// Polls until `f` holds, up to `max` (a guard against a hang, never an outcome).
 pub async fn eventually(max: Duration, mut f: impl FnMut() -> bool) -> bool {
+    eventually_async(max, || std::future::ready(f())).await
+}
+
+/// [`eventually`] for a condition that needs the network (a node, a server) to answer.
+pub async fn eventually_async<F: Future<Output = bool>>(
+    max: Duration,
+    mut f: impl FnMut() -> F,
+) -> bool {
     let start = Instant::now();
     while start.elapsed() < max {
-        if f() {
+        if f().await {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    f()
+    f().await
 }

@@ -32,7 +32,7 @@ fn check(step: &str, ok: bool, what: impl FnOnce() -> String) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(DemoError::Step { step: step.to_string(), reason: what() })
+        Err(DemoError::Check { step: step.to_string(), what: what() })
     }
 }
 
