@@ -11,6 +11,7 @@
 
 use crate::{
     bindings::IRiskGate::{self, Quote},
+    decision::DecisionId,
     journal::Attempt,
 };
 use alloy::{
@@ -337,10 +338,9 @@ pub enum BroadcastError {
 /// identity a decision keeps from the read to its row.
 #[derive(Debug, Clone)]
 pub struct MinedDecision {
-    pub tx: TxHash,
+    pub id: DecisionId,
     pub block: u64,
     pub block_hash: B256,
-    pub log_index: u64,
     pub event: IRiskGate::Decision,
 }
 
@@ -370,7 +370,7 @@ impl Mined {
 
     pub fn tx(&self) -> TxHash {
         match self {
-            Self::Decision(d) => d.tx,
+            Self::Decision(d) => d.id.tx,
             Self::Reverted { tx, .. } | Self::Other { tx, .. } => *tx,
         }
     }
@@ -390,10 +390,9 @@ pub fn decode_receipt(gate: Address, r: &TransactionReceipt) -> Mined {
         .find_map(|l| {
             let ev = IRiskGate::Decision::decode_log(&l.inner).ok()?;
             Some(Mined::Decision(Box::new(MinedDecision {
-                tx,
+                id: DecisionId { tx, log_index: l.log_index.unwrap_or_default() },
                 block,
                 block_hash: r.block_hash.unwrap_or_default(),
-                log_index: l.log_index.unwrap_or_default(),
                 event: ev.data,
             })))
         })

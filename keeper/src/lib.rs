@@ -13,6 +13,7 @@ pub mod cli;
 pub mod collectors;
 pub mod compile;
 pub mod config;
+pub mod decision;
 pub mod deploy;
 #[cfg(feature = "dev")]
 pub mod dev;

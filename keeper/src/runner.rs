@@ -34,7 +34,7 @@ use crate::{
     strategy::{prompt::strategy_hash, Model, Prompt},
 };
 use alloy::{
-    primitives::{Address, TxHash, B256, U256},
+    primitives::{Address, B256, U256},
     providers::DynProvider,
     signers::local::PrivateKeySigner,
 };
@@ -108,9 +108,10 @@ struct Unanswered {
 /// receipt, so the row keeps the identity it had from the read.
 #[derive(Debug, Clone)]
 pub struct Submitted {
+    /// The submission's id in the journal.
     pub id: u64,
-    pub tx: TxHash,
-    pub log_index: u64,
+    /// The decision's identity on chain, as its row in the record carries it.
+    pub decision: DecisionId,
     pub reason: u8,
 }
 
@@ -849,12 +850,9 @@ impl Keeper {
             let mut still = Vec::new();
             for (t, r) in polled {
                 match r? {
-                    Some(Mined::Decision(d)) => out.push(Submitted {
-                        id: t.sub.id,
-                        tx: d.tx,
-                        log_index: d.log_index,
-                        reason: d.event.reason,
-                    }),
+                    Some(Mined::Decision(d)) => {
+                        out.push(Submitted { id: t.sub.id, decision: d.id, reason: d.event.reason })
+                    }
                     Some(_) => {}
                     None => still.push(t),
                 }

@@ -2,6 +2,7 @@
 
 use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
 use crate::bindings::{reason, IRiskGate};
+pub use crate::decision::DecisionId;
 use alloy::{
     primitives::{keccak256, Address, Bytes, TxHash, B256, U256},
     rpc::types::Log,
@@ -205,14 +206,6 @@ impl FeedRow {
             Self::Offchain(o) => (o.block, 1, 0),
         }
     }
-}
-
-/// A decision's identity on chain: the transaction that published it and the index of its log.
-/// It is what ties the keeper's note (from the journal) to the row rebuilt from the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DecisionId {
-    pub tx: TxHash,
-    pub log_index: u64,
 }
 
 /// A decision as the stages act on it, typed; its row's strings stay in the recorder.
