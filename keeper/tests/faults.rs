@@ -157,20 +157,18 @@ fn spawn_keeper(w: &World, results: &Path, extra: &[&str]) -> tokio::process::Ch
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let (a, b) = (buy_up_market(&w).await, buy_up_market(&w).await);
-    let cancel = CancellationToken::new();
-    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+    let mut k = keeper(&w, &dir, RESEND_AFTER);
 
-    automine(&w, false).await;
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    pause_mining(&w).await;
+    let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
     // Mining stays paused for several re-send periods: each cycle re-sends the stuck pair at
     // their own nonces with bumped fees, and never asks those markets again.
     for _ in 0..3 {
         tokio::time::sleep(PAST_RESEND).await;
-        let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+        let r = cycle(&mut k).await;
         assert_eq!(
             (r.asked, r.submitted),
             (0, 0),
@@ -193,27 +191,17 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
     }
     println!("f1: 2 markets, mining paused for 3 re-send periods: 2 submissions, 8 transactions signed, 2 nonces");
 
-    automine(&w, true).await;
-    mine(&w).await;
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    resume_mining(&w).await;
+    let r = cycle(&mut k).await;
     assert_eq!(r.settled.confirmed, 2);
     assert_eq!(r.pending, 0);
-    let chain = chain_decisions(&w).await;
+    let chain = chain_is_record(&w, &k).await;
     let counts = per_market(&chain);
-    assert_eq!(
-        counts.get(&a.to_checksum(None)),
-        Some(&1),
-        "exactly one decision for A: {counts:?}"
-    );
-    assert_eq!(
-        counts.get(&b.to_checksum(None)),
-        Some(&1),
-        "exactly one decision for B: {counts:?}"
-    );
-    assert_eq!(chain.len(), 2);
-    assert_record_is_chain(&k, &chain);
+    assert_eq!(counts.get(&a), Some(&1), "exactly one decision for A: {counts:?}");
+    assert_eq!(counts.get(&b), Some(&1), "exactly one decision for B: {counts:?}");
+    assert_eq!(chain.decided.len(), 2);
     // The feed on disk says the same, with no "no receipt" rows.
-    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let rows = feed_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 2);
     assert!(offchain(&rows).is_empty(), "{:?}", offchain(&rows));
     w.stop().await;
@@ -222,25 +210,23 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let a = buy_up_market(&w).await;
-    let cancel = CancellationToken::new();
-    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+    let mut k = keeper(&w, &dir, RESEND_AFTER);
 
-    automine(&w, false).await;
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    pause_mining(&w).await;
+    let r = cycle(&mut k).await;
     assert_eq!(r.submitted, 1);
     let first = k.journal().pending().next().unwrap().clone();
     let nonce = first.sub.nonce;
-    rpc!(w.keeper_rpc, "anvil_dropTransaction", (first.sub.first.tx,));
+    anvil_rpc(&w.keeper_rpc, "anvil_dropTransaction", json!([first.sub.first.tx])).await;
     assert!(
         w.keeper_rpc.get_transaction_by_hash(first.sub.first.tx).await.unwrap().is_none(),
         "the node forgot it"
     );
 
     // The node no longer knows it: re-sent at once, at the same nonce.
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.settled.resent), (0, 0, 1));
     let t = k.journal().get(first.sub.id).unwrap().clone();
     assert_eq!(t.attempts.len(), 2);
@@ -250,13 +236,11 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     use alloy::consensus::Transaction as _;
     assert_eq!(pooled.inner.nonce(), nonce, "re-sent at the same nonce, never a new one");
 
-    automine(&w, true).await;
-    mine(&w).await;
-    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
-    let chain = chain_decisions(&w).await;
-    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1), "one decision");
-    assert_eq!(chain[0].tx.parse::<TxHash>().unwrap(), replacement);
-    assert_record_is_chain(&k, &chain);
+    resume_mining(&w).await;
+    cycle(&mut k).await;
+    let chain = chain_is_record(&w, &k).await;
+    assert_eq!(per_market(&chain).get(&a), Some(&1), "one decision");
+    assert_eq!(chain.decided[0].id.tx, replacement);
     println!(
         "f2: dropped tx {}, re-sent as {replacement} at nonce {nonce}: 1 decision",
         first.sub.first.tx
@@ -267,27 +251,25 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let a = buy_up_market(&w).await;
-    let cancel = CancellationToken::new();
-    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+    let mut k = keeper(&w, &dir, RESEND_AFTER);
 
-    automine(&w, false).await;
-    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    pause_mining(&w).await;
+    cycle(&mut k).await;
     let sent = k.journal().pending().next().unwrap().clone();
     // The base fee jumps far above what the transaction pays: 1,000 gwei against a max fee of
     // twice the ~1 gwei estimate at signing.
     let spike: u128 = 1_000_000_000_000;
     assert!(sent.sub.first.max_fee_per_gas < spike);
-    rpc!(w.keeper_rpc, "anvil_setNextBlockBaseFeePerGas", (U256::from(spike),));
-    mine(&w).await;
+    anvil_rpc(&w.keeper_rpc, "anvil_setNextBlockBaseFeePerGas", json!([U256::from(spike)])).await;
+    mine(&w.keeper_rpc).await;
     assert!(
         w.keeper_rpc.get_transaction_receipt(sent.sub.first.tx).await.unwrap().is_none(),
         "underpriced: not mined in the spiked block"
     );
     tokio::time::sleep(PAST_RESEND).await;
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let r = cycle(&mut k).await;
     assert_eq!(r.settled.resent, 1);
     let t = k.journal().get(sent.sub.id).unwrap().clone();
     let bumped = t.latest();
@@ -298,17 +280,11 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
         "replacement max fee {} meets the spike",
         bumped.max_fee_per_gas
     );
-    automine(&w, true).await;
-    mine(&w).await;
-    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
-    let chain = chain_decisions(&w).await;
-    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1));
-    assert_eq!(
-        chain[0].tx.parse::<TxHash>().unwrap(),
-        bumped.tx,
-        "the bumped replacement is the one mined"
-    );
-    assert_record_is_chain(&k, &chain);
+    resume_mining(&w).await;
+    cycle(&mut k).await;
+    let chain = chain_is_record(&w, &k).await;
+    assert_eq!(per_market(&chain).get(&a), Some(&1));
+    assert_eq!(chain.decided[0].id.tx, bumped.tx, "the bumped replacement is the one mined");
     println!(
         "f3: base fee spiked to {spike} wei; first max fee {}, replacement {}: 1 decision",
         sent.sub.first.max_fee_per_gas, bumped.max_fee_per_gas
@@ -319,26 +295,24 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_chain() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let a = buy_up_market(&w).await;
-    let cancel = CancellationToken::new();
-    let mut k = keeper(&w, dir.path(), RESEND_AFTER);
+    let mut k = keeper(&w, &dir, NO_RESEND);
 
-    let snap = rpc!(w.keeper_rpc, "evm_snapshot", ());
+    let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
     // On the branch about to be removed: market C is created, and A and C are decided.
     let c = buy_up_market(&w).await;
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let r = cycle(&mut k).await;
     assert_eq!(r.submitted, 2);
-    assert_eq!(per_market(&k.record.decisions).len(), 2);
-    let removed: Vec<String> = k.record.decisions.iter().map(|d| d.tx.clone()).collect();
+    assert_eq!(per_market(&k.record).len(), 2);
+    let removed: Vec<TxHash> = k.record.decided.iter().map(|d| d.id.tx).collect();
 
     // The branch is replaced: back to the snapshot, then a longer branch in which market D is
     // created (and C never exists).
-    let ok = rpc!(w.keeper_rpc, "evm_revert", (snap,));
+    let ok = anvil_rpc(&w.keeper_rpc, "evm_revert", json!([snap])).await;
     assert_eq!(ok, serde_json::Value::Bool(true));
     for _ in 0..3 {
-        mine(&w).await;
+        mine(&w.keeper_rpc).await;
     }
     // Created by another account (anyone may create a market), naming the trusted maker.
     let expiry = w.chain_time().await.unwrap() + 2 * 86_400;
@@ -346,23 +320,15 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
         w.create_market_as(Actor::Outsider, 10_000, 100, 0, expiry, w.maker_addr).await.unwrap();
     w.ask_as(Actor::Outsider, d, 400_000, 20_000_000).await.unwrap();
     for _ in 0..3 {
-        mine(&w).await;
+        mine(&w.keeper_rpc).await;
     }
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let r = cycle(&mut k).await;
     assert!(r.rewound_to.is_some(), "the reorg was detected");
     assert_eq!(r.settled.reorged, 2, "both confirmed decisions reopened");
-    let chain = chain_decisions(&w).await;
+    let chain = chain_is_record(&w, &k).await;
     let counts = per_market(&chain);
-    assert_eq!(
-        counts.get(&a.to_checksum(None)),
-        Some(&1),
-        "A asked again on the new branch: {counts:?}"
-    );
-    assert_eq!(
-        counts.get(&d.to_checksum(None)),
-        Some(&1),
-        "D, created in the new branch, found and decided"
-    );
+    assert_eq!(counts.get(&a), Some(&1), "A asked again on the new branch: {counts:?}");
+    assert_eq!(counts.get(&d), Some(&1), "D, created in the new branch, found and decided");
     // The factory's nonce went back with the revert, so D was created at the address C had:
     // the keeper must know the market the chain has there now (D's expiry, D's creator's
     // book), not the one it read on the removed branch.
@@ -370,14 +336,13 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     let known = k.markets().into_iter().find(|m| m.address == d).expect("D is known");
     assert_eq!(known.expiry, expiry, "the market at that address is D, not the removed C");
     assert_eq!(k.markets().len(), 2, "A and D; C's entry left with its block");
-    assert_record_is_chain(&k, &chain);
     for tx in &removed {
         assert!(
-            !k.record.decisions.iter().any(|d| &d.tx == tx),
+            !k.record.decided.iter().any(|d| d.id.tx == *tx),
             "removed decision {tx} left the record"
         );
     }
-    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let rows = feed_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 2, "the feed holds the new branch's two decisions only");
     let j = Journal::open(dir.path()).unwrap();
     let gone = j.submissions().filter(|t| matches!(t.outcome, Some((Outcome::NotSent, _)))).count();
@@ -389,71 +354,45 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     w.stop().await;
 }
 
-fn spawn_keeper(w: &World, results: &Path, extra: &[&str]) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
-        .arg("--root")
-        .arg(root())
-        .arg("run")
-        .args(["--interval-secs", "1", "--rpc-url"])
-        .arg(w.anvil.url.as_str())
-        .arg("--gate")
-        .arg(w.deployment.gate.to_string())
-        .arg("--results")
-        .arg(results)
-        .args(extra)
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
-        .env_remove("KEEPER_CONFIRMATIONS")
-        .env_remove("KEEPER_MAX_OUTAGE_SECS")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
-}
-
-/// Polls `cond` every 100 ms; a guard against a hang (120 s on a loaded machine), never an
-/// outcome.
-async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    for _ in 0..1_200 {
-        if cond() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f5_sigkill_with_a_transaction_in_flight_then_restart() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let a = buy_up_market(&w).await;
-    automine(&w, false).await;
+    pause_mining(&w).await;
     let mut child =
         spawn_keeper(&w, dir.path(), &["--resend-after-secs", "3600", "--reask-secs", "3600"]);
-    let journal = dir.path().join("journal.jsonl");
+    // The journal has the submission before it is sent: wait until the node's pool holds it
+    // too, so the kill below always lands with the transaction in flight.
+    let in_flight = || {
+        let dir = dir.path().to_path_buf();
+        let rpc = w.keeper_rpc.clone();
+        async move {
+            let Ok(j) = Journal::open(&dir) else { return None };
+            let tx = j.submissions().next()?.sub.first.tx;
+            rpc.get_transaction_by_hash(tx).await.ok().flatten().map(|_| tx)
+        }
+    };
     assert!(
-        eventually(
-            || std::fs::read_to_string(&journal).is_ok_and(|t| t.contains("\"kind\":\"submit\""))
-        )
-        .await,
-        "the submission is journalled"
+        eventually_async(HANG_GUARD, || async { in_flight().await.is_some() }).await,
+        "the submission is journalled and in the node's pool"
     );
+    let sent = in_flight().await.expect("still in the pool: mining is paused");
     // Killed with its transaction in the node's pool, unmined.
     child.start_kill().unwrap();
     child.wait().await.unwrap();
-    automine(&w, true).await;
-    mine(&w).await;
+    assert!(w.keeper_rpc.get_transaction_receipt(sent).await.unwrap().is_none(), "unmined");
+    resume_mining(&w).await;
 
     let child = spawn_keeper(&w, dir.path(), &["--once", "--reask-secs", "3600"]);
     let out = child.wait_with_output().await.unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let chain = chain_decisions(&w).await;
-    assert_eq!(per_market(&chain).get(&a.to_checksum(None)), Some(&1), "no second submission");
-    assert_eq!(chain.len(), 1);
-    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let chain = chain_record(&w).await;
+    assert_eq!(per_market(&chain).get(&a), Some(&1), "no second submission");
+    assert_eq!(chain.decided.len(), 1);
+    assert_eq!(chain.decided[0].id.tx, sent, "the transaction in flight at the kill was mined");
+    let rows = feed_rows(dir.path());
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 1);
     assert_eq!(ds[0].note.provider.as_deref(), Some("builtin"), "the annotation survived the kill");
@@ -467,8 +406,7 @@ async fn f5_sigkill_with_a_transaction_in_flight_then_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f6_node_gone_past_max_outage_exits_nonzero_with_every_row_on_disk() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     buy_up_market(&w).await;
     buy_up_market(&w).await;
     // The model is unreachable (a closed loopback port): each market is an off-chain row.
@@ -494,22 +432,20 @@ async fn f6_node_gone_past_max_outage_exits_nonzero_with_every_row_on_disk() {
     );
     let journal = dir.path().join("journal.jsonl");
     assert!(
-        eventually(|| std::fs::read_to_string(&journal)
+        eventually(HANG_GUARD, || std::fs::read_to_string(&journal)
             .is_ok_and(|t| t.matches("\"kind\":\"offchain\"").count() >= 2))
         .await,
         "off-chain rows journalled"
     );
     // The node goes away for good.
     w.stop().await;
-    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .expect("exits")
-        .unwrap();
+    let out =
+        tokio::time::timeout(HANG_GUARD, child.wait_with_output()).await.expect("exits").unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "non-zero exit past --max-outage: {err}");
     assert!(err.contains("max-outage"), "{err}");
     let j = Journal::open(dir.path()).unwrap();
-    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let rows = feed_rows(dir.path());
     assert!(j.offchain().len() >= 2);
     assert_eq!(
         offchain(&rows).len(),
@@ -543,17 +479,13 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
     w.mint(second.gate, U256::from(100_000_000u64)).await.unwrap();
     let tmp_root = tempfile::tempdir().unwrap();
     for gate in [w.deployment.gate, second.gate] {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
-            .arg("--root")
-            .arg(tmp_root.path())
+        let out = keeper_bin(&w, Some(tmp_root.path()))
             .args(["run", "--once", "--rpc-url"])
             .arg(w.anvil.url.as_str())
             .arg("--gate")
             .arg(gate.to_string())
             .arg("--from-block")
             .arg(second.deploy_block.to_string())
-            .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
-            .env_remove("KEEPER_RESULTS")
             .output()
             .await
             .unwrap();
@@ -591,27 +523,24 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (w, dir) = start().await;
     let a = buy_up_market(&w).await;
-    let cancel = CancellationToken::new();
-    let mut k = w.keeper(Some(dir.path().to_path_buf())).with_confirmations(2);
-    k.resend_after = RESEND_AFTER;
-    k.load_existing_feed().unwrap();
+    let mut k = keeper(&w, &dir, NO_RESEND).with_confirmations(2);
     // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
     // above it, so it stays out of the record (and the market stays pending, never re-asked).
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    // The cycle waits until it is mined, so the blocks mined below are all above it.
+    let r = cycle(&mut k).await;
     assert_eq!((r.submitted, r.pending), (1, 1));
-    assert!(k.record.decisions.is_empty(), "mined at the head: not confirmed");
-    mine(&w).await; // 1 block above it: head - 2 is still below it
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert!(k.record.decided.is_empty(), "mined at the head: not confirmed");
+    mine(&w.keeper_rpc).await; // 1 block above it: head - 2 is still below it
+    let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.pending), (0, 1));
-    assert!(k.record.decisions.is_empty(), "1 confirmation of 2");
-    mine(&w).await; // 2 blocks above it: head - 2 is its block
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert!(k.record.decided.is_empty(), "1 confirmation of 2");
+    mine(&w.keeper_rpc).await; // 2 blocks above it: head - 2 is its block
+    let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
-    assert_eq!(per_market(&k.record.decisions).get(&a.to_checksum(None)), Some(&1));
-    assert_record_is_chain(&k, &chain_decisions(&w).await);
+    assert_eq!(per_market(&k.record).get(&a), Some(&1));
+    chain_is_record(&w, &k).await;
     println!("confirmations 2: the decision entered the record once 2 blocks were mined above it");
     w.stop().await;
 }
