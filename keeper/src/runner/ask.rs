@@ -1,0 +1,101 @@
+//! Stage 3, ask (strategy): the model is asked about every market concurrently; each answer
+//! is quoted against the book the model was shown and handed on the moment it arrives. A
+//! failure to answer is an off-chain row; a cancelled ask is nothing.
+
+use super::*;
+
+impl Keeper {
+    /// The annotation every row answered by `model` carries.
+    pub fn note(&self, model: &Model, scenario: Option<&str>) -> Annotation {
+        Annotation {
+            provider: Some(model.name().to_string()),
+            model: Some(model.model()),
+            strategy_hash: Some(strategy_hash(&self.strategy_text).to_string()),
+            scenario: scenario.map(str::to_string),
+        }
+    }
+
+    /// Asks about every state concurrently; yields each answer (or failure) as it arrives. A
+    /// cancelled ask yields nothing: a shutdown is not a failure.
+    pub(super) fn asks<'a>(
+        &self,
+        states: Vec<MarketState>,
+        model: &'a Model,
+        head: BlockRef,
+        scenario: Option<&str>,
+        cancel: &'a CancellationToken,
+    ) -> impl futures::Stream<Item = std::result::Result<Answer, Unanswered>> + 'a {
+        let note = self.note(model, scenario);
+        let strategy = self.strategy_text.clone();
+        let policy = self.quote;
+        stream::iter(states)
+            .map(move |st| {
+                let (strategy, note) = (strategy.clone(), note.clone());
+                async move {
+                    let prompt = Prompt::render(&strategy, &st, head.time);
+                    let prompt_hash = prompt.hash();
+                    let market = st.info.address;
+                    let ans = tokio::select! {
+                        _ = cancel.cancelled() => return None,
+                        r = model.ask(&prompt, &st) => r,
+                    };
+                    Some(match ans {
+                        Ok(raw) => Ok(Answer {
+                            market,
+                            quote: policy.quote(&raw, &st, head.time),
+                            raw,
+                            prompt_hash,
+                            note,
+                            read: head,
+                        }),
+                        Err(e) => Err(Unanswered {
+                            market,
+                            prompt_hash,
+                            error: crate::error_chain(&e),
+                            detail: e.detail(),
+                        }),
+                    })
+                }
+            })
+            .buffer_unordered(self.concurrency.max(1))
+            .filter_map(futures::future::ready)
+    }
+
+    /// Asks about every state and collects the answers (the demo's scripted steps, which act
+    /// between asking and submitting). Failures are off-chain rows.
+    pub async fn ask_all(
+        &mut self,
+        states: Vec<MarketState>,
+        model: &Model,
+        head: BlockRef,
+        scenario: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Answer>> {
+        let results: Vec<_> = self.asks(states, model, head, scenario, cancel).collect().await;
+        let mut answers = Vec::new();
+        for r in results {
+            match r {
+                Ok(a) => answers.push(a),
+                Err(u) => self.unanswered(head, model, scenario, u)?,
+            }
+        }
+        // In market order, so a scripted run submits in a fixed order.
+        answers.sort_by_key(|a| a.market);
+        Ok(answers)
+    }
+
+    pub(super) fn unanswered(
+        &mut self,
+        head: BlockRef,
+        model: &Model,
+        scenario: Option<&str>,
+        u: Unanswered,
+    ) -> Result<()> {
+        warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
+        let note = self.note(model, scenario);
+        let mut row = self.offchain_row(head, u.market, Some(u.prompt_hash), u.error, note);
+        row.transport = u.detail;
+        self.journal.append(Entry::Offchain(row))?;
+        Ok(())
+    }
+}
