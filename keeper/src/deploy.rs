@@ -464,3 +464,90 @@ pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
     save(root, &d)?;
     Ok(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `keeper deploy`'s format, as the demo saves it beside its chain state.
+    const KEEPER_FILE: &str = include_str!("../../results/anvil-state.meta.json");
+
+    /// `script/Deploy.s.sol`'s format: `deploy_block_not_before` in place of `deploy_block`.
+    const SCRIPT_FILE: &str = r#"{
+        "chain_id": 31337,
+        "gate": "0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0",
+        "collateral": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+        "factory": "0xe7f1725e7734ce288f8367e1bb143e90bb3f0512",
+        "keeper": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+        "trusted_resolvers": ["0x70997970c51812dc3a010c7d01b50e0d17dc79c8"],
+        "deploy_block_not_before": 2,
+        "params_hash": "0x7365ef04b2f7576fbe2a0032262562a1f6bf427aea51fb0128f1fa80ad70315a"
+    }"#;
+
+    #[test]
+    fn both_formats_load_and_the_keeper_format_is_written_back_unchanged() {
+        let complete: Deployment = serde_json::from_str(KEEPER_FILE).unwrap();
+        // Written back, the keeper's file has the same keys and values it was read from.
+        let written = serde_json::to_value(&complete).unwrap();
+        assert_eq!(written, serde_json::from_str::<serde_json::Value>(KEEPER_FILE).unwrap());
+        // Read as a saved file, it is the same deployment with its block known.
+        let saved: SavedDeployment = serde_json::from_str(KEEPER_FILE).unwrap();
+        assert_eq!(saved.deploy_block_not_before, None);
+        let block = saved.deployment.deploy_block.expect("the keeper's file names its block");
+        assert_eq!(saved.deployment.with_deploy_block(block), complete);
+
+        let script: SavedDeployment = serde_json::from_str(SCRIPT_FILE).unwrap();
+        assert_eq!(script.deployment.deploy_block, None);
+        assert_eq!(script.deploy_block_not_before, Some(2));
+        assert_eq!(script.deployment.trusted_resolvers.len(), 1);
+        // A complete deployment needs its block: the script's file is not one.
+        assert!(serde_json::from_str::<Deployment>(SCRIPT_FILE).is_err());
+        // Completed with the block found (5, say), it is written in the keeper's format.
+        let filled = serde_json::to_value(script.deployment.with_deploy_block(5u64)).unwrap();
+        assert_eq!(filled["deploy_block"], 5);
+        assert!(filled.get("deploy_block_not_before").is_none());
+    }
+
+    #[test]
+    fn a_file_from_before_v2_has_no_trusted_resolvers() {
+        let mut old: serde_json::Value = serde_json::from_str(KEEPER_FILE).unwrap();
+        old.as_object_mut().unwrap().remove("trusted_resolvers");
+        let d: Deployment = serde_json::from_value(old).unwrap();
+        assert!(d.trusted_resolvers.is_empty());
+    }
+
+    #[test]
+    fn read_saved_reads_the_script_format_and_refuses_another_chain() {
+        let root = tempfile::tempdir().unwrap();
+        assert!(read_saved(root.path(), 31337).unwrap().is_none(), "no file: none");
+        std::fs::create_dir_all(root.path().join("deployments")).unwrap();
+        std::fs::write(saved_path(root.path(), 31337), SCRIPT_FILE).unwrap();
+        let saved = read_saved(root.path(), 31337).unwrap().unwrap();
+        assert_eq!(saved.deploy_block_not_before, Some(2));
+        // The same file under another chain's name is refused, naming both chains.
+        std::fs::write(saved_path(root.path(), 1), SCRIPT_FILE).unwrap();
+        let e = read_saved(root.path(), 1).unwrap_err();
+        assert!(
+            matches!(e, DeployError::SavedChainMismatch { found: 31337, expected: 1, .. }),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_refused_constructor_is_named_once_and_keeps_the_nodes_answer() {
+        let node = alloy::transports::TransportErrorKind::custom_str("execution reverted");
+        let e = DeployError::Refused {
+            decoded: Some("MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }".into()),
+            source: Box::new(node),
+        };
+        assert_eq!(
+            crate::error_chain(&e),
+            "the gate's constructor would refuse these arguments: MaxHorizonBelowHeadroom { \
+             maxHorizon: 60, minHeadroom: 300 }; nothing was deployed: execution reverted"
+        );
+        let node = alloy::transports::TransportErrorKind::custom_str("connection refused");
+        let e =
+            DeployError::Create { what: "TestCollateral", decoded: None, source: Box::new(node) };
+        assert_eq!(crate::error_chain(&e), "deploying TestCollateral failed: connection refused");
+    }
+}
