@@ -2,7 +2,9 @@
 //! compiled from contracts/src, and a real HTTP inference server on loopback. No mocks.
 //!
 //! The tests share one compiled artifact set and run one at a time (a global lock), so the
-//! suite stays light on a 2-core machine. Shared helpers live in `common/`.
+//! suite stays light on a 2-core machine. Shared helpers live in `common/`. Chain time is a
+//! count of blocks (`common::world` pins each block to 1 s after the last), so the wall clock
+//! never decides what is due, expired or late; waits on the keeper binary are hang guards.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
@@ -10,15 +12,22 @@
 mod common;
 
 use alloy::primitives::Address;
-use common::{anvil_bin, decisions, offchain, root, serial, world};
+use common::{
+    anvil_bin, decisions, eventually, offchain, pin_block_time, root, serial, world, HANG_GUARD,
+};
 use keeper::{
+    anvil::Anvil,
     bindings::IRiskGate,
     cli::InferenceOptions,
     dev::world::Actor,
     recorder::feed,
     strategy::{openai::OpenAiClient, Model},
 };
-use std::{process::Command, time::Duration};
+use std::{
+    process::Command,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpListener,
@@ -57,8 +66,9 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     assert!(decisions(&rows).iter().all(|d| d.note.provider.as_deref() == Some("builtin")));
 
     // 3,599 s after the earliest decision nothing is due yet; 3,600 s after the latest all
-    // three are. The chain time is pinned block by block (evm_setNextBlockTimestamp), so
-    // wall-clock time spent between the calls cannot leak into anvil's clock.
+    // three are. The chain time is pinned block by block (evm_setNextBlockTimestamp, and 1 s
+    // per block otherwise), so wall-clock time spent between the calls cannot leak into
+    // anvil's clock.
     let times: Vec<u64> = decisions(&rows).iter().map(|d| d.time).collect();
     let (first_time, last_time) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
     w.mine_at(first_time + 3_599).await.unwrap();
@@ -172,7 +182,9 @@ async fn inference_server(script: Vec<Reply>) -> String {
                     Reply::Status500 => ("500 Internal Server Error", "{\"error\":\"boom\"}".to_string()),
                     Reply::Garbage => ("200 OK", "<<<this is not json>>>".to_string()),
                     Reply::Hang => {
-                        tokio::time::sleep(Duration::from_secs(120)).await;
+                        // Never answered: held until the client gives up and closes the
+                        // connection, however long that takes.
+                        let _ = sock.read(&mut chunk).await;
                         return;
                     }
                     Reply::Content(c) => (
@@ -203,7 +215,9 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
         let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
         w.ask(m, 400_000, 20_000_000).await.unwrap();
     }
-    // Markets are asked in discovery order, one at a time (concurrency 1).
+    // Markets are asked in discovery order, one at a time (concurrency 1). The hung request
+    // is never answered, so only the client's timeout ends it; the others are answered at
+    // once on loopback, far inside the same timeout however loaded the machine is.
     let url = inference_server(vec![
         Reply::Status500,
         Reply::Garbage,
@@ -213,13 +227,8 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     ])
     .await;
     let provider = Model::OpenAi(
-        OpenAiClient::new(
-            &url,
-            "test-model",
-            Duration::from_millis(1_500),
-            InferenceOptions::default(),
-        )
-        .unwrap(),
+        OpenAiClient::new(&url, "test-model", Duration::from_secs(10), InferenceOptions::default())
+            .unwrap(),
     );
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
     k.concurrency = 1;
@@ -261,7 +270,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     let m1 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
     w.ask(m1, 400_000, 20_000_000).await.unwrap();
 
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
         .arg("--root")
         .arg(root())
         .args(["run", "--interval-secs", "1", "--reask-secs", "3600", "--rpc-url"])
@@ -276,41 +285,64 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let feed_path = dir.path().join("feed.jsonl");
-    let wait_rows = |n: usize| {
-        let feed_path = feed_path.clone();
-        async move {
-            // A guard against a hang (up to 120 s on a loaded machine), never an outcome.
-            for _ in 0..1200 {
-                let rows = feed::read_feed(&feed_path).unwrap_or_default();
-                if decisions(&rows).len() >= n {
-                    return true;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+    // Its log, read as it is written (the test waits on it, and a pipe nobody drains would
+    // stall the keeper once full).
+    let log = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let drain = {
+        let (mut stderr, log) = (child.stderr.take().unwrap(), log.clone());
+        tokio::spawn(async move {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+                log.lock().unwrap().extend_from_slice(&chunk[..n]);
             }
-            false
-        }
+        })
     };
-    assert!(wait_rows(1).await, "first decision recorded");
+    let log_len = || log.lock().unwrap().len();
+    let logged_since = |from: usize, what: &str| {
+        String::from_utf8_lossy(&log.lock().unwrap()[from..]).contains(what)
+    };
+    let feed_path = dir.path().join("feed.jsonl");
+    let rows_at_least = |n: usize| {
+        let rows = feed::read_feed(&feed_path).unwrap_or_default();
+        decisions(&rows).len() >= n
+    };
+    assert!(eventually(HANG_GUARD, || rows_at_least(1)).await, "first decision recorded");
 
-    // The node goes away (SIGTERM: state dumped), stays down 3 s, and comes back with it.
+    // The node goes away (SIGTERM: state dumped) and stays away until the keeper has reported
+    // a failed cycle, however long that takes it; then it comes back on the same port with its
+    // state. `World` owns its node, so a stand-in anvil holds that place meanwhile (the keeper
+    // never hears of it).
+    let port = w.anvil.port;
+    let stand_in = Anvil::start(&anvil_bin(), None, &[]).await.unwrap();
+    let down_from = log_len();
+    std::mem::replace(&mut w.anvil, stand_in).stop().await;
+    assert!(
+        eventually(HANG_GUARD, || logged_since(down_from, "cycle failed")).await,
+        "the outage is reported while the node is down"
+    );
     let reload = vec!["--load-state".to_string(), state_file.display().to_string()];
-    w.anvil.restart(&anvil_bin(), Duration::from_secs(3), &reload).await.unwrap();
+    let back = Anvil::builder(&anvil_bin()).port(port).args(&reload).start().await.unwrap();
+    std::mem::replace(&mut w.anvil, back).stop().await;
+    pin_block_time(&w.keeper_rpc).await;
     // A market created after the outage is found and decided in a later cycle.
     let m2 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
     w.ask(m2, 400_000, 20_000_000).await.unwrap();
-    assert!(wait_rows(2).await, "the keeper resumed after the node came back");
+    assert!(
+        eventually(HANG_GUARD, || rows_at_least(2)).await,
+        "the keeper resumed after the node came back"
+    );
 
     // SIGTERM stops it cleanly.
     let pid = child.id().unwrap() as libc::pid_t;
     // SAFETY: kill(2) on the pid of the child this test spawned.
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
         .expect("stops within 30 s of SIGTERM")
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "clean exit on SIGTERM: {err}");
+    drain.await.unwrap();
+    let err = String::from_utf8_lossy(&log.lock().unwrap()).to_string();
+    assert!(status.success(), "clean exit on SIGTERM: {err}");
     assert!(err.contains("cycle failed"), "the outage is reported: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let rows = feed::read_feed(&feed_path).unwrap();
