@@ -422,7 +422,8 @@ pub struct BenchArgs {
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {
         let raw = self.rpc_url.as_deref().ok_or(ConfigError::MissingRpc)?;
-        let rpc_url = raw.parse().map_err(|_| ConfigError::BadRpc(raw.to_string()))?;
+        let rpc_url =
+            raw.parse().map_err(|source| ConfigError::BadRpc { url: raw.to_string(), source })?;
         Ok(ChainConfig { rpc_url, expected_chain_id: self.chain_id })
     }
 }
@@ -516,6 +517,19 @@ mod tests {
                 Err(ConfigError::MissingRpc)
             ));
         }
+    }
+
+    #[test]
+    fn a_malformed_rpc_url_is_named_with_the_parsers_reason() {
+        let chain = ChainArgs { rpc_url: Some("127.0.0.1:8545".into()), chain_id: None };
+        let e = chain.to_config().unwrap_err();
+        assert!(matches!(&e, ConfigError::BadRpc { url, .. } if url == "127.0.0.1:8545"), "{e}");
+        // The parser's own reason stays underneath, whole.
+        assert_eq!(
+            crate::error_chain(&e),
+            "RPC endpoint \"127.0.0.1:8545\" is not a valid URL: use e.g. http://127.0.0.1:8545: \
+             relative URL without a base"
+        );
     }
 
     #[test]

@@ -11,8 +11,12 @@ use std::{path::PathBuf, time::Duration};
 pub enum ConfigError {
     #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
     MissingRpc,
-    #[error("RPC endpoint {0:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
-    BadRpc(String),
+    #[error("RPC endpoint {url:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
+    BadRpc {
+        url: String,
+        #[source]
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
     #[error("no gate address: pass --gate or set KEEPER_GATE (see deployments/<chain-id>.json)")]
     MissingGate,
     #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
