@@ -1,8 +1,10 @@
 //! Inference on the wire: what a model answer becomes on chain, how a rate-limited server is
 //! waited out, and HTTPS for both the model and the RPC through a test CA trusted via the
 //! environment. Real anvil, real contracts, real loopback servers (plain and TLS); no mocks.
-//! Time never decides an outcome: the one timing assertion is a lower bound measured by the
-//! server's own clock (the keeper must not retry earlier than `Retry-After` told it).
+//! Time never decides an outcome: chain time is a count of blocks (`common::world`), the
+//! timing assertion is a lower bound measured by the server's own clock (the keeper must not
+//! retry earlier than `Retry-After` told it) with a 30 s ceiling far above the 1 s asked for,
+//! and every answer is served on loopback far inside the 10 s inference timeout.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
