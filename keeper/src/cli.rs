@@ -278,12 +278,15 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("gate", |a| a.help("The RiskGate whose record is rebuilt")),
+    mut_arg("from_block", |a| a.help("First block to scan (default: deployments/<chain-id>.json, else 0)")),
+)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub chain: ChainArgs,
-    /// The RiskGate whose record is rebuilt.
-    #[arg(long, env = "KEEPER_GATE")]
-    pub gate: Option<Address>,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Compare with the files on disk instead of writing: re-derive every chain field,
     /// RESULTS.md and the chart, walk the feed's hash chain to feed.head, print what was and
     /// was not verified; exit non-zero on any difference.
@@ -293,12 +296,8 @@ pub struct ReportArgs {
     /// against it; the gate address then defaults to the one saved beside it.
     #[arg(long)]
     pub load_state: Option<PathBuf>,
-    /// First block to scan (default: deployments/<chain-id>.json, else 0).
-    #[arg(long)]
-    pub from_block: Option<u64>,
-    /// Largest block range of one eth_getLogs query.
-    #[arg(long, default_value_t = 5_000)]
-    pub log_range: u64,
+    #[command(flatten)]
+    pub scan: LogScanArgs,
     /// Directory holding feed.jsonl, feed.head, RESULTS.md and the chart. Default: the folder
     /// of the --load-state file (the demo keeps its state beside its record), else
     /// results/<chain-id>/<gate>/ as `keeper run` writes it.

@@ -108,15 +108,15 @@ pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<Rep
         .await?;
         let cfg =
             ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
-        let gate = args.gate.unwrap_or(meta.gate);
-        let from = Some(args.from_block.unwrap_or(meta.deploy_block));
+        let gate = args.gate.gate.unwrap_or(meta.gate);
+        let from = Some(args.scan.from_block.unwrap_or(meta.deploy_block));
         let out = report_at(&cfg, gate, from, args, root, Some(results)).await;
         anvil.stop().await;
         return out;
     }
     let cfg = args.chain.to_config()?;
-    let gate = args.gate.ok_or(crate::config::ConfigError::MissingGate)?;
-    report_at(&cfg, gate, args.from_block, args, root, results).await
+    let gate = args.gate.gate.ok_or(crate::config::ConfigError::MissingGate)?;
+    report_at(&cfg, gate, args.scan.from_block, args, root, results).await
 }
 
 /// Deploy block saved by `keeper deploy` in deployments/<chain-id>.json, when it names `gate`.
@@ -142,9 +142,9 @@ async fn report_at(
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts =
-        collectors::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
+        collectors::gate_facts(&provider, gate, chain_id, from, head, args.scan.log_range).await?;
     let record =
-        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.log_range)
+        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.scan.log_range)
             .await?;
     // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
     let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
