@@ -143,9 +143,16 @@ async fn report_at(
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts =
         collectors::gate_facts(&provider, gate, chain_id, from, head, args.scan.log_range).await?;
-    let record =
-        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.scan.log_range)
-            .await?;
+    let record = read_chain_record(
+        &provider,
+        chain_id,
+        gate,
+        &facts.labels,
+        from,
+        head,
+        args.scan.log_range,
+    )
+    .await?;
     // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
     let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
     let links = feed::check_links_in(&results, chain_id, gate)?;
