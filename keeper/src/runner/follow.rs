@@ -270,7 +270,11 @@ impl Keeper {
 
 /// The receipt of whichever of a submission's transactions was mined (latest attempt first),
 /// decoded; `None` while none is.
-pub(super) async fn mined(rpc: &DynProvider, gate: Address, t: &journal::Tracked) -> Result<Option<Mined>> {
+pub(super) async fn mined(
+    rpc: &DynProvider,
+    gate: Address,
+    t: &journal::Tracked,
+) -> Result<Option<Mined>> {
     for a in t.attempts.iter().rev() {
         if let Some(r) = executor::receipt(rpc, a.tx).await? {
             return Ok(Some(executor::decode_receipt(gate, &r)));
