@@ -43,5 +43,42 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = c.source();
     }
-    line.replace(['\n', '\r'], " ")
+    one_line(&line)
+}
+
+/// `text` on one printable line: line breaks and tabs become spaces, any other control
+/// character is escaped (`\u{1b}`), so a node's or a contract's message (revert bytes shown as
+/// text, say) cannot move the cursor or rewrite a terminal.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] Inner);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("custom error 0x9c2b2973: \u{1b}[2J\u{0}\nsecond line")]
+    struct Inner;
+
+    #[test]
+    fn an_error_chain_is_one_printable_line() {
+        // The cause is appended after ": "; ESC and NUL are escaped, the line break is a space.
+        assert_eq!(
+            error_chain(&Outer(Inner)),
+            "outer: custom error 0x9c2b2973: \\u{1b}[2J\\u{0} second line"
+        );
+    }
 }
