@@ -14,7 +14,7 @@ use crate::{
 };
 use alloy::{
     primitives::{Address, TxHash, U256},
-    providers::{DynProvider, PendingTransactionBuilder, Provider},
+    providers::{DynProvider, Provider},
     rpc::types::TransactionReceipt,
     sol_types::{SolEvent, SolInterface},
 };
@@ -66,7 +66,7 @@ pub enum MarketError {
         what: &'static str,
         tx: TxHash,
         #[source]
-        source: Box<alloy::providers::PendingTransactionError>,
+        source: Box<crate::executor::ExecError>,
     },
     #[error("{what}: tx {tx} reverted")]
     Reverted { what: &'static str, tx: TxHash },
@@ -105,15 +105,9 @@ fn contract_err<E: SolInterface + std::fmt::Debug>(
     }
 }
 
-/// Waits for a mined, successful receipt.
-async fn mined(
-    what: &'static str,
-    pending: PendingTransactionBuilder<alloy::network::Ethereum>,
-) -> Result<TransactionReceipt> {
-    let tx = *pending.tx_hash();
-    let receipt = pending
-        .with_timeout(Some(RECEIPT_TIMEOUT))
-        .get_receipt()
+/// Waits for a mined, successful receipt (the executor's receipt poll, the one the keeper uses).
+async fn mined(p: &DynProvider, what: &'static str, tx: TxHash) -> Result<TransactionReceipt> {
+    let receipt = crate::executor::wait_receipt(p, tx, RECEIPT_TIMEOUT)
         .await
         .map_err(|e| MarketError::Receipt { what, tx, source: Box::new(e) })?;
     if !receipt.status() {
@@ -173,7 +167,7 @@ pub async fn create_market(
     );
     let pending =
         call.send().await.map_err(contract_err::<IMarketFactory::IMarketFactoryErrors>(WHAT))?;
-    let receipt = mined(WHAT, pending).await?;
+    let receipt = mined(p, WHAT, *pending.tx_hash()).await?;
     let tx = receipt.transaction_hash;
     let market = receipt
         .inner
@@ -297,7 +291,7 @@ pub async fn fund_and_approve(
             .send()
             .await
             .map_err(contract_err::<ITestCollateral::ITestCollateralErrors>("mint"))?;
-        mined("mint", pending).await?;
+        mined(p, "mint", *pending.tx_hash()).await?;
         minted = short_by;
     }
     let allowance = view
@@ -312,7 +306,7 @@ pub async fn fund_and_approve(
             .send()
             .await
             .map_err(contract_err::<ITestCollateral::ITestCollateralErrors>("approve"))?;
-        mined("approve", pending).await?;
+        mined(p, "approve", *pending.tx_hash()).await?;
     }
     Ok(Funding { collateral: token, needed, minted, approved })
 }
@@ -336,7 +330,7 @@ pub async fn place(p: &DynProvider, market: Address, order: UpOrder) -> Result<P
     } else {
         m.placeAsk(price, qty).send().await.map_err(decode)?
     };
-    let receipt = mined(what, pending).await?;
+    let receipt = mined(p, what, *pending.tx_hash()).await?;
     let tx = receipt.transaction_hash;
     let order_id = receipt
         .inner
@@ -403,7 +397,7 @@ pub async fn resolve(
     }
     let up_wins = outcome == Side::Up;
     let pending = m.resolve(up_wins).send().await.map_err(decode(WHAT))?;
-    let receipt = mined(WHAT, pending).await?;
+    let receipt = mined(p, WHAT, *pending.tx_hash()).await?;
     Ok(Resolved {
         market,
         outcome,

@@ -7,16 +7,16 @@
 
 use crate::{
     anvil::{Anvil, AnvilError},
-    bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral},
+    bindings::{IBinaryMarket, IRiskGate, ITestCollateral},
     chain,
     compile::{self, Artifacts},
     deploy::{self, Deployment, GateSpec},
     executor::{self, CallFailed},
+    market::{self, MarketSpec, Side, UpOrder},
 };
 use alloy::{
     primitives::{Address, TxHash, U256},
     providers::{DynProvider, Provider},
-    sol_types::SolEvent,
     transports::TransportError,
 };
 use std::{path::Path, time::Duration};
@@ -45,14 +45,15 @@ pub enum WorldError {
     },
     #[error("{what}: tx {tx} reverted")]
     Reverted { what: &'static str, tx: TxHash },
-    #[error("{what}: the receipt of tx {tx} has no {event} log")]
-    NoEvent { what: &'static str, tx: TxHash, event: &'static str },
     #[error("{what} failed")]
     Rpc {
         what: &'static str,
         #[source]
         source: Box<TransportError>,
     },
+    /// A venue chore (create, place, resolve) through the same code `keeper market` runs.
+    #[error(transparent)]
+    Market(#[from] market::MarketError),
     #[error("reading the chain head failed")]
     Head(#[source] Box<crate::follower::FollowError>),
 }
@@ -264,24 +265,8 @@ impl World {
         resolver: Address,
     ) -> Result<Address> {
         let p = self.signer(creator);
-        let f = IMarketFactory::new(self.deployment.factory, p);
-        let tx = f
-            .createMarket(U256::from(tick), U256::from(lot), U256::from(min_qty), expiry, resolver)
-            .send()
-            .await
-            .map_err(CallFailed::on("createMarket"))?;
-        let r = confirm(p, "createMarket", *tx.tx_hash()).await?;
-        let market = r
-            .inner
-            .logs()
-            .iter()
-            .find_map(|l| IMarketFactory::MarketCreated::decode_log(&l.inner).ok())
-            .map(|ev| ev.data.market)
-            .ok_or(WorldError::NoEvent {
-                what: "createMarket",
-                tx: r.transaction_hash,
-                event: "MarketCreated",
-            })?;
+        let spec = MarketSpec { tick, lot, min_qty, expiry, resolver };
+        let market = market::create_market(p, self.deployment.factory, &spec).await?.market;
         self.approve_as(creator, market).await?;
         Ok(market)
     }
@@ -302,26 +287,14 @@ impl World {
 
     /// Rests an ask from `who` (which must have approved `market`).
     pub async fn ask_as(&self, who: Actor, market: Address, price: u64, qty: u64) -> Result<()> {
-        let p = self.signer(who);
-        let m = IBinaryMarket::new(market, p);
-        let tx = m
-            .placeAsk(U256::from(price), U256::from(qty))
-            .send()
-            .await
-            .map_err(CallFailed::on("placeAsk"))?;
-        confirm(p, "placeAsk", *tx.tx_hash()).await?;
+        let order = UpOrder { is_bid: false, up_price: price, qty };
+        market::place(self.signer(who), market, order).await?;
         Ok(())
     }
 
     /// Rests a maker bid (buys UP at `price`).
     pub async fn bid(&self, market: Address, price: u64, qty: u64) -> Result<()> {
-        let m = IBinaryMarket::new(market, &self.maker);
-        let tx = m
-            .placeBid(U256::from(price), U256::from(qty))
-            .send()
-            .await
-            .map_err(CallFailed::on("placeBid"))?;
-        confirm(&self.maker, "placeBid", *tx.tx_hash()).await?;
+        market::place(&self.maker, market, UpOrder { is_bid: true, up_price: price, qty }).await?;
         Ok(())
     }
 
@@ -345,10 +318,8 @@ impl World {
 
     /// Finalizes a market as its resolver `who` (only after expiry).
     pub async fn resolve_as(&self, who: Actor, market: Address, up_wins: bool) -> Result<()> {
-        let p = self.signer(who);
-        let m = IBinaryMarket::new(market, p);
-        let tx = m.resolve(up_wins).send().await.map_err(CallFailed::on("resolve"))?;
-        confirm(p, "resolve", *tx.tx_hash()).await?;
+        let outcome = if up_wins { Side::Up } else { Side::Down };
+        market::resolve(self.signer(who), self.addr(who), market, outcome).await?;
         Ok(())
     }
 
