@@ -44,8 +44,22 @@ pub enum ReportError {
     Record(#[from] recorder::RecordError),
     #[error(transparent)]
     Anvil(#[from] crate::anvil::AnvilError),
+    #[error(transparent)]
+    Deploy(#[from] crate::deploy::DeployError),
     #[error("saved state {path} has no companion {companion}: re-run `make demo`")]
     NoCompanion { path: String, companion: String },
+    #[error("reading {path}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a deployment file")]
+    BadDeployment {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
     /// Every difference `--check` found, one entry each.
     #[error("record does not check ({} problems): {}", .0.len(), .0.join("; "))]
     Mismatch(Vec<String>),
@@ -85,13 +99,10 @@ pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<Rep
     let results = args.results.as_ref().map(|r| root.join(r));
     if let Some(state) = &args.load_state {
         let meta_path = state.with_file_name(STATE_META_FILE);
-        let meta: crate::deploy::Deployment = std::fs::read_to_string(&meta_path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or_else(|| ReportError::NoCompanion {
-                path: state.display().to_string(),
-                companion: meta_path.display().to_string(),
-            })?;
+        let meta = read_deployment(&meta_path)?.ok_or_else(|| ReportError::NoCompanion {
+            path: state.display().to_string(),
+            companion: meta_path.display().to_string(),
+        })?;
         // The demo keeps its record beside its saved state.
         let results = results.unwrap_or_else(|| {
             state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into()
@@ -120,11 +131,24 @@ pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<Rep
 }
 
 /// Deploy block saved by `keeper deploy` in deployments/<chain-id>.json, when it names `gate`.
-fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Option<u64> {
-    let text =
-        std::fs::read_to_string(root.join("deployments").join(format!("{chain_id}.json"))).ok()?;
-    let saved: crate::deploy::Deployment = serde_json::from_str(&text).ok()?;
-    (saved.gate == gate).then_some(saved.deploy_block)
+/// The file is read as `keeper run` reads it: a missing file is `None`; an unreadable or
+/// malformed one, or one for another chain, is an error naming it (never taken for "no file").
+fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Result<Option<u64>> {
+    Ok(crate::deploy::read_saved(root, chain_id)?
+        .filter(|saved| saved.deployment.gate == gate)
+        .and_then(|saved| saved.deployment.deploy_block.or(saved.deploy_block_not_before)))
+}
+
+/// Reads the demo's companion deployment file: `None` when there is none.
+fn read_deployment(path: &Path) -> Result<Option<crate::deploy::Deployment>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ReportError::Io { path: path.display().to_string(), source }),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|source| ReportError::BadDeployment { path: path.display().to_string(), source })
 }
 
 async fn report_at(
@@ -138,7 +162,10 @@ async fn report_at(
     let (provider, chain_id) = chain::connect_checked(cfg).await?;
     chain::check_gate(&provider, gate, chain_id).await?;
     let results = results.unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
-    let from = from_block.or_else(|| saved_deploy_block(root, chain_id, gate)).unwrap_or(0);
+    let from = match from_block {
+        Some(b) => b,
+        None => saved_deploy_block(root, chain_id, gate)?.unwrap_or(0),
+    };
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts =

@@ -49,7 +49,7 @@ impl Keeper {
                     a.read,
                     a.market,
                     Some(a.prompt_hash),
-                    format!("not sent: {e}"),
+                    format!("not sent: {}", crate::error_chain(&e)),
                     a.note,
                 )?;
                 return Ok(None);
