@@ -298,32 +298,6 @@ impl Sender {
             Err(BroadcastError::Transport(e)) => Err(ExecError::Rpc(e)),
         }
     }
-
-    /// Sends one call of the keeper's own (redeem, writeOff) at the next nonce and waits up to
-    /// `timeout` for it to be mined.
-    pub async fn call_and_wait(
-        &mut self,
-        to: Address,
-        input: Bytes,
-        gas: u64,
-        timeout: Duration,
-    ) -> Result<TransactionReceipt> {
-        let fees = current_fees(&self.rpc).await?;
-        let nonce = self.take_nonce();
-        let signed = self.sign(to, input, gas, nonce, fees, U256::ZERO).await?;
-        match self.broadcast(&signed).await {
-            Ok(()) => {}
-            Err(BroadcastError::Refused(r)) => {
-                self.give_back(nonce);
-                if r == Refusal::NonceTooLow {
-                    self.resync(0).await?;
-                }
-                return Err(ExecError::Refused { tx: signed.attempt.tx, nonce, refusal: r });
-            }
-            Err(BroadcastError::Transport(e)) => return Err(ExecError::Rpc(e)),
-        }
-        wait_receipt(&self.rpc, signed.attempt.tx, timeout).await
-    }
 }
 
 #[derive(Debug, thiserror::Error)]

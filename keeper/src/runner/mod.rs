@@ -76,7 +76,12 @@ pub enum RunError {
     #[error(transparent)]
     Deploy(#[from] crate::deploy::DeployError),
     #[error("the node stayed unreachable for {secs} s, past --max-outage; every row is on disk")]
-    Outage { secs: u64 },
+    Outage {
+        secs: u64,
+        /// The last failure: what the node was still answering when the keeper gave up.
+        #[source]
+        last: Box<RunError>,
+    },
 }
 
 impl RunError {
@@ -175,6 +180,9 @@ pub struct Keeper {
     journal: Journal,
     /// When this process last sent each pending submission (absent after a restart: due now).
     last_sent: HashMap<u64, Instant>,
+    /// The keeper's own calls (redeem, writeOff) sent and not yet seen mined, by market: each is
+    /// re-sent at its own nonce with bumped fees, never at a new one.
+    own_pending: HashMap<Address, positions::OwnPending>,
     final_markets: HashSet<Address>,
     /// Notes of decisions made before the journal existed, from the feed on disk.
     legacy_notes: BTreeMap<DecisionId, RowNote>,
@@ -218,6 +226,7 @@ impl Keeper {
             follower: Follower::new(gate, factory, from_block, 0),
             journal: Journal::in_memory(),
             last_sent: HashMap::new(),
+            own_pending: HashMap::new(),
             final_markets: HashSet::new(),
             legacy_notes: BTreeMap::new(),
             facts: None,
@@ -296,7 +305,8 @@ impl Keeper {
     /// The lowest nonce above every pending submission's: new transactions never reuse a
     /// nonce a pending one may still be mined at.
     fn pending_nonce_floor(&self) -> u64 {
-        self.journal.pending().map(|t| t.sub.nonce + 1).max().unwrap_or(0)
+        let own = self.own_pending.values().map(|o| o.nonce + 1);
+        self.journal.pending().map(|t| t.sub.nonce + 1).chain(own).max().unwrap_or(0)
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -333,8 +343,9 @@ impl Keeper {
         self.await_mined(&ids).await?;
         // Positions as recorded at the start of the cycle: one filled just now sits in a market
         // that was open when read, so it is redeemed by a later cycle.
-        let redeemed = self.redeem_final().await?;
-        let written_off = self.write_off_stale(step.head.time).await?;
+        let (own_redeemed, own_written_off) = self.settle_own().await?;
+        let redeemed = own_redeemed + self.redeem_final().await?;
+        let written_off = own_written_off + self.write_off_stale(step.head.time).await?;
         let end = self.follow().await?;
         let again = self.settle_with(false).await?;
         settled.confirmed += again.confirmed;
@@ -514,7 +525,7 @@ async fn run_loop(
                 if let Some(max) = cfg.max_outage {
                     if down >= max {
                         warn!(error = %crate::error_chain(&e), down_secs = down.as_secs(), "giving up: past --max-outage");
-                        return Err(RunError::Outage { secs: down.as_secs() });
+                        return Err(RunError::Outage { secs: down.as_secs(), last: Box::new(e) });
                     }
                 }
                 warn!(error = %crate::error_chain(&e), retry_in_ms = backoff.as_millis() as u64, down_secs = down.as_secs(), "cycle failed; retrying");

@@ -2,6 +2,10 @@
 //! never settled, each as the keeper's own transaction.
 
 use super::*;
+use alloy::providers::Provider;
+
+const REDEEM: &str = "redeem";
+const WRITE_OFF: &str = "writeOff";
 
 impl Keeper {
     /// Redeems every open position whose market is final. Returns how many were redeemed.
@@ -9,6 +13,9 @@ impl Keeper {
         let open = self.record.open_positions(true);
         let mut redeemed = 0;
         for m in open {
+            if self.own_pending.contains_key(&m) {
+                continue; // followed at its own nonce by settle_own
+            }
             let fin =
                 crate::bindings::IBinaryMarket::new(m, &self.provider).finalized().call().await;
             if !matches!(fin, Ok(true)) {
@@ -26,7 +33,7 @@ impl Keeper {
                     continue;
                 }
             };
-            if self.own_call(m, "redeem", input, executor::REDEEM_GAS).await? {
+            if self.own_call(m, REDEEM, input, executor::REDEEM_GAS).await? {
                 redeemed += 1;
             }
         }
@@ -51,6 +58,9 @@ impl Keeper {
             .collect();
         let mut written = 0;
         for m in stale {
+            if self.own_pending.contains_key(&m) {
+                continue; // followed at its own nonce by settle_own
+            }
             let fin =
                 crate::bindings::IBinaryMarket::new(m, &self.provider).finalized().call().await;
             if !matches!(fin, Ok(false)) {
@@ -70,36 +80,158 @@ impl Keeper {
                     continue;
                 }
             };
-            if self.own_call(m, "writeOff", input, executor::WRITE_OFF_GAS).await? {
+            if self.own_call(m, WRITE_OFF, input, executor::WRITE_OFF_GAS).await? {
                 written += 1;
             }
         }
         Ok(written)
     }
 
-    /// Sends one of the keeper's own calls and waits for it; a failure is logged (the position
-    /// is looked at again next cycle).
+    /// Sends one of the keeper's own calls at the next nonce and waits up to `--resend-after`
+    /// for it. One not mined by then stays pending for its market and is followed by
+    /// [`Keeper::settle_own`]: re-sent at the same nonce, never at a new one. Returns whether it
+    /// was mined and succeeded (a failure is logged; the position is looked at again next cycle).
     pub(super) async fn own_call(
         &mut self,
         market: Address,
-        what: &str,
+        what: &'static str,
         input: alloy::primitives::Bytes,
         gas: u64,
     ) -> Result<bool> {
         let gate = self.gate;
-        let wait = self.resend_after;
-        match self.sender().await?.call_and_wait(gate, input, gas, wait).await {
-            Ok(r) if r.status() => Ok(true),
-            Ok(r) => {
-                warn!(%market, tx = %r.transaction_hash, "{what} reverted");
-                Ok(false)
+        let fees = executor::current_fees(&self.provider).await?;
+        let sender = self.sender().await?;
+        let nonce = sender.take_nonce();
+        let signed = sender.sign(gate, input.clone(), gas, nonce, fees, U256::ZERO).await?;
+        match sender.broadcast(&signed).await {
+            Ok(()) => {}
+            // The node may hold it: followed like one it accepted.
+            Err(BroadcastError::Transport(e)) => {
+                warn!(%market, nonce, error = %crate::error_chain(&*e), "{what}: send failed in transport; followed at its nonce");
             }
-            Err(e) => {
-                warn!(%market, error = %crate::error_chain(&e), "{what} not confirmed; tried again next cycle");
+            Err(BroadcastError::Refused(r)) => {
+                sender.give_back(nonce);
+                warn!(%market, nonce, refusal = %r, "{what}: the node refused it; tried again next cycle");
                 let floor = self.pending_nonce_floor();
                 self.sender().await?.resync(floor).await?;
+                return Ok(false);
+            }
+        }
+        self.own_pending.insert(
+            market,
+            OwnPending {
+                what,
+                nonce,
+                input,
+                gas,
+                attempts: vec![signed.attempt],
+                sent: Instant::now(),
+            },
+        );
+        let tx = signed.attempt.tx;
+        match executor::wait_receipt(&self.provider, tx, self.resend_after).await {
+            Ok(r) => {
+                self.own_pending.remove(&market);
+                if !r.status() {
+                    warn!(%market, %tx, "{what} reverted");
+                }
+                Ok(r.status())
+            }
+            Err(e) => {
+                warn!(%market, nonce, error = %crate::error_chain(&e), "{what} not mined yet; re-sent at the same nonce if it stays stuck");
                 Ok(false)
             }
         }
     }
+
+    /// Follows the keeper's own calls still pending: one whose attempt is mined is done; one
+    /// whose nonce another transaction used is dropped (its position is looked at afresh); one
+    /// not mined after `--resend-after` is re-signed at its own nonce with bumped fees. Returns
+    /// how many redeems and write-offs were mined and succeeded.
+    pub(super) async fn settle_own(&mut self) -> Result<(usize, usize)> {
+        let mut done = (0, 0);
+        let markets: Vec<Address> = self.own_pending.keys().copied().collect();
+        for market in markets {
+            let Some(own) = self.own_pending.get(&market) else { continue };
+            let (what, nonce) = (own.what, own.nonce);
+            let mut mined = None;
+            for a in &own.attempts {
+                if let Some(r) = self
+                    .provider
+                    .get_transaction_receipt(a.tx)
+                    .await
+                    .map_err(|e| ExecError::Rpc(Box::new(e)))?
+                {
+                    mined = Some(r);
+                    break;
+                }
+            }
+            if let Some(r) = mined {
+                self.own_pending.remove(&market);
+                if r.status() {
+                    if what == REDEEM {
+                        done.0 += 1;
+                    } else {
+                        done.1 += 1;
+                    }
+                } else {
+                    warn!(%market, tx = %r.transaction_hash, "{what} reverted");
+                }
+                continue;
+            }
+            let latest = self
+                .provider
+                .get_transaction_count(self.keeper_addr)
+                .await
+                .map_err(|e| ExecError::Rpc(Box::new(e)))?;
+            if latest > nonce {
+                // Mined nonces include ours, but none of our attempts: another transaction of
+                // this key took it. Nothing of ours can be mined at it any more.
+                warn!(%market, nonce, "{what}: its nonce was used by another transaction; looked at afresh");
+                self.own_pending.remove(&market);
+                continue;
+            }
+            let own = &self.own_pending[&market];
+            if own.sent.elapsed() < self.resend_after {
+                continue;
+            }
+            let last = *own.attempts.last().expect("an own call has an attempt");
+            let (input, gas) = (own.input.clone(), own.gas);
+            let fees = executor::bumped(last.into(), executor::current_fees(&self.provider).await?);
+            let gate = self.gate;
+            let sender = self.sender().await?;
+            let signed = sender.sign(gate, input, gas, nonce, fees, U256::ZERO).await?;
+            let sent = sender.broadcast(&signed).await;
+            let own = self.own_pending.get_mut(&market).expect("still pending");
+            own.sent = Instant::now();
+            match sent {
+                Ok(()) => {
+                    own.attempts.push(signed.attempt);
+                    info!(%market, nonce, tx = %signed.attempt.tx, max_fee = fees.max_fee_per_gas, "{what} re-sent at the same nonce with bumped fees");
+                }
+                Err(BroadcastError::Transport(e)) => {
+                    // It may have reached the node: followed like the others.
+                    own.attempts.push(signed.attempt);
+                    warn!(%market, nonce, error = %crate::error_chain(&*e), "{what}: re-send failed in transport");
+                }
+                // NonceTooLow: an attempt was mined (seen next time) or another tx took it.
+                Err(BroadcastError::Refused(r)) => {
+                    warn!(%market, nonce, refusal = %r, "{what}: replacement refused");
+                }
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// One of the keeper's own calls (redeem, writeOff) sent and not yet seen mined.
+pub(super) struct OwnPending {
+    what: &'static str,
+    pub(super) nonce: u64,
+    input: alloy::primitives::Bytes,
+    gas: u64,
+    /// Every signed version, first to last: at most one of them can be mined.
+    attempts: Vec<crate::journal::Attempt>,
+    /// When it was last sent by this process.
+    sent: Instant,
 }
