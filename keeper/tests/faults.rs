@@ -1,10 +1,13 @@
 //! The fault matrix of issue 8, items 1-6 and 10, against a real anvil and the real compiled
 //! contracts: paused mining, a dropped transaction, a base-fee spike, a reorganisation, a
 //! SIGKILL with a transaction in flight, a node gone past `--max-outage`, and a second gate on
-//! the same factory. Chain time never depends on the wall clock here: every block is 1 s after
-//! the one before (`common::world`), and blocks are mined on demand (automine off where order
-//! matters). Wall-clock sleeps only make a re-send due (it can only become more due as time
-//! passes), and waits for a child process are hang guards; neither decides an outcome.
+//! the same factory; and the keeper's nonce used or freed by someone else holding its key (a
+//! nonce taken between cycles, a dropped transaction leaving a gap below pending submissions, a
+//! submission replaced in the pool). Chain time never depends on the wall clock here: every
+//! block is 1 s after the one before (`common::world`), and blocks are mined on demand
+//! (automine off where order matters). Wall-clock sleeps only make a re-send due (it can only
+//! become more due as time passes), and waits for a child process are hang guards; neither
+//! decides an outcome.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
@@ -12,8 +15,11 @@
 mod common;
 
 use alloy::{
+    consensus::Transaction as _,
+    network::{TransactionBuilder, TransactionResponse as _},
     primitives::{Address, TxHash, U256},
     providers::Provider,
+    rpc::types::TransactionRequest,
 };
 use common::{
     anvil_rpc, artifacts, automine, decisions, eventually, eventually_async, mine, offchain,
@@ -23,7 +29,7 @@ use keeper::{
     bindings::{reason, IRiskGate},
     deploy::{self, GateSpec},
     dev::world::{Actor, World},
-    journal::{Journal, Outcome},
+    journal::{Entry, Journal, Outcome},
     recorder::feed::{self, ChainRecord, FeedRow},
     runner::{CycleReport, Keeper},
     strategy::Model,
@@ -233,7 +239,6 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let replacement = t.latest().tx;
     let pooled =
         w.keeper_rpc.get_transaction_by_hash(replacement).await.unwrap().expect("in the pool");
-    use alloy::consensus::Transaction as _;
     assert_eq!(pooled.inner.nonce(), nonce, "re-sent at the same nonce, never a new one");
 
     resume_mining(&w).await;
@@ -542,5 +547,301 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     assert_eq!(per_market(&k.record).get(&a), Some(&1));
     chain_is_record(&w, &k).await;
     println!("confirmations 2: the decision entered the record once 2 blocks were mined above it");
+    w.stop().await;
+}
+
+// --- the keeper's nonce, used or freed by someone else
+
+/// The keeper's nonce as of the latest block: every nonce below it is used on chain.
+async fn keeper_nonce(w: &World) -> u64 {
+    w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap()
+}
+
+/// The keeper's nonce counting the node's pool (its ready transactions only: one parked
+/// behind a gap does not count).
+async fn keeper_pending_nonce(w: &World) -> u64 {
+    w.keeper_rpc.get_transaction_count(w.keeper_addr).pending().await.unwrap()
+}
+
+/// Fees (max fee, priority fee) a plain transfer pays to be mined now: twice the node's
+/// estimate of the max fee, its suggested priority fee.
+async fn plain_fees(w: &World) -> (u128, u128) {
+    let est = w.keeper_rpc.estimate_eip1559_fees().await.unwrap();
+    (est.max_fee_per_gas * 2, est.max_priority_fee_per_gas)
+}
+
+/// A transfer of `value` wei to `to` at `nonce`, signed with the keeper's key but outside the
+/// keeper (an operator's wallet holding the same key), paying `(max fee, priority fee)`.
+/// Returns its hash once the node holds it; it is mined at once only if mining is on.
+async fn send_with_keeper_key(
+    w: &World,
+    to: Address,
+    value: u64,
+    nonce: u64,
+    (max_fee, priority): (u128, u128),
+) -> TxHash {
+    let req = TransactionRequest::default()
+        .with_from(w.keeper_addr)
+        .with_to(to)
+        .with_value(U256::from(value))
+        .with_nonce(nonce)
+        .with_gas_limit(21_000)
+        .with_max_fee_per_gas(max_fee)
+        .with_max_priority_fee_per_gas(priority);
+    *w.keeper_rpc.send_transaction(req).await.unwrap().tx_hash()
+}
+
+/// Whether the node knows `tx` at all (in its pool or mined).
+async fn node_knows(w: &World, tx: TxHash) -> bool {
+    w.keeper_rpc.get_transaction_by_hash(tx).await.unwrap().is_some()
+}
+
+/// The mined transaction of the keeper's key at `nonce`, looked for in blocks `from..=head`.
+async fn keeper_tx_at(w: &World, nonce: u64, from: u64) -> alloy::rpc::types::Transaction {
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    for n in from..=head {
+        let block = w.keeper_rpc.get_block_by_number(n.into()).full().await.unwrap().unwrap();
+        if let Some(t) = block
+            .transactions
+            .into_transactions()
+            .find(|t| t.from() == w.keeper_addr && t.nonce() == nonce)
+        {
+            return t;
+        }
+    }
+    panic!("no transaction of the keeper's key at nonce {nonce} in blocks {from}..={head}")
+}
+
+/// Every entry of the journal the keeper wrote in `dir`, in order.
+fn journal_entries(dir: &Path) -> Vec<Entry> {
+    std::fs::read_to_string(dir.join(keeper::journal::JOURNAL_FILE))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The submission an entry is about, if it is about one.
+fn entry_id(e: &Entry) -> Option<u64> {
+    match e {
+        Entry::Submit(s) => Some(s.id),
+        Entry::Resend { id, .. } | Entry::Done { id, .. } | Entry::Reopened { id } => Some(*id),
+        Entry::Offchain(_) => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_once() {
+    let _g = serial();
+    let (w, dir) = start().await;
+    let a = buy_up_market(&w).await;
+    let mut k = keeper(&w, &dir, NO_RESEND);
+
+    // Cycle 1 (automine): A is submitted at n and mined; the keeper's sender now holds n + 1 as
+    // its next nonce, and keeps it until a send is refused (nothing else re-reads it).
+    let r = cycle(&mut k).await;
+    assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 0));
+    let n = k.journal().submissions().next().unwrap().sub.nonce;
+    assert_eq!(keeper_nonce(&w).await, n + 1);
+
+    // Behind its back, the same key uses n + 1 (1 wei to the maker), mined at once.
+    let theirs = send_with_keeper_key(&w, w.maker_addr, 1, n + 1, plain_fees(&w).await).await;
+    assert!(
+        eventually_async(HANG_GUARD, || async {
+            w.keeper_rpc.get_transaction_receipt(theirs).await.unwrap().is_some()
+        })
+        .await,
+        "the other transaction is mined"
+    );
+    // Market B is created and seeded with the maker's key: the keeper's nonce is n + 2 on
+    // chain, one above what its sender will sign with.
+    let b = buy_up_market(&w).await;
+    assert_eq!(keeper_nonce(&w).await, n + 2);
+
+    // Cycle 2: only B is due (A was decided a few blocks, so a few seconds, ago: well inside
+    // the 3,600 s re-ask interval). Signed at the stale n + 1, refused "nonce too low",
+    // resynced from the node (pending count n + 2) and signed again there: one answer, one
+    // transaction reaching the chain, no off-chain row.
+    let r = cycle(&mut k).await;
+    assert_eq!(
+        (r.asked, r.submitted, r.pending, r.offchain_failures),
+        (1, 1, 0, 0),
+        "B asked once, sent once after the resync, mined"
+    );
+    let id_b = k.journal().submissions().find(|t| t.sub.market == b).unwrap().sub.id;
+    let for_b: Vec<Entry> =
+        journal_entries(dir.path()).into_iter().filter(|e| entry_id(e) == Some(id_b)).collect();
+    // Journalled in order: signed at the stale n + 1, closed as not sent when refused, signed
+    // again at n + 2 (the same submission id), confirmed.
+    assert_eq!(for_b.len(), 4, "refused once, then sent once: {for_b:?}");
+    let Entry::Submit(stale) = &for_b[0] else { panic!("{for_b:?}") };
+    assert_eq!(for_b[1], Entry::Done { id: id_b, outcome: Outcome::NotSent, tx: None });
+    let Entry::Submit(fresh) = &for_b[2] else { panic!("{for_b:?}") };
+    assert_eq!(
+        for_b[3],
+        Entry::Done { id: id_b, outcome: Outcome::Confirmed, tx: Some(fresh.first.tx) }
+    );
+    assert_eq!(stale.nonce, n + 1, "first signed at the sender's stale nonce");
+    assert_eq!(fresh.nonce, n + 2, "signed again at the node's nonce after the resync");
+    assert!(!node_knows(&w, stale.first.tx).await, "the refused transaction is nowhere");
+    // n (A), n + 1 (theirs), n + 2 (B): 3 nonces used since A's.
+    assert_eq!(keeper_nonce(&w).await, n + 3);
+
+    let chain = chain_is_record(&w, &k).await;
+    let counts = per_market(&chain);
+    assert_eq!(counts.get(&a), Some(&1), "one decision for A: {counts:?}");
+    assert_eq!(counts.get(&b), Some(&1), "one decision for B: {counts:?}");
+    assert_eq!(chain.decided.len(), 2);
+    assert!(chain.decided.iter().any(|d| d.market == b && d.id.tx == fresh.first.tx));
+    let rows = feed_rows(dir.path());
+    assert_eq!(decisions(&rows).len(), 2);
+    assert!(offchain(&rows).is_empty(), "{:?}", offchain(&rows));
+    println!(
+        "nonce used behind the keeper's back: nonce {} refused as too low, B sent at {}: 1 decision each for A and B",
+        n + 1,
+        n + 2
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() {
+    let _g = serial();
+    let (w, dir) = start().await;
+    let (a, b) = (buy_up_market(&w).await, buy_up_market(&w).await);
+    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let n = keeper_nonce(&w).await;
+
+    pause_mining(&w).await;
+    // The same key, outside the keeper, sends 1 wei to the maker at n: it waits in the pool, so
+    // the keeper (its sender created now, from the pool's count n + 1) signs at n + 1 and n + 2.
+    let theirs = send_with_keeper_key(&w, w.maker_addr, 1, n, plain_fees(&w).await).await;
+    let r = cycle(&mut k).await;
+    assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
+    let subs: Vec<_> = k.journal().pending().cloned().collect();
+    let mut nonces: Vec<u64> = subs.iter().map(|t| t.sub.nonce).collect();
+    nonces.sort_unstable();
+    assert_eq!(nonces, vec![n + 1, n + 2], "the keeper's two submissions sit above n");
+
+    // The transaction at n leaves the pool. anvil drops with it every pooled transaction of the
+    // same key that could only follow it: the keeper's two submissions are gone too, and the
+    // key's pending count is back to n.
+    anvil_rpc(&w.keeper_rpc, "anvil_dropTransaction", json!([theirs])).await;
+    assert!(!node_knows(&w, theirs).await, "the node forgot it");
+    for t in &subs {
+        assert!(!node_knows(&w, t.sub.first.tx).await, "dropped with it: nonce {}", t.sub.nonce);
+    }
+    assert_eq!(keeper_pending_nonce(&w).await, n);
+
+    // Cycle 2 (mining still paused): each submission the node no longer knows is re-sent at its
+    // own nonce at once (unknown makes it due, whatever the clock); those re-sends are parked
+    // behind n, which no submission uses, so the pending count stays n < n + 2: a gap, filled
+    // with a 0-value transfer to self at n. Then the pool holds n, n + 1, n + 2, all ready.
+    let r = cycle(&mut k).await;
+    assert_eq!((r.asked, r.submitted, r.pending), (0, 0, 2), "pending markets are not asked");
+    assert_eq!(r.settled.resent, 2, "both dropped submissions re-sent at their own nonces");
+    assert_eq!(r.settled.gaps_filled, 1, "nonce n filled");
+    for t in &subs {
+        let now = k.journal().get(t.sub.id).unwrap();
+        assert_eq!(now.attempts.len(), 2, "first send and one re-send");
+        assert_eq!(now.sub.nonce, t.sub.nonce, "a re-send keeps the submission's nonce");
+        assert!(node_knows(&w, now.latest().tx).await, "the re-send is in the pool");
+    }
+    assert_eq!(keeper_pending_nonce(&w).await, n + 3, "n + 3: the gap fill made n..=n+2 ready");
+
+    let first_new_block = w.keeper_rpc.get_block_number().await.unwrap() + 1;
+    resume_mining(&w).await;
+    let r = cycle(&mut k).await;
+    assert_eq!((r.settled.confirmed, r.pending), (2, 0), "the submissions above the gap are mined");
+    assert_eq!(keeper_nonce(&w).await, n + 3, "n (the gap fill), n + 1 and n + 2 all used");
+    let fill = keeper_tx_at(&w, n, first_new_block).await;
+    assert_ne!(*fill.inner.tx_hash(), theirs, "n was used by the keeper's gap fill, not theirs");
+    assert_eq!(fill.to(), Some(w.keeper_addr), "a transfer to self");
+    assert_eq!(fill.value(), U256::ZERO);
+    assert!(fill.input().is_empty());
+
+    let chain = chain_is_record(&w, &k).await;
+    let counts = per_market(&chain);
+    assert_eq!(counts.get(&a), Some(&1), "one decision for A: {counts:?}");
+    assert_eq!(counts.get(&b), Some(&1), "one decision for B: {counts:?}");
+    assert_eq!(chain.decided.len(), 2);
+    for t in &subs {
+        let latest = k.journal().get(t.sub.id).unwrap().latest().tx;
+        assert!(chain.decided.iter().any(|d| d.id.tx == latest), "the re-send is the one mined");
+    }
+    let rows = feed_rows(dir.path());
+    assert_eq!(decisions(&rows).len(), 2);
+    assert!(offchain(&rows).is_empty(), "{:?}", offchain(&rows));
+    println!(
+        "gap: tx at nonce {n} dropped below submissions at {} and {}: both re-sent, {n} filled, 1 decision each",
+        n + 1,
+        n + 2
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replaced_and_asked_again()
+{
+    let _g = serial();
+    let (w, dir) = start().await;
+    let a = buy_up_market(&w).await;
+    let mut k = keeper(&w, &dir, RESEND_AFTER);
+
+    pause_mining(&w).await;
+    let r = cycle(&mut k).await;
+    assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 1), "sent, not mined");
+    let first = k.journal().pending().next().unwrap().clone();
+    let n = first.sub.nonce;
+    // The same key, outside the keeper, replaces it in the pool: a 0-value transfer to self at
+    // n paying 10 times both of its fees (far past the 10 % bump a replacement needs).
+    let fees =
+        (first.sub.first.max_fee_per_gas * 10, first.sub.first.max_priority_fee_per_gas * 10);
+    let theirs = send_with_keeper_key(&w, w.keeper_addr, 0, n, fees).await;
+    assert!(!node_knows(&w, first.sub.first.tx).await, "the submission left the pool");
+    assert!(node_knows(&w, theirs).await);
+    resume_mining(&w).await;
+    let receipt = w.keeper_rpc.get_transaction_receipt(theirs).await.unwrap().expect("mined");
+    assert!(receipt.status());
+    assert_eq!(keeper_nonce(&w).await, n + 1, "n is used, by theirs");
+
+    // Cycle 2: n is used as of the confirmed block by a transaction that is none of the
+    // submission's, so it is replaced (not published); with no pending submission and no
+    // decision on chain, A is due again at once: asked, sent at n + 1, mined.
+    let r = cycle(&mut k).await;
+    assert_eq!(r.settled.replaced, 1);
+    assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 0), "A asked again, sent and mined");
+    let j = Journal::open(dir.path()).unwrap();
+    assert_eq!(
+        j.get(first.sub.id).unwrap().outcome,
+        Some((Outcome::Replaced, None)),
+        "the first submission is closed as replaced"
+    );
+    let again: Vec<_> = j.submissions().filter(|t| t.sub.id != first.sub.id).collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].sub.market, again[0].sub.nonce), (a, n + 1));
+    let second = again[0].sub.first.tx;
+    assert_eq!(again[0].outcome, Some((Outcome::Confirmed, Some(second))));
+    assert_eq!(keeper_nonce(&w).await, n + 2, "n (theirs) and n + 1 (A's second submission)");
+
+    let chain = chain_is_record(&w, &k).await;
+    assert_eq!(per_market(&chain).get(&a), Some(&1), "exactly one decision for A");
+    assert_eq!(chain.decided.len(), 1);
+    assert_eq!(chain.decided[0].id.tx, second, "the second submission's, never the first's");
+    let rows = feed_rows(dir.path());
+    assert_eq!(decisions(&rows).len(), 1);
+    let off = offchain(&rows);
+    assert_eq!(off.len(), 1, "one off-chain row: the replaced submission {off:?}");
+    assert_eq!(off[0].market, a.to_checksum(None));
+    assert_eq!(off[0].prompt_hash, Some(first.sub.prompt_hash.to_string()));
+    assert_eq!(
+        off[0].error,
+        format!("not published: nonce {n} was used by a transaction that is not this submission's")
+    );
+    println!(
+        "replaced: submission at nonce {n} displaced by {theirs}; recorded not published, A asked again at {}: 1 decision",
+        n + 1
+    );
     w.stop().await;
 }
