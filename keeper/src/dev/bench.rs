@@ -113,14 +113,22 @@ async fn head(w: &World) -> Result<BlockRef> {
     crate::follower::head(&w.keeper_rpc).await.map_err(follow_err("reading the chain head"))
 }
 
-/// The demo's bounds with the position caps and the drawdown bound opened wide, so that the
-/// throughput run measures the keeper, not the gate's limits.
+/// The bench's own bounds: the price band [0.05, 0.95], lots of 10 units and 600 s of headroom
+/// (the mixed workload's BUY_DOWN at 0.98 is refused by the band, reason 5), with the position
+/// caps and the drawdown bound opened wide, so that the throughput run measures the keeper, not
+/// the gate's limits.
 fn bench_params() -> IRiskGate::Params {
     IRiskGate::Params {
+        minPrice: U256::from(50_000u64),
+        maxPrice: U256::from(950_000u64),
+        maxSize: U256::from(10_000_000u64),
+        minHeadroom: 600,
         maxConcurrent: 255,
         maxNotional: U256::from(1_000_000_000_000u64),
+        maxHorizon: 86_400,
         maxDrawdown: U256::from(1_000_000_000_000u64),
-        ..crate::dev::demo::demo_params()
+        writeOffGrace: 3_600,
+        minFillBps: 2_500,
     }
 }
 
