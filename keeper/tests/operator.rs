@@ -400,3 +400,92 @@ async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
     assert!(!dir.path().join("deployments/31337.json").exists());
     anvil.stop().await;
 }
+
+/// A free loopback port with nothing listening on it (bound, then released): connecting to it
+/// is refused until something binds it again.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Adversary: a flaky node, down when the keeper starts (a node and its bot started together,
+/// a node restarting). The keeper waits for it as it waits out an outage mid-run, instead of
+/// exiting at once: within `--max-outage` it gives up with the cause; without it, it carries on
+/// the moment the node answers. A TLS error is not waited for (inference.rs: it fails at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_down_at_start_is_waited_for() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+    let gate = "0x0000000000000000000000000000000000000001";
+
+    // Nothing ever listens: given up after --max-outage-secs 1, naming it and the cause.
+    let rpc = format!("http://127.0.0.1:{}", closed_port());
+    let (code, _, err) = keeper(
+        &["run", "--once", "--rpc-url", &rpc, "--gate", gate, "--results", results],
+        &[("KEEPER_PRIVATE_KEY", key), ("KEEPER_MAX_OUTAGE_SECS", "1")],
+    );
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("node unreachable at start; waiting for it"), "{err}");
+    assert!(err.contains("past --max-outage"), "{err}");
+    assert!(err.contains(&format!("cannot reach the RPC at {rpc}")), "the cause is kept: {err}");
+
+    // The node comes up on that port while the keeper waits: it connects and runs its cycle.
+    let w = world(&[]).await;
+    let port = closed_port();
+    let rpc = format!("http://127.0.0.1:{port}");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(root())
+        .args(["run", "--once", "--rpc-url", &rpc, "--results", results])
+        .arg("--gate")
+        .arg(w.deployment.gate.to_string())
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(KEEPER).unwrap())
+        .env_remove("KEEPER_MAX_OUTAGE_SECS")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // Hang guard only: the keeper prints its first "waiting" line within a second of starting.
+    tokio::time::timeout(common::HANG_GUARD, async {
+        use tokio::io::AsyncBufReadExt;
+        while !seen.contains("waiting for it") {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).await.unwrap() > 0, "exited early: {seen}");
+            seen.push_str(&line);
+        }
+    })
+    .await
+    .expect("the keeper reports that it waits");
+    // Now the port forwards to the world's anvil.
+    let upstream = format!(
+        "{}:{}",
+        w.anvil.url.host_str().unwrap(),
+        w.anvil.url.port_or_known_default().unwrap()
+    );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let mut out = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+            });
+        }
+    });
+    let status = tokio::time::timeout(common::HANG_GUARD, async {
+        let mut rest = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut rest).await.unwrap();
+        seen.push_str(&rest);
+        child.wait().await.unwrap()
+    })
+    .await
+    .expect("the keeper finishes its cycle once the node is up");
+    assert!(status.success(), "{seen}");
+    assert!(seen.contains("cycle done"), "{seen}");
+    println!("operator: a node down at start is waited for; with --max-outage-secs 1 the keeper gives up with the cause");
+    w.stop().await;
+}

@@ -398,7 +398,10 @@ pub fn default_confirmations(chain_id: u64) -> u64 {
 /// 0); whatever ends it, the record is written first, and every off-chain row is already in the
 /// journal.
 pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
-    let (reader, chain_id) = chain::connect_checked(&cfg.chain).await?;
+    let Some((reader, chain_id)) = connect_waiting(&cfg, &cancel).await? else {
+        info!("stopping on a signal before the node answered");
+        return Ok(());
+    };
     let saved = crate::deploy::load_saved(&reader, root, chain_id, cfg.log_range).await?;
     let gate = match (cfg.gate, &saved) {
         (Some(g), _) => g,
@@ -475,6 +478,75 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
     outcome
 }
 
+/// Whether a failure to reach the node looks like a node that is not up yet (connection refused,
+/// reset or timed out; a gateway's 502/503/504), not like a setting that can never work (a TLS
+/// certificate the keeper does not trust, a host that does not resolve): only the first is
+/// waited for at start.
+fn not_up_yet(e: &chain::ChainError) -> bool {
+    use alloy::transports::{RpcError, TransportErrorKind};
+    use std::io::ErrorKind::*;
+    let chain::ChainError::Unreachable { source, .. } = e else { return false };
+    if let RpcError::Transport(TransportErrorKind::HttpError(h)) = source.as_ref() {
+        return matches!(h.status, 502..=504);
+    }
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                ConnectionRefused | ConnectionReset | ConnectionAborted | TimedOut
+            ) {
+                return true;
+            }
+        }
+        next = err.source();
+    }
+    false
+}
+
+/// How long to wait before the next try in an outage `down` long: the backoff, cut so that the
+/// last try lands at `--max-outage` (never less than 50 ms).
+fn outage_wait(backoff: Duration, down: Duration, max_outage: Option<Duration>) -> Duration {
+    match max_outage {
+        Some(max) => backoff.min(max.saturating_sub(down)).max(Duration::from_millis(50)),
+        None => backoff,
+    }
+}
+
+/// Connects to the node, waiting out an unreachable one as the run loop waits out an outage
+/// (the same backoff, bounded by `--max-outage`), so a keeper started before its node comes up
+/// once it does. Anything but "unreachable" (a wrong chain id, a malformed URL) fails at once.
+/// `None` when a signal arrived first.
+async fn connect_waiting(
+    cfg: &RunConfig,
+    cancel: &CancellationToken,
+) -> Result<Option<(DynProvider, u64)>> {
+    let since = Instant::now();
+    let mut backoff = BACKOFF_FIRST;
+    loop {
+        match chain::connect_checked(&cfg.chain).await {
+            Ok(c) => return Ok(Some(c)),
+            Err(e @ chain::ChainError::Unreachable { .. }) if not_up_yet(&e) => {
+                let down = since.elapsed();
+                if cfg.max_outage.is_some_and(|max| down >= max) {
+                    return Err(RunError::Outage {
+                        secs: down.as_secs(),
+                        last: Box::new(e.into()),
+                    });
+                }
+                warn!(error = %crate::error_chain(&e), retry_in_ms = backoff.as_millis() as u64, down_secs = down.as_secs(), "node unreachable at start; waiting for it");
+                let wait = outage_wait(backoff, down, cfg.max_outage);
+                tokio::select! {
+                    _ = cancel.cancelled() => return Ok(None),
+                    _ = tokio::time::sleep(wait) => {}
+                }
+                backoff = (backoff * 2).min(BACKOFF_CAP);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 async fn run_loop(
     keeper: &mut Keeper,
     model: &Model,
@@ -532,12 +604,7 @@ async fn run_loop(
                 if cancel.is_cancelled() {
                     continue;
                 }
-                let wait = match cfg.max_outage {
-                    Some(max) => {
-                        backoff.min(max.saturating_sub(down)).max(Duration::from_millis(50))
-                    }
-                    None => backoff,
-                };
+                let wait = outage_wait(backoff, down, cfg.max_outage);
                 tokio::select! {
                     _ = cancel.cancelled() => {}
                     _ = tokio::time::sleep(wait) => {}
