@@ -537,6 +537,10 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let r = cycle(&mut k).await;
     assert_eq!((r.submitted, r.pending), (1, 1));
     assert!(k.record.decided.is_empty(), "mined at the head: not confirmed");
+    // Mined within the cycle: its Decision, decoded from its own receipt, is a PASS.
+    assert_eq!(r.mined.len(), 1);
+    let mined = r.mined[0].clone();
+    assert_eq!(mined.reason, reason::PASS);
     mine(&w.keeper_rpc).await; // 1 block above it: head - 2 is still below it
     let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.pending), (0, 1));
@@ -545,6 +549,7 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let r = cycle(&mut k).await;
     assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
     assert_eq!(per_market(&k.record).get(&a), Some(&1));
+    assert_eq!(k.record.decided[0].id, mined.decision, "the row has the receipt's identity");
     chain_is_record(&w, &k).await;
     println!("confirmations 2: the decision entered the record once 2 blocks were mined above it");
     w.stop().await;

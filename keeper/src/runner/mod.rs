@@ -146,6 +146,10 @@ pub struct CycleReport {
     pub asked: usize,
     /// Submissions signed, journalled and sent this cycle.
     pub submitted: usize,
+    /// This cycle's submissions mined within the cycle, each with the `Decision` decoded from its
+    /// own receipt. They enter the record only once confirmed (`--confirmations` deep), through
+    /// the follower, under the same [`DecisionId`].
+    pub mined: Vec<Submitted>,
     pub offchain_failures: usize,
     pub redeemed: usize,
     pub written_off: usize,
@@ -340,7 +344,7 @@ impl Keeper {
             }
         }
         drop(arrivals);
-        self.await_mined(&ids).await?;
+        let mined = self.await_mined(&ids).await?;
         // Positions as recorded at the start of the cycle: one filled just now sits in a market
         // that was open when read, so it is redeemed by a later cycle.
         let (own_redeemed, own_written_off) = self.settle_own().await?;
@@ -362,6 +366,7 @@ impl Keeper {
             markets_known: self.follower.market_count(),
             asked,
             submitted: ids.len(),
+            mined,
             offchain_failures: self.journal.offchain().len() - off_before,
             redeemed,
             written_off,
@@ -572,6 +577,7 @@ async fn run_loop(
                     markets = r.markets_known,
                     asked = r.asked,
                     submitted = r.submitted,
+                    mined = r.mined.len(),
                     pending = r.pending,
                     confirmed = r.settled.confirmed,
                     resent = r.settled.resent,
