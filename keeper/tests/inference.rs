@@ -4,23 +4,42 @@
 //! Time never decides an outcome: chain time is a count of blocks (`common::world`), the
 //! timing assertion is a lower bound measured by the server's own clock (the keeper must not
 //! retry earlier than `Retry-After` told it) with a 30 s ceiling far above the 1 s asked for,
-//! and every answer is served on loopback far inside the 10 s inference timeout.
+//! and every answer is served on loopback far inside the 10 s inference timeout. A request the
+//! server holds open is released by the test only after it has seen what it waits for, and
+//! the keeper's inference timeout there is an hour, far past every hang guard.
 // Each test runs on its own runtime; the std lock held across awaits is exactly what serialises
 // them (no task inside one runtime ever contends for it).
 #![allow(clippy::await_holding_lock)]
 
 mod common;
 
+use alloy::{
+    primitives::Address,
+    providers::{DynProvider, Provider},
+    rpc::types::Filter,
+    sol_types::SolEvent,
+};
 use common::{
-    decisions, offchain, root, serial, serve_inference, test_pki, tls_proxy, world, Canned,
+    decisions, eventually, eventually_async, offchain, read_request, root, serial, serve_inference,
+    test_pki, tls_proxy, world, write_canned, Canned, HANG_GUARD,
 };
 use keeper::{
+    bindings::IRiskGate,
     cli::InferenceOptions,
+    journal::{Journal, JOURNAL_FILE},
     recorder::feed,
     strategy::{openai::OpenAiClient, Model},
 };
 use serde_json::json;
-use std::time::Duration;
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+use tokio::{
+    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
+    net::TcpListener,
+    sync::watch,
+};
 use tokio_util::sync::CancellationToken;
 
 fn openai(url: &str, timeout: Duration) -> Model {
@@ -224,5 +243,309 @@ async fn https_rpc_and_inference_work_with_a_ca_trusted_through_ssl_cert_file() 
     assert_eq!((ds[0].raw.as_deref(), ds[0].reason), (Some("BUY_UP"), 0));
     assert_eq!(ds[0].market, m.to_checksum(None));
     assert!(offchain(&rows).is_empty());
+    w.stop().await;
+}
+
+// --- a loopback server that holds requests open
+
+/// What the holding server does with one request, chosen from its body.
+#[derive(Clone)]
+enum Hold {
+    /// Answered as soon as it has been read.
+    Now(Canned),
+    /// Held open until the test calls [`Holding::release`], then answered.
+    UntilReleased(Canned),
+    /// Held open and never answered, until the client closes the connection.
+    Forever,
+}
+
+/// An OpenAI-compatible server on 127.0.0.1: it reads each request whole, logs its body, then
+/// does what the policy says for that body. One request per connection.
+struct Holding {
+    url: String,
+    /// Bodies of the requests read whole, in arrival order.
+    requests: Arc<Mutex<Vec<String>>>,
+    /// Bodies of the requests answered, in answer order.
+    answered: Arc<Mutex<Vec<String>>>,
+    release: watch::Sender<bool>,
+}
+
+impl Holding {
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn answered(&self) -> Vec<String> {
+        self.answered.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Answers every request held [`Hold::UntilReleased`]: those held now and any later one.
+    fn release(&self) {
+        self.release.send_replace(true);
+    }
+}
+
+async fn serve_holding(policy: impl Fn(&str) -> Hold + Send + Sync + 'static) -> Holding {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (requests, answered) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
+    let (release, released) = watch::channel(false);
+    let policy = Arc::new(policy);
+    let (req_log, ans_log) = (requests.clone(), answered.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let (policy, req_log, ans_log) = (policy.clone(), req_log.clone(), ans_log.clone());
+            let mut released = released.clone();
+            tokio::spawn(async move {
+                let Some(body) = read_request(&mut sock).await else { return };
+                req_log.lock().unwrap_or_else(|e| e.into_inner()).push(body.clone());
+                let reply = match policy(&body) {
+                    Hold::Now(reply) => reply,
+                    Hold::UntilReleased(reply) => tokio::select! {
+                        r = released.wait_for(|r| *r) => match r {
+                            Ok(_) => reply,
+                            Err(_) => return,
+                        },
+                        // The client gave up first.
+                        _ = until_closed(&mut sock) => return,
+                    },
+                    Hold::Forever => return until_closed(&mut sock).await,
+                };
+                write_canned(&mut sock, &reply).await;
+                ans_log.lock().unwrap_or_else(|e| e.into_inner()).push(body);
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    Holding { url, requests, answered, release }
+}
+
+/// Returns when the peer closes the connection (or it fails).
+async fn until_closed<S: AsyncRead + Unpin>(sock: &mut S) {
+    let mut chunk = [0u8; 1024];
+    while let Ok(1..) = sock.read(&mut chunk).await {}
+}
+
+/// The markets of `markets` whose prompt (the rendered user part names the market by its
+/// checksummed address, `market: 0x...`) is in `body`.
+fn asked_about(body: &str, markets: &[Address]) -> Vec<Address> {
+    markets
+        .iter()
+        .copied()
+        .filter(|m| body.contains(&format!("market: {}", m.to_checksum(None))))
+        .collect()
+}
+
+/// The gate's `Decision` events about `market` in the node's blocks so far, with their block.
+async fn decided(
+    p: &DynProvider,
+    gate: Address,
+    market: Address,
+) -> Vec<(u64, IRiskGate::Decision)> {
+    let filter = Filter::new()
+        .address(gate)
+        .event_signature(IRiskGate::Decision::SIGNATURE_HASH)
+        .topic1(market.into_word())
+        .from_block(0);
+    let logs = p.get_logs(&filter).await.expect("the node answers eth_getLogs");
+    logs.iter()
+        .map(|l| {
+            let ev = IRiskGate::Decision::decode_log(&l.inner).expect("a Decision event");
+            (l.block_number.expect("a mined log"), ev.data)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    // Two due markets (asks at 0.40, so a BUY_UP would pass), asked concurrently (the default
+    // concurrency is 32); the model never answers about either.
+    let mut markets = Vec::new();
+    for _ in 0..2 {
+        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+        w.ask(m, 400_000, 20_000_000).await.unwrap();
+        markets.push(m);
+    }
+    let server = serve_holding(|_| Hold::Forever).await;
+
+    // The long-lived bot (no --once), stopped only by the signal. The inference timeout and the
+    // interval (an hour each) are far past the hang guard, so neither a timed-out ask nor a
+    // second cycle can happen before the signal.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(root())
+        .args(["run", "--interval-secs", "3600", "--inference-timeout-secs", "3600"])
+        .args(["--model", "openai", "--openai-url", &server.url, "--openai-model", "test-model"])
+        .arg("--rpc-url")
+        .arg(w.anvil.url.as_str())
+        .arg("--gate")
+        .arg(w.deployment.gate.to_string())
+        .arg("--results")
+        .arg(&results)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
+        .env_remove("KEEPER_OPENAI_API_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Its log, drained as it is written (a pipe nobody reads would stall the keeper once full).
+    let log = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let drain = {
+        let (mut stderr, log) = (child.stderr.take().unwrap(), log.clone());
+        tokio::spawn(async move {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+                log.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        })
+    };
+    let log_text = || String::from_utf8_lossy(&log.lock().unwrap()).to_string();
+
+    // Both asks are in flight: the server holds one request about each market.
+    let mut exited = None;
+    eventually(HANG_GUARD, || {
+        exited = exited.or(child.try_wait().unwrap());
+        server.requests().len() >= 2 || exited.is_some()
+    })
+    .await;
+    assert!(
+        exited.is_none(),
+        "the keeper exited before being asked to: {exited:?}: {}",
+        log_text()
+    );
+    let mut asked: Vec<Address> =
+        server.requests().iter().flat_map(|b| asked_about(b, &markets)).collect();
+    asked.sort_unstable();
+    let mut want = markets.clone();
+    want.sort_unstable();
+    assert_eq!(asked, want, "one request about each market: {}", log_text());
+    assert!(server.answered().is_empty());
+
+    let pid = child.id().unwrap() as libc::pid_t;
+    // SAFETY: kill(2) on the pid of the child this test spawned (it has not been reaped: it was
+    // still running above, and only this test waits on it).
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tokio::time::timeout(HANG_GUARD, child.wait())
+        .await
+        .expect("the keeper stops after SIGTERM (hang guard)")
+        .unwrap();
+    drain.await.unwrap();
+    let err = log_text();
+    // `keeper run` on a signal: exit 0 (runner::run), and "a cancelled ask is nothing"
+    // (runner/ask.rs): a shutdown is not an inference failure, so no off-chain row, no
+    // submission, no decision.
+    assert!(status.success(), "clean exit on SIGTERM, got {status}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(server.requests().len(), 2, "nothing was asked again: {err}");
+
+    let feed_path = results.join("feed.jsonl");
+    assert!(feed_path.exists(), "the record is written on the way out: {err}");
+    let rows = feed::read_feed(&feed_path).unwrap();
+    assert!(offchain(&rows).is_empty(), "no off-chain row for a cancelled ask: {rows:?}");
+    assert!(decisions(&rows).is_empty(), "nothing was answered, nothing decided: {rows:?}");
+    let feed_text = std::fs::read_to_string(&feed_path).unwrap();
+    assert!(!feed_text.to_ascii_lowercase().contains("cancel"), "{feed_text}");
+
+    let journal_text = std::fs::read_to_string(results.join(JOURNAL_FILE)).unwrap_or_default();
+    assert!(!journal_text.to_ascii_lowercase().contains("cancel"), "{journal_text}");
+    let journal = Journal::open(&results).unwrap();
+    assert!(journal.offchain().is_empty(), "no off-chain entry: {journal_text}");
+    assert_eq!(journal.submissions().count(), 0, "nothing signed or sent: {journal_text}");
+    for m in markets {
+        assert!(decided(&w.keeper_rpc, w.deployment.gate, m).await.is_empty());
+    }
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    // Two due books asking 0.40. B is created first, so it is discovered and asked first: a
+    // keeper that took answers in order, or all of them before submitting, would keep A's
+    // submission behind B's held answer.
+    let b = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(b, 400_000, 20_000_000).await.unwrap();
+    let a = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(a, 400_000, 20_000_000).await.unwrap();
+    let markets = [a, b];
+    // The model abstains about A at once; its BUY_UP about B is held until the test releases it.
+    let server = serve_holding(move |body| match asked_about(body, &markets)[..] {
+        [m] if m == a => Hold::Now(Canned::content("{\"verdict\":\"ABSTAIN\"}")),
+        [m] if m == b => Hold::UntilReleased(Canned::content("{\"verdict\":\"BUY_UP\"}")),
+        _ => Hold::Now(Canned::status("400 Bad Request", "{\"error\":\"which market?\"}")),
+    })
+    .await;
+    // How many requests about `m` the server has read, and answered.
+    let count = |bodies: Vec<String>, m: Address| {
+        bodies.iter().filter(|body| asked_about(body, &markets) == [m]).count()
+    };
+
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    k.concurrency = 2;
+    // An inference timeout far past every hang guard: only the release ends B's wait.
+    let model = openai(&server.url, Duration::from_secs(3_600));
+    let (p, gate) = (&w.keeper_rpc, w.deployment.gate);
+    let observe = async {
+        // A's decision is mined (anvil mines each transaction as it arrives) while B's request
+        // is held open, unanswered.
+        let a_mined =
+            eventually_async(HANG_GUARD, || async move { !decided(p, gate, a).await.is_empty() })
+                .await;
+        assert!(
+            a_mined,
+            "A's decision never reached the chain while B's answer was held; requests about A: \
+             {}, about B: {}",
+            count(server.requests(), a),
+            count(server.requests(), b),
+        );
+        assert!(
+            eventually(HANG_GUARD, || count(server.requests(), b) == 1).await,
+            "B was never asked"
+        );
+        assert_eq!(count(server.answered(), b), 0, "B's answer is still held");
+        assert!(decided(p, gate, b).await.is_empty(), "B cannot be decided before its answer");
+        server.release();
+    };
+    let cancel = CancellationToken::new();
+    let (r, ()) = tokio::time::timeout(3 * HANG_GUARD, async {
+        tokio::join!(k.cycle(&model, None, &cancel), observe)
+    })
+    .await
+    .expect("the cycle ends once B is answered (hang guard)");
+    let r = r.unwrap();
+    assert_eq!((r.asked, r.submitted, r.offchain_failures), (2, 2, 0));
+    assert_eq!((count(server.requests(), a), count(server.requests(), b)), (1, 1));
+
+    let (da, db) = (decided(p, gate, a).await, decided(p, gate, b).await);
+    assert_eq!((da.len(), db.len()), (1, 1), "one decision per market");
+    // ABSTAIN: verdict 0, reason 1 (rule 1, nothing else evaluated). BUY_UP on an ask of 0.40
+    // inside the band, with headroom, slots and collateral to spare: verdict 1, reason 0.
+    assert_eq!((da[0].1.verdict, da[0].1.reason), (0, 1));
+    assert_eq!((db[0].1.verdict, db[0].1.reason), (1, 0));
+    assert!(da[0].0 < db[0].0, "A was mined before B: blocks {} and {}", da[0].0, db[0].0);
+
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert!(offchain(&rows).is_empty());
+    let ds = decisions(&rows);
+    let row = |m: Address| {
+        let m = m.to_checksum(None);
+        *ds.iter().find(|d| d.market == m).unwrap_or_else(|| panic!("no row for {m}: {ds:?}"))
+    };
+    assert_eq!(ds.len(), 2);
+    assert_eq!((row(a).raw.as_deref(), row(a).reason), (Some("ABSTAIN"), 1));
+    // ask 0.40 on a 0.01 grid -> price 400000, quantity 10e6 (maxSize, lot 100), cost 4e6.
+    let rb = row(b);
+    assert_eq!((rb.raw.as_deref(), rb.reason), (Some("BUY_UP"), 0));
+    assert_eq!((rb.price_paid.as_str(), rb.cost.as_str()), ("400000", "4000000"));
     w.stop().await;
 }

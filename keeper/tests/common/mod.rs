@@ -209,13 +209,27 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     reply: Canned,
     log: Arc<Mutex<Vec<Exchange>>>,
 ) {
-    // Read headers and the body (Content-Length) before answering.
+    let Some(request_body) = read_request(&mut sock).await else { return };
+    let arrived = Instant::now();
+    write_canned(&mut sock, &reply).await;
+    let answered = Instant::now();
+    log.lock().unwrap_or_else(|e| e.into_inner()).push(Exchange {
+        arrived,
+        answered,
+        request_body,
+    });
+    let _ = sock.shutdown().await;
+}
+
+/// Reads one HTTP request whole (headers, then a `Content-Length` body) and returns its body;
+/// `None` when the client closed the connection first.
+pub async fn read_request<S: AsyncRead + Unpin>(sock: &mut S) -> Option<String> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let body_start = loop {
-        let Ok(k) = sock.read(&mut chunk).await else { return };
+        let k = sock.read(&mut chunk).await.ok()?;
         if k == 0 {
-            return;
+            return None;
         }
         buf.extend_from_slice(&chunk[..k]);
         let text = String::from_utf8_lossy(&buf).to_string();
@@ -233,8 +247,11 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
     };
-    let arrived = Instant::now();
-    let request_body = String::from_utf8_lossy(&buf[body_start..]).to_string();
+    Some(String::from_utf8_lossy(&buf[body_start..]).to_string())
+}
+
+/// Writes `reply` as a whole HTTP response that closes its connection.
+pub async fn write_canned<S: AsyncWrite + Unpin>(sock: &mut S, reply: &Canned) {
     let mut head = format!("HTTP/1.1 {}\r\ncontent-type: application/json\r\n", reply.status);
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -243,13 +260,6 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     let _ = sock.write_all(head.as_bytes()).await;
     let _ = sock.write_all(reply.body.as_bytes()).await;
     let _ = sock.flush().await;
-    let answered = Instant::now();
-    log.lock().unwrap_or_else(|e| e.into_inner()).push(Exchange {
-        arrived,
-        answered,
-        request_body,
-    });
-    let _ = sock.shutdown().await;
 }
 
 // --- TLS on loopback
