@@ -61,6 +61,7 @@ impl Keeper {
             .filter_map(futures::future::ready)
     }
 
+    #[cfg(feature = "dev")]
     /// Asks about every state and collects the answers (the demo's scripted steps, which act
     /// between asking and submitting). Failures are off-chain rows.
     pub async fn ask_all(

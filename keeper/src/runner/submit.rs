@@ -159,6 +159,7 @@ impl Keeper {
         Ok(out)
     }
 
+    #[cfg(feature = "dev")]
     /// Submits answers one by one, waits for them to be mined, follows the chain so the
     /// record holds them, and returns the decisions they published (the demo's scripted steps).
     pub async fn submit(&mut self, answers: Vec<Answer>) -> Result<Vec<Submitted>> {
