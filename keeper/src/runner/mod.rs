@@ -266,8 +266,14 @@ impl Keeper {
         let rows = feed::read_feed_for(&dir.join(FEED_FILE), self.chain_id, self.gate)?;
         // The keeper re-links the whole feed on every write: a feed edited since it was last
         // written would be sealed silently. Say so before that happens.
-        let links = feed::check_links_in(&dir, self.chain_id, self.gate)?;
-        for problem in &links.problems {
+        // A folder with neither file is a first start: nothing to check.
+        let nothing_yet = !dir.join(FEED_FILE).exists() && !dir.join(recorder::HEAD_FILE).exists();
+        let problems = if nothing_yet {
+            Vec::new()
+        } else {
+            feed::check_links_in(&dir, self.chain_id, self.gate)?.problems
+        };
+        for problem in &problems {
             warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
         }
         let fresh = !dir.join(journal::JOURNAL_FILE).exists();
