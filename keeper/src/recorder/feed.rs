@@ -647,9 +647,10 @@ pub fn check_links(text: &str, chain_id: u64, gate: Address, head_file: Option<&
                 ),
                 None => format!(
                     "row {n}: `prev` does not match row {} as written: row {} was edited, or a \
-                     row was removed or inserted here",
+                     row was removed or inserted here{}",
                     n - 1,
-                    n - 1
+                    n - 1,
+                    link_only_fields(lines[i - 1])
                 ),
             }
         };
@@ -677,9 +678,10 @@ pub fn check_links(text: &str, chain_id: u64, gate: Address, head_file: Option<&
                 ),
                 None => format!(
                     "{HEAD_FILE} does not match the last row (row {}) as written: row {} was \
-                     edited, or rows were removed or appended at the end",
+                     edited, or rows were removed or appended at the end{}",
                     lines.len(),
-                    lines.len()
+                    lines.len(),
+                    lines.last().map_or(String::new(), |l| link_only_fields(l))
                 ),
             }),
         },
@@ -690,6 +692,25 @@ pub fn check_links(text: &str, chain_id: u64, gate: Address, head_file: Option<&
         problems.push(format!("and {more} more broken links"));
     }
     LinkCheck { rows: lines.len(), head, problems }
+}
+
+/// The fields of a row that only the hash chain protects, for a message about an edit the
+/// links caught: a decision row's labels (its other fields are re-derived from its log and
+/// named on their own when they differ), or every field of an off-chain row. The hashes pin the
+/// row, not the field, so this is the list an edit must be in.
+fn link_only_fields(line: &str) -> String {
+    match serde_json::from_str::<FeedRow>(line) {
+        Ok(FeedRow::Decision(_)) => {
+            "; if it was edited and --check names no chain-derived field of it, \
+             the edit is in a field only this link protects: `provider`, `model`, \
+             `strategy_hash` or `scenario`"
+                .to_string()
+        }
+        Ok(FeedRow::Offchain(_)) => "; it is an off-chain row: none of its fields is on chain, \
+             so this link is all that protects any of them"
+            .to_string(),
+        Err(_) => "; it is not a feed row any more".to_string(),
+    }
 }
 
 /// "row 4 was" or "rows 4-6 were".
