@@ -35,10 +35,11 @@ use std::{
 };
 
 /// How long anvil may take to answer its first request.
-pub const READY_WITHIN: Duration = Duration::from_secs(20);
+pub const READY_WITHIN: Duration = Duration::from_secs(60);
 /// How long [`Anvil::stop`] waits after SIGTERM (a large `--dump-state` takes a while) before
-/// killing.
-pub const STOP_WITHIN: Duration = Duration::from_secs(20);
+/// killing. A ceiling, not a delay: it returns the moment anvil exits, so it is generous enough
+/// that a loaded machine never cuts off a state dump.
+pub const STOP_WITHIN: Duration = Duration::from_secs(60);
 /// Poll interval while waiting for anvil to answer or to exit.
 const POLL: Duration = Duration::from_millis(50);
 /// How long a drop waits for a killed anvil to be reaped. SIGKILL cannot be caught, so this
