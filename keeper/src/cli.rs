@@ -1,13 +1,23 @@
 //! Command line: clap derive `Args` parsed into a checked `Config`. Endpoints come from flags
 //! with environment fallbacks; secrets (the keeper key, the inference API key) only ever come
 //! from the environment or an encrypted keystore, never from a flag or a file in the repo.
+//!
+//! Only the binary reads this module: each command's arguments convert here into the plain
+//! config type the command's module takes ([`RunConfig`], [`DeployConfig`], [`ReportConfig`],
+//! [`MarketConfig`]), and the domain enums clap must parse have clap-only mirrors here
+//! ([`LogFormatArg`], [`ResponseFormatArg`], [`SideArg`]), so no other module knows clap.
 
 // The checked config types live in `crate::config`; these paths stay for existing callers.
 pub use crate::config::{
     trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions, ModelConfig, ResponseFormat,
     Result, RunConfig, MAX_TRUSTED_RESOLVERS,
 };
-use crate::{log::LogFormat, quote::QuotePolicy};
+use crate::{
+    config::{DeployConfig, GateBounds, ReportConfig, ReportSource},
+    log::LogFormat,
+    market::{self, CreateConfig, MarketConfig, QuoteConfig, ResolveConfig, Side, VenueConfig},
+    quote::QuotePolicy,
+};
 use alloy::primitives::Address;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::{path::PathBuf, time::Duration};
@@ -23,8 +33,8 @@ pub struct Args {
     /// How log events are written to stderr: human-readable text or one JSON object per line
     /// (both with RFC 3339 UTC timestamps; the level comes from KEEPER_LOG or RUST_LOG, default
     /// info). Results (deploy and market JSON, dry-run lines) always go to stdout.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "KEEPER_LOG_FORMAT")]
-    pub log_format: LogFormat,
+    #[arg(long, global = true, value_enum, default_value_t = LogFormatArg::Text, env = "KEEPER_LOG_FORMAT")]
+    pub log_format: LogFormatArg,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -186,6 +196,62 @@ pub struct BoundsArgs {
     pub min_fill_bps: u16,
 }
 
+/// [`LogFormat`] as `--log-format` parses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// One human-readable line per event: `<timestamp> <LEVEL> <target>: <message> <fields>`.
+    Text,
+    /// One JSON object per event: `{"timestamp": …, "level": …, "message": …, "target": …, …}`.
+    Json,
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(f: LogFormatArg) -> Self {
+        match f {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
+
+/// [`ResponseFormat`] as `--response-format` parses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResponseFormatArg {
+    /// A JSON schema with an object root, `{"verdict": "BUY_UP" | "BUY_DOWN" | "ABSTAIN"}`; the
+    /// keeper submits the `verdict` string, or the whole content when it is not that object.
+    Object,
+    /// A JSON schema whose root is the verdict string itself; the content is submitted whole.
+    String,
+    /// No `response_format` at all: the prompt alone asks for the verdict.
+    None,
+}
+
+impl From<ResponseFormatArg> for ResponseFormat {
+    fn from(f: ResponseFormatArg) -> Self {
+        match f {
+            ResponseFormatArg::Object => ResponseFormat::Object,
+            ResponseFormatArg::String => ResponseFormat::String,
+            ResponseFormatArg::None => ResponseFormat::None,
+        }
+    }
+}
+
+/// [`Side`] as `--side` and `--outcome` parse it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SideArg {
+    Up,
+    Down,
+}
+
+impl From<SideArg> for Side {
+    fn from(s: SideArg) -> Self {
+        match s {
+            SideArg::Up => Side::Up,
+            SideArg::Down => Side::Down,
+        }
+    }
+}
+
 /// Which inference provider answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModelKind {
@@ -222,8 +288,8 @@ pub struct RunArgs {
     pub temperature: f32,
     /// Constraint on the answer's shape: a JSON object {"verdict": ...}, the bare verdict string
     /// as a JSON schema, or none.
-    #[arg(long, value_enum, default_value_t = ResponseFormat::Object, env = "KEEPER_RESPONSE_FORMAT")]
-    pub response_format: ResponseFormat,
+    #[arg(long, value_enum, default_value_t = ResponseFormatArg::Object, env = "KEEPER_RESPONSE_FORMAT")]
+    pub response_format: ResponseFormatArg,
     /// File of answers for --model replay.
     #[arg(long)]
     pub replay_file: Option<PathBuf>,
@@ -369,8 +435,8 @@ pub struct MarketQuoteArgs {
     pub market: Address,
     /// Which token --bid and --ask price (1e6 units): `up`, or `down` (a DOWN bid at p rests as
     /// an UP ask at 1e6 − p, and the reverse).
-    #[arg(long, value_enum, default_value_t = crate::market::Side::Up)]
-    pub side: crate::market::Side,
+    #[arg(long, value_enum, default_value_t = SideArg::Up)]
+    pub side: SideArg,
     /// Price of the resting bid for the side's token.
     #[arg(long)]
     pub bid: Option<u64>,
@@ -391,7 +457,7 @@ pub struct MarketResolveArgs {
     pub market: Address,
     /// The winning side.
     #[arg(long, value_enum)]
-    pub outcome: crate::market::Side,
+    pub outcome: SideArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -439,7 +505,7 @@ impl RunArgs {
         Ok(InferenceOptions {
             max_tokens: self.max_tokens,
             temperature: self.temperature,
-            response_format: self.response_format,
+            response_format: self.response_format.into(),
         })
     }
 
@@ -490,6 +556,123 @@ impl RunArgs {
             max_outage: self.max_outage_secs.map(Duration::from_secs),
             gate: self.gate.gate,
         })
+    }
+}
+
+impl DeployArgs {
+    /// Checked in this order, before anything is read or sent: the endpoint, then the trusted
+    /// resolvers.
+    pub fn to_config(&self) -> Result<DeployConfig> {
+        let chain = self.chain.to_config()?;
+        let trusted_resolvers = self.trusted_resolvers()?;
+        Ok(DeployConfig {
+            chain,
+            keystore: self.key.keystore.clone(),
+            collateral: self.collateral,
+            factory: self.factory.factory,
+            keeper: self.keeper,
+            trusted_resolvers,
+            bounds: self.bounds.to_bounds(),
+        })
+    }
+}
+
+impl BoundsArgs {
+    pub fn to_bounds(&self) -> GateBounds {
+        GateBounds {
+            min_price: self.min_price,
+            max_price: self.max_price,
+            max_size: self.max_size,
+            min_headroom: self.min_headroom,
+            max_concurrent: self.max_concurrent,
+            max_notional: self.max_notional,
+            max_horizon: self.max_horizon,
+            max_drawdown: self.max_drawdown,
+            write_off_grace: self.write_off_grace,
+            min_fill_bps: self.min_fill_bps,
+        }
+    }
+}
+
+impl ReportArgs {
+    /// With `--load-state` no endpoint or gate is needed (a local anvil is spawned and the gate
+    /// saved beside the state is the default); without, both are.
+    pub fn to_config(&self, root: &std::path::Path) -> Result<ReportConfig> {
+        let source = match &self.load_state {
+            Some(state) => ReportSource::LoadState { state: state.clone(), gate: self.gate.gate },
+            None => {
+                let chain = self.chain.to_config()?;
+                let gate = self.gate.gate.ok_or(ConfigError::MissingGate)?;
+                ReportSource::Chain { chain, gate }
+            }
+        };
+        Ok(ReportConfig {
+            source,
+            check: self.check,
+            from_block: self.scan.from_block,
+            log_range: self.scan.log_range,
+            results: self.results.as_ref().map(|r| root.join(r)),
+        })
+    }
+}
+
+impl VenueArgs {
+    pub fn to_config(&self) -> Result<VenueConfig> {
+        Ok(VenueConfig {
+            chain: self.chain.to_config()?,
+            keystore: self.key.keystore.clone(),
+            gate: self.gate.gate,
+            factory: self.factory.factory,
+        })
+    }
+}
+
+impl MarketCommand {
+    /// A market error, not only a config one: a quote's orders are checked here, before the
+    /// endpoint, so a malformed quote is named first and never reaches the chain.
+    pub fn to_config(&self) -> market::Result<MarketConfig> {
+        Ok(match self {
+            MarketCommand::Create(a) => MarketConfig::Create(CreateConfig {
+                venue: a.venue.to_config()?,
+                expiry_in: a.expiry_in,
+                tick: a.tick,
+                lot: a.lot,
+                min_qty: a.min_qty,
+                resolver: a.resolver,
+            }),
+            MarketCommand::Quote(a) => {
+                let orders = market::up_orders(a.side.into(), a.bid, a.ask, a.qty)?;
+                MarketConfig::Quote(QuoteConfig {
+                    venue: a.venue.to_config()?,
+                    market: a.market,
+                    orders,
+                })
+            }
+            MarketCommand::Resolve(a) => MarketConfig::Resolve(ResolveConfig {
+                venue: a.venue.to_config()?,
+                market: a.market,
+                outcome: a.outcome.into(),
+            }),
+        })
+    }
+}
+
+#[cfg(feature = "dev")]
+impl From<&DemoArgs> for crate::dev::demo::DemoConfig {
+    fn from(a: &DemoArgs) -> Self {
+        Self { anvil: a.anvil.anvil.clone(), results: a.results.clone() }
+    }
+}
+
+#[cfg(feature = "dev")]
+impl From<&BenchArgs> for crate::dev::bench::BenchConfig {
+    fn from(a: &BenchArgs) -> Self {
+        Self {
+            anvil: a.anvil.anvil.clone(),
+            markets: a.markets,
+            rss_markets: a.rss_markets,
+            out: a.out.clone(),
+        }
     }
 }
 
@@ -579,6 +762,51 @@ mod tests {
         let zero = parse(&flag(Address::ZERO));
         let e = zero.trusted_resolvers().unwrap_err().to_string();
         assert!(e.contains("zero address") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn checks_run_in_the_order_the_commands_always_ran_them() {
+        let parse = |argv: &[&str]| {
+            let mut full = vec!["keeper"];
+            full.extend_from_slice(argv);
+            Args::try_parse_from(full).expect("args should parse").command
+        };
+        let z = Address::repeat_byte(1).to_string();
+        // A malformed quote is named before a missing endpoint: it never reaches the chain.
+        let Command::Market(m) = parse(&["market", "quote", "--market", &z, "--qty", "1"]) else {
+            panic!("market quote");
+        };
+        assert!(matches!(m.to_config(), Err(market::MarketError::NoOrder)));
+        // A saved state needs no endpoint and no gate.
+        let Command::Report(r) = parse(&["report", "--load-state", "x/anvil-state.json"]) else {
+            panic!("report");
+        };
+        let cfg = r.to_config(std::path::Path::new("/root")).unwrap();
+        assert!(matches!(cfg.source, ReportSource::LoadState { gate: None, .. }));
+        // A live report wants the endpoint first, then the gate.
+        let Command::Report(r) = parse(&["report", "--rpc-url", "http://127.0.0.1:1"]) else {
+            panic!("report");
+        };
+        if std::env::var("KEEPER_GATE").is_err() {
+            assert!(matches!(
+                r.to_config(std::path::Path::new(".")),
+                Err(ConfigError::MissingGate)
+            ));
+        }
+        // Deploy: the endpoint, then the trusted resolvers.
+        let zero = Address::ZERO.to_string();
+        let Command::Deploy(d) =
+            parse(&["deploy", "--rpc-url", "http://127.0.0.1:1", "--trusted-resolver", &zero])
+        else {
+            panic!("deploy");
+        };
+        assert!(matches!(d.to_config(), Err(ConfigError::ZeroTrustedResolver)));
+        let Command::Deploy(d) = parse(&["deploy", "--rpc-url", "http://127.0.0.1:1"]) else {
+            panic!("deploy");
+        };
+        let cfg = d.to_config().unwrap();
+        assert_eq!(cfg.bounds, d.bounds.to_bounds());
+        assert_eq!(cfg.trusted_resolvers, None);
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The keeper's checked configuration: what `keeper run` and `keeper deploy` act on, apart from
-//! how it was given (clap's argument structs in [`crate::cli`] convert into these). Nothing here
-//! reads the environment or holds a secret: keys are loaded later, by [`crate::chain`].
+//! The keeper's checked configuration: what `keeper run`, `keeper deploy` and `keeper report`
+//! act on, apart from how it was given (clap's argument structs in `cli` convert into these;
+//! `keeper market`'s live beside its domain types, in [`crate::market`]). Nothing here reads the
+//! environment or holds a secret: keys are loaded later, by [`crate::chain`]. Nothing here knows
+//! clap.
 
 use crate::quote::QuotePolicy;
 use alloy::primitives::Address;
@@ -80,7 +82,7 @@ pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
 
 /// How the answer's shape is constrained on an OpenAI-compatible server (see
 /// [`crate::strategy::openai`] for what each server accepts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResponseFormat {
     /// A JSON schema with an object root, `{"verdict": "BUY_UP" | "BUY_DOWN" | "ABSTAIN"}`; the
     /// keeper submits the `verdict` string, or the whole content when it is not that object.
@@ -147,4 +149,60 @@ pub struct RunConfig {
     pub max_outage: Option<Duration>,
     /// None: the gate saved in deployments/<chain-id>.json.
     pub gate: Option<Address>,
+}
+
+/// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateBounds {
+    pub min_price: u64,
+    pub max_price: u64,
+    pub max_size: u64,
+    pub min_headroom: u32,
+    pub max_concurrent: u8,
+    pub max_notional: u64,
+    pub max_horizon: u32,
+    pub max_drawdown: u64,
+    pub write_off_grace: u32,
+    pub min_fill_bps: u16,
+}
+
+/// `keeper deploy`, checked.
+#[derive(Debug, Clone)]
+pub struct DeployConfig {
+    pub chain: ChainConfig,
+    pub keystore: Option<PathBuf>,
+    /// None: a TestCollateral is deployed (local chains).
+    pub collateral: Option<Address>,
+    /// None: a MarketFactory is deployed.
+    pub factory: Option<Address>,
+    /// None: the deployer.
+    pub keeper: Option<Address>,
+    /// Strictly ascending, as [`trusted_resolver_list`] leaves it; None: the deployer is the one
+    /// trusted resolver.
+    pub trusted_resolvers: Option<Vec<Address>>,
+    pub bounds: GateBounds,
+}
+
+/// Where `keeper report` reads the gate's record from.
+#[derive(Debug, Clone)]
+pub enum ReportSource {
+    /// A live chain, and the gate whose record is rebuilt.
+    Chain { chain: ChainConfig, gate: Address },
+    /// A saved anvil state (from `keeper demo`) reloaded into a fresh local anvil; `gate` None:
+    /// the one saved beside it.
+    LoadState { state: PathBuf, gate: Option<Address> },
+}
+
+/// `keeper report`, checked.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    pub source: ReportSource,
+    /// Compare with the files on disk instead of writing.
+    pub check: bool,
+    /// None: from deployments/<chain-id>.json (or the saved state's deployment), else 0.
+    pub from_block: Option<u64>,
+    pub log_range: u64,
+    /// Under the project root. None: the folder of the saved state, else
+    /// results/<chain-id>/<gate>/.
+    pub results: Option<PathBuf>,
 }

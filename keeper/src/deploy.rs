@@ -9,8 +9,8 @@
 use crate::{
     bindings::{IMarketFactory, IRiskGate},
     chain::{self, revert_text},
-    cli::{BoundsArgs, DeployArgs},
     compile::{self, Artifacts},
+    config::{DeployConfig, GateBounds},
     executor::CallFailed,
 };
 use alloy::{
@@ -163,7 +163,7 @@ impl<B> Deployment<B> {
     }
 }
 
-impl BoundsArgs {
+impl GateBounds {
     pub fn to_params(&self) -> IRiskGate::Params {
         IRiskGate::Params {
             minPrice: U256::from(self.min_price),
@@ -210,7 +210,7 @@ pub async fn create(
 #[derive(Debug, Clone)]
 pub struct GateSpec {
     pub params: IRiskGate::Params,
-    /// Strictly ascending, as the constructor requires (see `cli::trusted_resolver_list`).
+    /// Strictly ascending, as the constructor requires (see `config::trusted_resolver_list`).
     pub trusted_resolvers: Vec<Address>,
     pub collateral: Option<Address>,
     pub factory: Option<Address>,
@@ -440,25 +440,23 @@ pub fn save(root: &Path, d: &Deployment) -> Result<()> {
 }
 
 /// `keeper deploy`.
-pub async fn run(args: &DeployArgs, root: &Path) -> Result<Deployment> {
-    let chain_cfg = args.chain.to_config()?;
-    // Checked before anything is read or sent; `None` trusts the deployer.
-    let trusted = args.trusted_resolvers()?;
-    let (_, chain_id) = chain::connect_checked(&chain_cfg).await?;
-    if args.factory.factory.is_none() && args.collateral.is_none() && chain_id != 31337 {
+pub async fn run(cfg: &DeployConfig, root: &Path) -> Result<Deployment> {
+    let (_, chain_id) = chain::connect_checked(&cfg.chain).await?;
+    if cfg.factory.is_none() && cfg.collateral.is_none() && chain_id != 31337 {
         return Err(DeployError::NotLocal(chain_id));
     }
-    let signer = chain::load_signer(args.key.keystore.as_deref())?;
+    let signer = chain::load_signer(cfg.keystore.as_deref())?;
     let deployer = signer.address();
-    let trusted_resolvers = trusted.unwrap_or_else(|| vec![deployer]);
-    let provider = chain::signing_provider(&chain_cfg.rpc_url, signer)?;
+    // `None` trusts the deployer.
+    let trusted_resolvers = cfg.trusted_resolvers.clone().unwrap_or_else(|| vec![deployer]);
+    let provider = chain::signing_provider(&cfg.chain.rpc_url, signer)?;
     let artifacts = compile::compile(root)?;
     let spec = GateSpec {
-        params: args.bounds.to_params(),
+        params: cfg.bounds.to_params(),
         trusted_resolvers,
-        collateral: args.collateral,
-        factory: args.factory.factory,
-        keeper: args.keeper.unwrap_or(deployer),
+        collateral: cfg.collateral,
+        factory: cfg.factory,
+        keeper: cfg.keeper.unwrap_or(deployer),
     };
     let d = deploy_all(&provider, chain_id, &artifacts, &spec).await?;
     save(root, &d)?;

@@ -16,7 +16,7 @@
 use tracing_subscriber::{fmt, EnvFilter};
 
 /// How log events are written to stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
     /// One human-readable line per event: `<timestamp> <LEVEL> <target>: <message> <fields>`.
     #[default]

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 fn main() {
     let args = Args::parse();
-    if let Err(e) = log::init(args.log_format) {
+    if let Err(e) = log::init(args.log_format.into()) {
         // No logger yet: the one plain line a malformed KEEPER_LOG / RUST_LOG can get.
         eprintln!("keeper: error: {}", keeper::error_chain(&e));
         std::process::exit(1);
@@ -36,12 +36,14 @@ async fn real_main(args: Args) -> eyre::Result<()> {
     let root = args.root.clone();
     match args.command {
         Command::Deploy(d) => {
-            let dep = deploy::run(&d, &root).await?;
+            let cfg = d.to_config()?;
+            let dep = deploy::run(&cfg, &root).await?;
             println!("{}", serde_json::to_string_pretty(&dep)?);
             tracing::info!(gate = %dep.gate, "saved deployments/{}.json", dep.chain_id);
         }
         Command::Market(m) => {
-            let out = market::run(&m, &root).await?;
+            let cfg = m.to_config()?;
+            let out = market::run(&cfg, &root).await?;
             println!("{}", serde_json::to_string(&out)?);
         }
         Command::Run(r) => {
@@ -51,14 +53,15 @@ async fn real_main(args: Args) -> eyre::Result<()> {
             runner::run(cfg, &root, cancel).await?;
         }
         Command::Report(r) => {
+            let cfg = r.to_config(&root)?;
             let anvil = root.join(".toolchain/bin/anvil");
-            let out = report::run(&r, &root, &anvil).await?;
+            let out = report::run(&cfg, &root, &anvil).await?;
             println!(
                 "keeper report: {} decisions, {} off-chain rows; code check: {}{}",
                 out.decisions,
                 out.offchain,
                 out.code_check,
-                if r.check { "; every check passed" } else { "" }
+                if cfg.check { "; every check passed" } else { "" }
             );
             for line in &out.verified {
                 println!("  {line}");
@@ -68,11 +71,11 @@ async fn real_main(args: Args) -> eyre::Result<()> {
         Command::Demo(d) => {
             let cancel = CancellationToken::new();
             runner::spawn_signal_handler(cancel.clone());
-            keeper::dev::demo::run(&d, &root, cancel).await?;
+            keeper::dev::demo::run(&(&d).into(), &root, cancel).await?;
         }
         #[cfg(feature = "dev")]
         Command::Bench(b) => {
-            keeper::dev::bench::run(&b, &root).await?;
+            keeper::dev::bench::run(&(&b).into(), &root).await?;
         }
     }
     Ok(())

@@ -8,8 +8,7 @@
 use crate::{
     bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral, PRICE_ONE},
     chain::{self, revert_text, IErc20View},
-    cli::{MarketCommand, MarketCreateArgs, MarketQuoteArgs, MarketResolveArgs, VenueArgs},
-    config::ConfigError,
+    config::{ChainConfig, ConfigError},
     deploy,
 };
 use alloy::{
@@ -19,7 +18,10 @@ use alloy::{
     sol_types::{SolEvent, SolInterface},
 };
 use serde::Serialize;
-use std::{path::Path, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 /// Default price grid: 0.001 in 1e6 units.
 pub const DEFAULT_TICK: u64 = 1_000;
@@ -29,7 +31,7 @@ pub const DEFAULT_LOT: u64 = 1_000;
 pub const RECEIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A side of a binary market.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     Up,
@@ -406,17 +408,63 @@ pub async fn resolve(
     })
 }
 
+/// Where the venue is: the chain, the key, and the factory (`factory`, else the `gate`'s
+/// factory, else deployments/<chain-id>.json).
+#[derive(Debug, Clone)]
+pub struct VenueConfig {
+    pub chain: ChainConfig,
+    pub keystore: Option<PathBuf>,
+    pub gate: Option<Address>,
+    pub factory: Option<Address>,
+}
+
+/// `keeper market create`: a market `expiry_in` chain seconds from the head, resolved by
+/// `resolver` (None: the key's address).
+#[derive(Debug, Clone)]
+pub struct CreateConfig {
+    pub venue: VenueConfig,
+    pub expiry_in: u64,
+    pub tick: u64,
+    pub lot: u64,
+    pub min_qty: u64,
+    pub resolver: Option<Address>,
+}
+
+/// `keeper market quote`: the orders to rest, already checked by [`up_orders`].
+#[derive(Debug, Clone)]
+pub struct QuoteConfig {
+    pub venue: VenueConfig,
+    pub market: Address,
+    pub orders: Vec<UpOrder>,
+}
+
+/// `keeper market resolve`.
+#[derive(Debug, Clone)]
+pub struct ResolveConfig {
+    pub venue: VenueConfig,
+    pub market: Address,
+    pub outcome: Side,
+}
+
+/// `keeper market …`, checked.
+#[derive(Debug, Clone)]
+pub enum MarketConfig {
+    Create(CreateConfig),
+    Quote(QuoteConfig),
+    Resolve(ResolveConfig),
+}
+
 /// The factory to create on: `--factory`, else the `--gate`'s, else the saved deployment's.
 pub async fn factory_for(
     p: &DynProvider,
     root: &Path,
     chain_id: u64,
-    venue: &VenueArgs,
+    venue: &VenueConfig,
 ) -> Result<Address> {
-    if let Some(f) = venue.factory.factory {
+    if let Some(f) = venue.factory {
         return Ok(f);
     }
-    if let Some(g) = venue.gate.gate {
+    if let Some(g) = venue.gate {
         return IRiskGate::new(g, p).marketFactory().call().await.map_err(contract_err::<
             IRiskGate::IRiskGateErrors,
         >(
@@ -430,12 +478,11 @@ pub async fn factory_for(
 }
 
 /// The signing provider, its address and the chain id of `venue`.
-async fn connect(venue: &VenueArgs) -> Result<(DynProvider, Address, u64)> {
-    let cfg = venue.chain.to_config()?;
-    let (_, chain_id) = chain::connect_checked(&cfg).await?;
-    let signer = chain::load_signer(venue.key.keystore.as_deref())?;
+async fn connect(venue: &VenueConfig) -> Result<(DynProvider, Address, u64)> {
+    let (_, chain_id) = chain::connect_checked(&venue.chain).await?;
+    let signer = chain::load_signer(venue.keystore.as_deref())?;
     let me = signer.address();
-    Ok((chain::signing_provider(&cfg.rpc_url, signer)?, me, chain_id))
+    Ok((chain::signing_provider(&venue.chain.rpc_url, signer)?, me, chain_id))
 }
 
 /// The JSON `keeper market` prints on stdout.
@@ -448,15 +495,15 @@ pub enum Outcome {
 }
 
 /// `keeper market …`.
-pub async fn run(cmd: &MarketCommand, root: &Path) -> Result<Outcome> {
+pub async fn run(cmd: &MarketConfig, root: &Path) -> Result<Outcome> {
     match cmd {
-        MarketCommand::Create(a) => create_cmd(a, root).await.map(Outcome::Created),
-        MarketCommand::Quote(a) => quote_cmd(a).await.map(Outcome::Quoted),
-        MarketCommand::Resolve(a) => resolve_cmd(a).await.map(Outcome::Resolved),
+        MarketConfig::Create(a) => create_cmd(a, root).await.map(Outcome::Created),
+        MarketConfig::Quote(a) => quote_cmd(a).await.map(Outcome::Quoted),
+        MarketConfig::Resolve(a) => resolve_cmd(a).await.map(Outcome::Resolved),
     }
 }
 
-async fn create_cmd(a: &MarketCreateArgs, root: &Path) -> Result<Created> {
+async fn create_cmd(a: &CreateConfig, root: &Path) -> Result<Created> {
     let (p, me, chain_id) = connect(&a.venue).await?;
     let factory = factory_for(&p, root, chain_id, &a.venue).await?;
     let now = chain_time(&p).await?;
@@ -472,16 +519,14 @@ async fn create_cmd(a: &MarketCreateArgs, root: &Path) -> Result<Created> {
     Ok(created)
 }
 
-async fn quote_cmd(a: &MarketQuoteArgs) -> Result<Quoted> {
-    // Checked before connecting: a malformed quote never reaches the chain.
-    let orders = up_orders(a.side, a.bid, a.ask, a.qty)?;
+async fn quote_cmd(a: &QuoteConfig) -> Result<Quoted> {
     let (p, me, _) = connect(&a.venue).await?;
-    let q = quote(&p, me, a.market, &orders).await?;
+    let q = quote(&p, me, a.market, &a.orders).await?;
     tracing::info!(market = %a.market, orders = q.orders.len(), minted = %q.funding.minted, "rested orders");
     Ok(q)
 }
 
-async fn resolve_cmd(a: &MarketResolveArgs) -> Result<Resolved> {
+async fn resolve_cmd(a: &ResolveConfig) -> Result<Resolved> {
     let (p, me, _) = connect(&a.venue).await?;
     let r = resolve(&p, me, a.market, a.outcome).await?;
     tracing::info!(market = %a.market, outcome = ?a.outcome, "resolved");

@@ -13,10 +13,8 @@
 
 use crate::{
     anvil::Anvil,
-    chain,
-    cli::ReportArgs,
-    collectors, compile,
-    config::ChainConfig,
+    chain, collectors, compile,
+    config::{ChainConfig, ReportConfig, ReportSource},
     recorder::{
         self, chart,
         feed::{self, ChainRecord, DecisionRow, FeedRow, LinkCheck},
@@ -95,39 +93,34 @@ pub const STATE_META_FILE: &str = "anvil-state.meta.json";
 const SHOWN_CHARS: usize = 120;
 
 /// `keeper report`.
-pub async fn run(args: &ReportArgs, root: &Path, anvil_bin: &Path) -> Result<ReportOutcome> {
-    let results = args.results.as_ref().map(|r| root.join(r));
-    if let Some(state) = &args.load_state {
-        let meta_path = state.with_file_name(STATE_META_FILE);
-        let meta = read_deployment(&meta_path)?.ok_or_else(|| ReportError::NoCompanion {
-            path: state.display().to_string(),
-            companion: meta_path.display().to_string(),
-        })?;
-        // The demo keeps its record beside its saved state.
-        let results = results.unwrap_or_else(|| {
-            state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into()
-        });
-        let anvil = Anvil::start(
-            anvil_bin,
-            None,
-            &[
-                "--load-state".to_string(),
-                state.display().to_string(),
-                "--prune-history".to_string(),
-            ],
-        )
-        .await?;
-        let cfg =
-            ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
-        let gate = args.gate.gate.unwrap_or(meta.gate);
-        let from = Some(args.scan.from_block.unwrap_or(meta.deploy_block));
-        let out = report_at(&cfg, gate, from, args, root, Some(results)).await;
-        anvil.stop().await;
-        return out;
-    }
-    let cfg = args.chain.to_config()?;
-    let gate = args.gate.gate.ok_or(crate::config::ConfigError::MissingGate)?;
-    report_at(&cfg, gate, args.scan.from_block, args, root, results).await
+pub async fn run(cfg: &ReportConfig, root: &Path, anvil_bin: &Path) -> Result<ReportOutcome> {
+    let (state, gate) = match &cfg.source {
+        ReportSource::Chain { chain, gate } => {
+            return report_at(chain, *gate, cfg.from_block, cfg, root, cfg.results.clone()).await
+        }
+        ReportSource::LoadState { state, gate } => (state, *gate),
+    };
+    let meta_path = state.with_file_name(STATE_META_FILE);
+    let meta = read_deployment(&meta_path)?.ok_or_else(|| ReportError::NoCompanion {
+        path: state.display().to_string(),
+        companion: meta_path.display().to_string(),
+    })?;
+    // The demo keeps its record beside its saved state.
+    let results = cfg.results.clone().unwrap_or_else(|| {
+        state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into()
+    });
+    let anvil = Anvil::start(
+        anvil_bin,
+        None,
+        &["--load-state".to_string(), state.display().to_string(), "--prune-history".to_string()],
+    )
+    .await?;
+    let chain = ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
+    let gate = gate.unwrap_or(meta.gate);
+    let from = Some(cfg.from_block.unwrap_or(meta.deploy_block));
+    let out = report_at(&chain, gate, from, cfg, root, Some(results)).await;
+    anvil.stop().await;
+    out
 }
 
 /// Deploy block saved by `keeper deploy` in deployments/<chain-id>.json, when it names `gate`.
@@ -152,14 +145,14 @@ fn read_deployment(path: &Path) -> Result<Option<crate::deploy::Deployment>> {
 }
 
 async fn report_at(
-    cfg: &ChainConfig,
+    chain_cfg: &ChainConfig,
     gate: Address,
     from_block: Option<u64>,
-    args: &ReportArgs,
+    args: &ReportConfig,
     root: &Path,
     results: Option<PathBuf>,
 ) -> Result<ReportOutcome> {
-    let (provider, chain_id) = chain::connect_checked(cfg).await?;
+    let (provider, chain_id) = chain::connect_checked(chain_cfg).await?;
     chain::check_gate(&provider, gate, chain_id).await?;
     let results = results.unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
     let from = match from_block {
@@ -169,17 +162,10 @@ async fn report_at(
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     let facts =
-        collectors::gate_facts(&provider, gate, chain_id, from, head, args.scan.log_range).await?;
-    let record = read_chain_record(
-        &provider,
-        chain_id,
-        gate,
-        &facts.labels,
-        from,
-        head,
-        args.scan.log_range,
-    )
-    .await?;
+        collectors::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
+    let record =
+        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.log_range)
+            .await?;
     // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
     let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
     let links = feed::check_links_in(&results, chain_id, gate)?;

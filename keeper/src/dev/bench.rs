@@ -5,7 +5,6 @@
 use crate::{
     bindings::IRiskGate::{self, Quote},
     chain::short,
-    cli::BenchArgs,
     collectors::{CollectError, MarketInfo, MarketState},
     compile,
     dev::world::{confirm, World, WorldError},
@@ -23,7 +22,11 @@ use alloy::{
     transports::TransportError,
 };
 use futures::StreamExt;
-use std::{fmt::Write as _, path::Path, time::Instant};
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    time::Instant,
+};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
@@ -732,8 +735,18 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-pub async fn run(args: &BenchArgs, root: &Path) -> Result<()> {
-    let anvil_bin = root.join(&args.anvil.anvil);
+/// `keeper bench`: the anvil binary and the output file (relative to the project root), and the
+/// market counts of the throughput and the memory runs.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub anvil: PathBuf,
+    pub markets: usize,
+    pub rss_markets: usize,
+    pub out: PathBuf,
+}
+
+pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
+    let anvil_bin = root.join(&args.anvil);
     let tmp = tempfile::tempdir().map_err(io_err("create a temporary folder"))?;
     let artifacts = compile::compile(root)?;
     let tmp_before = anvil_tmp();

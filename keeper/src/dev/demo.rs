@@ -10,7 +10,6 @@ mod attacks;
 use crate::{
     anvil::Anvil,
     bindings::{IRiskGate, REASON_COUNT},
-    cli::DemoArgs,
     collectors::{self, MarketInfo},
     compile,
     dev::world::{Actor, World, WorldError},
@@ -190,7 +189,14 @@ fn replay(label: &str, answers: &[&str]) -> Model {
     Model::Replay(Replay::from_answers(label, answers.iter().map(|s| s.to_string()).collect()))
 }
 
-pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Result<()> {
+/// `keeper demo`: the anvil binary and the results folder, both relative to the project root.
+#[derive(Debug, Clone)]
+pub struct DemoConfig {
+    pub anvil: PathBuf,
+    pub results: PathBuf,
+}
+
+pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
     let results = root.join(&args.results);
     std::fs::create_dir_all(&results).map_err(|source| DemoError::Io {
         action: "create",
@@ -199,7 +205,7 @@ pub async fn run(args: &DemoArgs, root: &Path, cancel: CancellationToken) -> Res
     })?;
     let state_path = results.join(STATE_FILE);
     let _ = std::fs::remove_file(&state_path);
-    let anvil_bin = root.join(&args.anvil.anvil);
+    let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
     let progress = Progress::new(50);
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
