@@ -337,10 +337,8 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     // SAFETY: kill(2) on the pid of the child this test spawned.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     // A hang guard: the keeper stops at its next await point, well within it on any machine.
-    let status = tokio::time::timeout(HANG_GUARD, child.wait())
-        .await
-        .expect("stops after SIGTERM")
-        .unwrap();
+    let status =
+        tokio::time::timeout(HANG_GUARD, child.wait()).await.expect("stops after SIGTERM").unwrap();
     drain.await.unwrap();
     let err = String::from_utf8_lossy(&log.lock().unwrap()).to_string();
     assert!(status.success(), "clean exit on SIGTERM: {err}");

@@ -824,25 +824,29 @@ mod tests {
     #[test]
     fn a_broken_link_names_the_row_and_what_happened_to_it() {
         let (lines, head) = linked();
+        // Every row here is an off-chain row, so each edit names all its fields as unprotected
+        // by anything but the link.
+        const OFF: &str = "; it is an off-chain row: none of its fields is on chain, so this \
+                           link is all that protects any of them";
         // Row 2 edited: row 3 no longer links to it.
         let mut edited = lines.clone();
         edited[1] = edited[1].replace("HTTP 500", "HTTP 501");
         assert_eq!(
             check(&edited, &head),
-            vec![
+            vec![format!(
                 "row 3: `prev` does not match row 2 as written: row 2 was edited, or a row \
-                  was removed or inserted here"
-            ]
+                  was removed or inserted here{OFF}"
+            )]
         );
         // Row 2 removed: what is now row 2 links to a line that is gone.
         let mut removed = lines.clone();
         removed.remove(1);
         assert_eq!(
             check(&removed, &head),
-            vec![
+            vec![format!(
                 "row 2: `prev` does not match row 1 as written: row 1 was edited, or a row \
-                  was removed or inserted here"
-            ]
+                  was removed or inserted here{OFF}"
+            )]
         );
         // A variant of row 1 inserted as row 2: its own link is the genesis, and row 3 (old
         // row 2) still links to row 1, past the inserted row.
@@ -861,10 +865,10 @@ mod tests {
         last[3] = last[3].replace("m4", "m5");
         assert_eq!(
             check(&last, &head),
-            vec![
+            vec![format!(
                 "feed.head does not match the last row (row 4) as written: row 4 was edited, \
-                  or rows were removed or appended at the end"
-            ]
+                  or rows were removed or appended at the end{OFF}"
+            )]
         );
         // A row appended, correctly linked, after the keeper wrote feed.head.
         let five: Vec<FeedRow> = (1..=5).map(|b| offchain(&format!("m{b}"), b)).collect();
