@@ -524,9 +524,11 @@ fn outage_wait(backoff: Duration, down: Duration, max_outage: Option<Duration>) 
     }
 }
 
-/// Connects to the node, waiting out an unreachable one as the run loop waits out an outage
-/// (the same backoff, bounded by `--max-outage`), so a keeper started before its node comes up
-/// once it does. Anything but "unreachable" (a wrong chain id, a malformed URL) fails at once.
+/// Connects to the node. Without `--max-outage` an unreachable node fails at once, with the
+/// fix-it (at start a wrong URL and a node not up yet look alike, and a typo must not hang
+/// silently). With it, a node that is not up yet is waited for as the run loop waits out an
+/// outage (the same backoff, for at most `--max-outage`), so a keeper started beside its node
+/// comes up once the node does. Anything else (a wrong chain id, a TLS failure) fails at once.
 /// `None` when a signal arrived first.
 async fn connect_waiting(
     cfg: &RunConfig,
@@ -537,7 +539,9 @@ async fn connect_waiting(
     loop {
         match chain::connect_checked(&cfg.chain).await {
             Ok(c) => return Ok(Some(c)),
-            Err(e @ chain::ChainError::Unreachable { .. }) if not_up_yet(&e) => {
+            Err(e @ chain::ChainError::Unreachable { .. })
+                if cfg.max_outage.is_some() && not_up_yet(&e) =>
+            {
                 let down = since.elapsed();
                 if cfg.max_outage.is_some_and(|max| down >= max) {
                     return Err(RunError::Outage {
