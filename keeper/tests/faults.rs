@@ -22,8 +22,8 @@ use alloy::{
     rpc::types::TransactionRequest,
 };
 use common::{
-    anvil_rpc, artifacts, automine, decisions, eventually, eventually_async, mine, offchain,
-    params, root, serial, world, HANG_GUARD,
+    anvil_rpc, artifacts, automine, builtin_cycle, buy_up_market, decisions, eventually,
+    eventually_async, mine, offchain, params, root, serial, world, HANG_GUARD,
 };
 use keeper::{
     bindings::{reason, IRiskGate},
@@ -31,13 +31,11 @@ use keeper::{
     dev::world::{Actor, World},
     journal::{Entry, Journal, Outcome},
     recorder::feed::{self, ChainRecord, FeedRow},
-    runner::{CycleReport, Keeper},
-    strategy::Model,
+    runner::Keeper,
 };
 use serde_json::json;
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 use tempfile::TempDir;
-use tokio_util::sync::CancellationToken;
 
 /// A re-send becomes due once `resend_after` has passed since the last send; sleeping longer
 /// makes it due whatever the machine's load.
@@ -62,11 +60,6 @@ fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Keeper {
     k
 }
 
-/// One cycle with the builtin model (never cancelled).
-async fn cycle(k: &mut Keeper) -> CycleReport {
-    k.cycle(&Model::Builtin, None, &CancellationToken::new()).await.unwrap()
-}
-
 /// Mining stops: transactions wait in the pool until [`resume_mining`].
 async fn pause_mining(w: &World) {
     automine(&w.keeper_rpc, false).await;
@@ -76,15 +69,6 @@ async fn pause_mining(w: &World) {
 async fn resume_mining(w: &World) {
     automine(&w.keeper_rpc, true).await;
     mine(&w.keeper_rpc).await;
-}
-
-/// A market whose only book is an ask at 0.40: the builtin model answers BUY_UP, which the gate
-/// passes (0.40 is inside [0.05, 0.95], the position caps are far).
-async fn buy_up_market(w: &World) -> Address {
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
-    w.ask(m, 400_000, 20_000_000).await.unwrap();
-    m
 }
 
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
@@ -168,13 +152,13 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
     let mut k = keeper(&w, &dir, RESEND_AFTER);
 
     pause_mining(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
     // Mining stays paused for several re-send periods: each cycle re-sends the stuck pair at
     // their own nonces with bumped fees, and never asks those markets again.
     for _ in 0..3 {
         tokio::time::sleep(PAST_RESEND).await;
-        let r = cycle(&mut k).await;
+        let r = builtin_cycle(&mut k).await;
         assert_eq!(
             (r.asked, r.submitted),
             (0, 0),
@@ -198,7 +182,7 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
     println!("f1: 2 markets, mining paused for 3 re-send periods: 2 submissions, 8 transactions signed, 2 nonces");
 
     resume_mining(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.settled.confirmed, 2);
     assert_eq!(r.pending, 0);
     let chain = chain_is_record(&w, &k).await;
@@ -221,7 +205,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let mut k = keeper(&w, &dir, RESEND_AFTER);
 
     pause_mining(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1);
     let first = k.journal().pending().next().unwrap().clone();
     let nonce = first.sub.nonce;
@@ -232,7 +216,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     );
 
     // The node no longer knows it: re-sent at once, at the same nonce.
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.settled.resent), (0, 0, 1));
     let t = k.journal().get(first.sub.id).unwrap().clone();
     assert_eq!(t.attempts.len(), 2);
@@ -242,7 +226,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     assert_eq!(pooled.inner.nonce(), nonce, "re-sent at the same nonce, never a new one");
 
     resume_mining(&w).await;
-    cycle(&mut k).await;
+    builtin_cycle(&mut k).await;
     let chain = chain_is_record(&w, &k).await;
     assert_eq!(per_market(&chain).get(&a), Some(&1), "one decision");
     assert_eq!(chain.decided[0].id.tx, replacement);
@@ -261,7 +245,7 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     let mut k = keeper(&w, &dir, RESEND_AFTER);
 
     pause_mining(&w).await;
-    cycle(&mut k).await;
+    builtin_cycle(&mut k).await;
     let sent = k.journal().pending().next().unwrap().clone();
     // The base fee jumps far above what the transaction pays: 1,000 gwei against a max fee of
     // twice the ~1 gwei estimate at signing.
@@ -274,7 +258,7 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
         "underpriced: not mined in the spiked block"
     );
     tokio::time::sleep(PAST_RESEND).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.settled.resent, 1);
     let t = k.journal().get(sent.sub.id).unwrap().clone();
     let bumped = t.latest();
@@ -286,7 +270,7 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
         bumped.max_fee_per_gas
     );
     resume_mining(&w).await;
-    cycle(&mut k).await;
+    builtin_cycle(&mut k).await;
     let chain = chain_is_record(&w, &k).await;
     assert_eq!(per_market(&chain).get(&a), Some(&1));
     assert_eq!(chain.decided[0].id.tx, bumped.tx, "the bumped replacement is the one mined");
@@ -307,7 +291,7 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
     // On the branch about to be removed: market C is created, and A and C are decided.
     let c = buy_up_market(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 2);
     assert_eq!(per_market(&k.record).len(), 2);
     let removed: Vec<TxHash> = k.record.decided.iter().map(|d| d.id.tx).collect();
@@ -327,7 +311,7 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     for _ in 0..3 {
         mine(&w.keeper_rpc).await;
     }
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert!(r.rewound_to.is_some(), "the reorg was detected");
     assert_eq!(r.settled.reorged, 2, "both confirmed decisions reopened");
     let chain = chain_is_record(&w, &k).await;
@@ -534,7 +518,7 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
     // above it, so it stays out of the record (and the market stays pending, never re-asked).
     // The cycle waits until it is mined, so the blocks mined below are all above it.
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.submitted, r.pending), (1, 1));
     assert!(k.record.decided.is_empty(), "mined at the head: not confirmed");
     // Mined within the cycle: its Decision, decoded from its own receipt, is a PASS.
@@ -542,11 +526,11 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let mined = r.mined[0].clone();
     assert_eq!(mined.reason, reason::PASS);
     mine(&w.keeper_rpc).await; // 1 block above it: head - 2 is still below it
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending), (0, 1));
     assert!(k.record.decided.is_empty(), "1 confirmation of 2");
     mine(&w.keeper_rpc).await; // 2 blocks above it: head - 2 is its block
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
     assert_eq!(per_market(&k.record).get(&a), Some(&1));
     assert_eq!(k.record.decided[0].id, mined.decision, "the row has the receipt's identity");
@@ -645,7 +629,7 @@ async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_on
 
     // Cycle 1 (automine): A is submitted at n and mined; the keeper's sender now holds n + 1 as
     // its next nonce, and keeps it until a send is refused (nothing else re-reads it).
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 0));
     let n = k.journal().submissions().next().unwrap().sub.nonce;
     assert_eq!(keeper_nonce(&w).await, n + 1);
@@ -668,7 +652,7 @@ async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_on
     // the 3,600 s re-ask interval). Signed at the stale n + 1, refused "nonce too low",
     // resynced from the node (pending count n + 2) and signed again there: one answer, one
     // transaction reaching the chain, no off-chain row.
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(
         (r.asked, r.submitted, r.pending, r.offchain_failures),
         (1, 1, 0, 0),
@@ -722,7 +706,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
     // The same key, outside the keeper, sends 1 wei to the maker at n: it waits in the pool, so
     // the keeper (its sender created now, from the pool's count n + 1) signs at n + 1 and n + 2.
     let theirs = send_with_keeper_key(&w, w.maker_addr, 1, n, plain_fees(&w).await).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
     let subs: Vec<_> = k.journal().pending().cloned().collect();
     let mut nonces: Vec<u64> = subs.iter().map(|t| t.sub.nonce).collect();
@@ -743,7 +727,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
     // own nonce at once (unknown makes it due, whatever the clock); those re-sends are parked
     // behind n, which no submission uses, so the pending count stays n < n + 2: a gap, filled
     // with a 0-value transfer to self at n. Then the pool holds n, n + 1, n + 2, all ready.
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (0, 0, 2), "pending markets are not asked");
     assert_eq!(r.settled.resent, 2, "both dropped submissions re-sent at their own nonces");
     assert_eq!(r.settled.gaps_filled, 1, "nonce n filled");
@@ -757,7 +741,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
 
     let first_new_block = w.keeper_rpc.get_block_number().await.unwrap() + 1;
     resume_mining(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.settled.confirmed, r.pending), (2, 0), "the submissions above the gap are mined");
     assert_eq!(keeper_nonce(&w).await, n + 3, "n (the gap fill), n + 1 and n + 2 all used");
     let fill = keeper_tx_at(&w, n, first_new_block).await;
@@ -795,7 +779,7 @@ async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replac
     let mut k = keeper(&w, &dir, RESEND_AFTER);
 
     pause_mining(&w).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 1), "sent, not mined");
     let first = k.journal().pending().next().unwrap().clone();
     let n = first.sub.nonce;
@@ -814,7 +798,7 @@ async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replac
     // Cycle 2: n is used as of the confirmed block by a transaction that is none of the
     // submission's, so it is replaced (not published); with no pending submission and no
     // decision on chain, A is due again at once: asked, sent at n + 1, mined.
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.settled.replaced, 1);
     assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 0), "A asked again, sent and mined");
     let j = Journal::open(dir.path()).unwrap();

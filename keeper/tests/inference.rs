@@ -20,8 +20,8 @@ use alloy::{
     sol_types::SolEvent,
 };
 use common::{
-    decisions, eventually, eventually_async, offchain, read_request, root, serial, serve_inference,
-    test_pki, tls_proxy, world, write_canned, Canned, HANG_GUARD,
+    buy_up_market, decisions, eventually, eventually_async, offchain, read_request, root, serial,
+    serve_inference, test_pki, tls_proxy, world, write_canned, Canned, Drained, HANG_GUARD,
 };
 use keeper::{
     bindings::IRiskGate,
@@ -363,15 +363,9 @@ async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
-    let expiry = w.chain_time().await.unwrap() + 86_400;
     // Two due markets (asks at 0.40, so a BUY_UP would pass), asked concurrently (the default
     // concurrency is 32); the model never answers about either.
-    let mut markets = Vec::new();
-    for _ in 0..2 {
-        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
-        w.ask(m, 400_000, 20_000_000).await.unwrap();
-        markets.push(m);
-    }
+    let markets = [buy_up_market(&w).await, buy_up_market(&w).await];
     let server = serve_holding(|_| Hold::Forever).await;
 
     // The long-lived bot (no --once), stopped only by the signal. The inference timeout and the
@@ -395,18 +389,7 @@ async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // Its log, drained as it is written (a pipe nobody reads would stall the keeper once full).
-    let log = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let drain = {
-        let (mut stderr, log) = (child.stderr.take().unwrap(), log.clone());
-        tokio::spawn(async move {
-            let mut chunk = [0u8; 4096];
-            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
-                log.lock().unwrap().extend_from_slice(&chunk[..n]);
-            }
-        })
-    };
-    let log_text = || String::from_utf8_lossy(&log.lock().unwrap()).to_string();
+    let log = Drained::new(&mut child);
 
     // Both asks are in flight: the server holds one request about each market.
     let mut exited = None;
@@ -418,14 +401,14 @@ async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
     assert!(
         exited.is_none(),
         "the keeper exited before being asked to: {exited:?}: {}",
-        log_text()
+        log.text()
     );
     let mut asked: Vec<Address> =
         server.requests().iter().flat_map(|b| asked_about(b, &markets)).collect();
     asked.sort_unstable();
-    let mut want = markets.clone();
+    let mut want = markets;
     want.sort_unstable();
-    assert_eq!(asked, want, "one request about each market: {}", log_text());
+    assert_eq!(asked, want, "one request about each market: {}", log.text());
     assert!(server.answered().is_empty());
 
     let pid = child.id().unwrap() as libc::pid_t;
@@ -436,8 +419,7 @@ async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
         .await
         .expect("the keeper stops after SIGTERM (hang guard)")
         .unwrap();
-    drain.await.unwrap();
-    let err = log_text();
+    let err = log.finish().await;
     // `keeper run` on a signal: exit 0 (runner::run), and "a cancelled ask is nothing"
     // (runner/ask.rs): a shutdown is not an inference failure, so no off-chain row, no
     // submission, no decision.
@@ -469,14 +451,11 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
     let _g = serial();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let expiry = w.chain_time().await.unwrap() + 86_400;
     // Two due books asking 0.40. B is created first, so it is discovered and asked first: a
     // keeper that took answers in order, or all of them before submitting, would keep A's
     // submission behind B's held answer.
-    let b = w.create_market(10_000, 100, 0, expiry).await.unwrap();
-    w.ask(b, 400_000, 20_000_000).await.unwrap();
-    let a = w.create_market(10_000, 100, 0, expiry).await.unwrap();
-    w.ask(a, 400_000, 20_000_000).await.unwrap();
+    let b = buy_up_market(&w).await;
+    let a = buy_up_market(&w).await;
     let markets = [a, b];
     // The model abstains about A at once; its BUY_UP about B is held until the test releases it.
     let server = serve_holding(move |body| match asked_about(body, &markets)[..] {

@@ -9,24 +9,14 @@
 
 mod common;
 
-use alloy::{
-    primitives::{Address, U256},
-    providers::Provider,
-    rpc::types::Filter,
-    sol_types::SolEvent,
-};
-use common::{anvil_rpc, automine, mine, serial, world};
-use keeper::{bindings::IRiskGate, runner::Keeper, strategy::Model};
+use alloy::{primitives::U256, providers::Provider, rpc::types::Filter, sol_types::SolEvent};
+use common::{anvil_rpc, automine, builtin_cycle, buy_up_market, mine, serial, world};
+use keeper::bindings::IRiskGate;
 use serde_json::json;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 const RESEND_AFTER: Duration = Duration::from_millis(300);
 const PAST_RESEND: Duration = Duration::from_millis(400);
-
-async fn cycle(k: &mut Keeper) -> keeper::runner::CycleReport {
-    k.cycle(&Model::Builtin, None, &CancellationToken::new()).await.unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
@@ -34,13 +24,13 @@ async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     // A book whose only ask is at 0.40: the builtin model answers BUY_UP and the gate passes it.
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m: Address = w.create_market(10_000, 100, 0, expiry).await.unwrap();
-    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    let m = buy_up_market(&w).await;
+    let expiry =
+        keeper::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
     k.resend_after = RESEND_AFTER;
     k.load_existing_feed().unwrap();
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1, "one BUY_UP submitted");
     assert_eq!(k.record.open_positions(true), vec![m], "and it filled: one open position");
 
@@ -53,7 +43,7 @@ async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
     // signs at its estimate (twice ~1 gwei) cannot be mined in it.
     automine(&w.keeper_rpc, false).await;
     let spike: u128 = 1_000_000_000_000;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 0, "not mined while mining is paused");
     let first = pool_tx_at(&w, n).await.expect("the redeem waits in the pool at the next nonce");
     anvil_rpc(&w.keeper_rpc, "anvil_setNextBlockBaseFeePerGas", json!([U256::from(spike)])).await;
@@ -66,7 +56,7 @@ async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
     // Past --resend-after, the next cycle re-signs it at the same nonce n, with fees that meet
     // the chain's ask now; nothing is sent at n + 1.
     tokio::time::sleep(PAST_RESEND).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 0);
     let second = pool_tx_at(&w, n).await.expect("a replacement at the same nonce");
     assert_ne!(second, first, "re-signed with other fees, so another hash");
@@ -74,7 +64,7 @@ async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
 
     automine(&w.keeper_rpc, true).await;
     mine(&w.keeper_rpc).await;
-    let r = cycle(&mut k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 1, "the replacement is mined and counted once");
     assert!(k.record.open_positions(true).is_empty(), "the position is closed");
     // One Settled log for the market, in the replacement's transaction; the keeper used exactly

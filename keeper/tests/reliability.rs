@@ -13,7 +13,8 @@ mod common;
 
 use alloy::primitives::Address;
 use common::{
-    anvil_bin, decisions, eventually, offchain, pin_block_time, root, serial, world, HANG_GUARD,
+    anvil_bin, decisions, eventually, offchain, pin_block_time, root, serial, world, Drained,
+    HANG_GUARD,
 };
 use keeper::{
     anvil::Anvil,
@@ -23,11 +24,7 @@ use keeper::{
     recorder::feed,
     strategy::{openai::OpenAiClient, Model},
 };
-use std::{
-    process::Command,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{process::Command, time::Duration};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpListener,
@@ -285,22 +282,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // Its log, read as it is written (the test waits on it, and a pipe nobody drains would
-    // stall the keeper once full).
-    let log = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let drain = {
-        let (mut stderr, log) = (child.stderr.take().unwrap(), log.clone());
-        tokio::spawn(async move {
-            let mut chunk = [0u8; 4096];
-            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
-                log.lock().unwrap().extend_from_slice(&chunk[..n]);
-            }
-        })
-    };
-    let log_len = || log.lock().unwrap().len();
-    let logged_since = |from: usize, what: &str| {
-        String::from_utf8_lossy(&log.lock().unwrap()[from..]).contains(what)
-    };
+    let log = Drained::new(&mut child);
     let feed_path = dir.path().join("feed.jsonl");
     let rows_at_least = |n: usize| {
         let rows = feed::read_feed(&feed_path).unwrap_or_default();
@@ -314,10 +296,10 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     // never hears of it).
     let port = w.anvil.port;
     let stand_in = Anvil::start(&anvil_bin(), None, &[]).await.unwrap();
-    let down_from = log_len();
+    let down_from = log.len();
     std::mem::replace(&mut w.anvil, stand_in).stop().await;
     assert!(
-        eventually(HANG_GUARD, || logged_since(down_from, "cycle failed")).await,
+        eventually(HANG_GUARD, || log.logged_since(down_from, "cycle failed")).await,
         "the outage is reported while the node is down"
     );
     let reload = vec!["--load-state".to_string(), state_file.display().to_string()];
@@ -339,8 +321,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     // A hang guard: the keeper stops at its next await point, well within it on any machine.
     let status =
         tokio::time::timeout(HANG_GUARD, child.wait()).await.expect("stops after SIGTERM").unwrap();
-    drain.await.unwrap();
-    let err = String::from_utf8_lossy(&log.lock().unwrap()).to_string();
+    let err = log.finish().await;
     assert!(status.success(), "clean exit on SIGTERM: {err}");
     assert!(err.contains("cycle failed"), "the outage is reported: {err}");
     assert!(!err.contains("panicked"), "{err}");

@@ -333,3 +333,62 @@ pub async fn eventually_async<F: Future<Output = bool>>(
     }
     f().await
 }
+
+/// A market a day out whose only book is an ask at 0.40 for 20 units: the builtin model answers
+/// BUY_UP, which the gate passes (0.40 is inside [0.05, 0.95], the position caps are far).
+pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    m
+}
+
+/// One cycle with the builtin model, never cancelled.
+pub async fn builtin_cycle(k: &mut keeper::runner::Keeper) -> keeper::runner::CycleReport {
+    k.cycle(&keeper::strategy::Model::Builtin, None, &tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+/// A child's stderr, read into memory as it is written (a pipe nobody reads would stall the
+/// child once full), so a test can wait on what it logs.
+pub struct Drained {
+    log: Arc<Mutex<Vec<u8>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drained {
+    pub fn new(child: &mut tokio::process::Child) -> Self {
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let log = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = log.clone();
+        let task = tokio::spawn(async move {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+                sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        });
+        Self { log, task }
+    }
+
+    /// Bytes logged so far.
+    pub fn len(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+
+    /// Everything logged so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.log.lock().unwrap()).to_string()
+    }
+
+    /// Whether `what` was logged after the first `from` bytes.
+    pub fn logged_since(&self, from: usize, what: &str) -> bool {
+        String::from_utf8_lossy(&self.log.lock().unwrap()[from..]).contains(what)
+    }
+
+    /// Waits for the child to close its stderr (it exited) and returns all it logged.
+    pub async fn finish(self) -> String {
+        self.task.await.unwrap();
+        String::from_utf8_lossy(&self.log.lock().unwrap()).to_string()
+    }
+}
