@@ -253,6 +253,21 @@ impl Sender {
         Ok(Signed { attempt, nonce, bytes: env.encoded_2718().into() })
     }
 
+    /// Signs a replacement of `last` at the same `nonce`: both fees bumped past it (see
+    /// [`bumped`]) and never below what the chain asks now. The one way any of the keeper's
+    /// stuck transactions is re-signed.
+    pub async fn sign_replacement(
+        &self,
+        to: Address,
+        input: Bytes,
+        gas: u64,
+        nonce: u64,
+        last: Attempt,
+    ) -> Result<Signed> {
+        let fees = bumped(last.into(), current_fees(&self.rpc).await?);
+        self.sign(to, input, gas, nonce, fees, U256::ZERO).await
+    }
+
     /// Broadcasts a signed transaction. `Ok` when the node holds it (accepted now, or already
     /// known); a transport failure is NOT a refusal (the node may hold it: the caller keeps it
     /// pending and follows it); a refusal is decoded.

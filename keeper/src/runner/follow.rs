@@ -203,8 +203,6 @@ impl Keeper {
     /// Re-signs a pending submission at its own nonce with bumped fees and sends it; the new
     /// transaction is journalled first. Returns whether it was sent.
     pub(super) async fn resend(&mut self, t: &journal::Tracked) -> Result<bool> {
-        let now = executor::current_fees(&self.provider).await?;
-        let fees = executor::bumped(Fees::from(t.latest()), now);
         let quote =
             Quote { maxPricePaid: t.sub.quote.max_price_paid, deadline: t.sub.quote.deadline };
         let input = executor::submit_calldata(t.sub.market, &t.sub.raw, t.sub.prompt_hash, &quote);
@@ -212,13 +210,13 @@ impl Keeper {
         let signed = self
             .sender()
             .await?
-            .sign(gate, input, t.sub.gas, t.sub.nonce, fees, U256::ZERO)
+            .sign_replacement(gate, input, t.sub.gas, t.sub.nonce, t.latest())
             .await?;
         self.journal.append(Entry::Resend { id: t.sub.id, attempt: signed.attempt })?;
         self.last_sent.insert(t.sub.id, Instant::now());
         match self.sender().await?.broadcast(&signed).await {
             Ok(()) => {
-                info!(market = %t.sub.market, nonce = t.sub.nonce, tx = %signed.attempt.tx, max_fee = fees.max_fee_per_gas, "re-sent at the same nonce with bumped fees");
+                info!(market = %t.sub.market, nonce = t.sub.nonce, tx = %signed.attempt.tx, max_fee = signed.attempt.max_fee_per_gas, "re-sent at the same nonce with bumped fees");
                 Ok(true)
             }
             Err(BroadcastError::Refused(r)) => {

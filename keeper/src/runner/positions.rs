@@ -150,6 +150,16 @@ impl Keeper {
     /// how many redeems and write-offs were mined and succeeded.
     pub(super) async fn settle_own(&mut self) -> Result<(usize, usize)> {
         let mut done = (0, 0);
+        if self.own_pending.is_empty() {
+            return Ok(done);
+        }
+        // The key's mined nonce count, read once and BEFORE the receipts: a nonce it shows used
+        // by a block whose receipt of ours is then not found was used by another transaction.
+        let used_below = self
+            .provider
+            .get_transaction_count(self.keeper_addr)
+            .await
+            .map_err(|e| ExecError::Rpc(Box::new(e)))?;
         let markets: Vec<Address> = self.own_pending.keys().copied().collect();
         for market in markets {
             let Some(own) = self.own_pending.get(&market) else { continue };
@@ -179,12 +189,7 @@ impl Keeper {
                 }
                 continue;
             }
-            let latest = self
-                .provider
-                .get_transaction_count(self.keeper_addr)
-                .await
-                .map_err(|e| ExecError::Rpc(Box::new(e)))?;
-            if latest > nonce {
+            if used_below > nonce {
                 // Mined nonces include ours, but none of our attempts: another transaction of
                 // this key took it. Nothing of ours can be mined at it any more.
                 warn!(%market, nonce, "{what}: its nonce was used by another transaction; looked at afresh");
@@ -197,17 +202,16 @@ impl Keeper {
             }
             let last = *own.attempts.last().expect("an own call has an attempt");
             let (input, gas) = (own.input.clone(), own.gas);
-            let fees = executor::bumped(last.into(), executor::current_fees(&self.provider).await?);
             let gate = self.gate;
             let sender = self.sender().await?;
-            let signed = sender.sign(gate, input, gas, nonce, fees, U256::ZERO).await?;
+            let signed = sender.sign_replacement(gate, input, gas, nonce, last).await?;
             let sent = sender.broadcast(&signed).await;
             let own = self.own_pending.get_mut(&market).expect("still pending");
             own.sent = Instant::now();
             match sent {
                 Ok(()) => {
                     own.attempts.push(signed.attempt);
-                    info!(%market, nonce, tx = %signed.attempt.tx, max_fee = fees.max_fee_per_gas, "{what} re-sent at the same nonce with bumped fees");
+                    info!(%market, nonce, tx = %signed.attempt.tx, max_fee = signed.attempt.max_fee_per_gas, "{what} re-sent at the same nonce with bumped fees");
                 }
                 Err(BroadcastError::Transport(e)) => {
                     // It may have reached the node: followed like the others.
