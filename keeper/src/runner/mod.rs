@@ -515,12 +515,50 @@ fn not_up_yet(e: &chain::ChainError) -> bool {
     false
 }
 
-/// How long to wait before the next try in an outage `down` long: the backoff, cut so that the
-/// last try lands at `--max-outage` (never less than 50 ms).
-fn outage_wait(backoff: Duration, down: Duration, max_outage: Option<Duration>) -> Duration {
-    match max_outage {
-        Some(max) => backoff.min(max.saturating_sub(down)).max(Duration::from_millis(50)),
-        None => backoff,
+/// An outage being waited out, at start or mid-run: a backoff doubling from [`BACKOFF_FIRST`] to
+/// [`BACKOFF_CAP`], given up once the node has been unreachable for `--max-outage`.
+struct Outage {
+    since: Option<Instant>,
+    backoff: Duration,
+    max: Option<Duration>,
+}
+
+impl Outage {
+    fn new(max: Option<Duration>) -> Self {
+        Self { since: None, backoff: BACKOFF_FIRST, max }
+    }
+
+    /// The node answered: the next failure starts a new outage.
+    fn over(&mut self) {
+        self.since = None;
+        self.backoff = BACKOFF_FIRST;
+    }
+
+    /// Counts failure `e` against the budget: past it, the error to exit with; else waits out
+    /// the backoff (cut so the last try lands at the budget, never under 50 ms), or until a
+    /// signal, logging `what`.
+    async fn wait_out(
+        &mut self,
+        e: RunError,
+        what: &'static str,
+        cancel: &CancellationToken,
+    ) -> Result<()> {
+        let down = self.since.get_or_insert_with(Instant::now).elapsed();
+        if self.max.is_some_and(|max| down >= max) {
+            warn!(error = %crate::error_chain(&e), down_secs = down.as_secs(), "giving up: past --max-outage");
+            return Err(RunError::Outage { secs: down.as_secs(), last: Box::new(e) });
+        }
+        warn!(error = %crate::error_chain(&e), retry_in_ms = self.backoff.as_millis() as u64, down_secs = down.as_secs(), "{what}");
+        let wait = match self.max {
+            Some(max) => self.backoff.min(max.saturating_sub(down)).max(Duration::from_millis(50)),
+            None => self.backoff,
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+        self.backoff = (self.backoff * 2).min(BACKOFF_CAP);
+        Ok(())
     }
 }
 
@@ -534,28 +572,19 @@ async fn connect_waiting(
     cfg: &RunConfig,
     cancel: &CancellationToken,
 ) -> Result<Option<(DynProvider, u64)>> {
-    let since = Instant::now();
-    let mut backoff = BACKOFF_FIRST;
+    let mut outage = Outage::new(cfg.max_outage);
     loop {
         match chain::connect_checked(&cfg.chain).await {
             Ok(c) => return Ok(Some(c)),
             Err(e @ chain::ChainError::Unreachable { .. })
                 if cfg.max_outage.is_some() && not_up_yet(&e) =>
             {
-                let down = since.elapsed();
-                if cfg.max_outage.is_some_and(|max| down >= max) {
-                    return Err(RunError::Outage {
-                        secs: down.as_secs(),
-                        last: Box::new(e.into()),
-                    });
+                outage
+                    .wait_out(e.into(), "node unreachable at start; waiting for it", cancel)
+                    .await?;
+                if cancel.is_cancelled() {
+                    return Ok(None);
                 }
-                warn!(error = %crate::error_chain(&e), retry_in_ms = backoff.as_millis() as u64, down_secs = down.as_secs(), "node unreachable at start; waiting for it");
-                let wait = outage_wait(backoff, down, cfg.max_outage);
-                tokio::select! {
-                    _ = cancel.cancelled() => return Ok(None),
-                    _ = tokio::time::sleep(wait) => {}
-                }
-                backoff = (backoff * 2).min(BACKOFF_CAP);
             }
             Err(e) => return Err(e.into()),
         }
@@ -568,8 +597,7 @@ async fn run_loop(
     cfg: &RunConfig,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    let mut outage_since: Option<Instant> = None;
-    let mut backoff = BACKOFF_FIRST;
+    let mut outage = Outage::new(cfg.max_outage);
     loop {
         if cancel.is_cancelled() {
             info!(
@@ -579,8 +607,7 @@ async fn run_loop(
         }
         match keeper.cycle(model, None, cancel).await {
             Ok(r) => {
-                outage_since = None;
-                backoff = BACKOFF_FIRST;
+                outage.over();
                 info!(
                     head = r.head,
                     confirmed_to = r.safe,
@@ -607,26 +634,7 @@ async fn run_loop(
                 }
             }
             Err(e) if e.is_local() => return Err(e),
-            Err(e) => {
-                let since = *outage_since.get_or_insert_with(Instant::now);
-                let down = since.elapsed();
-                if let Some(max) = cfg.max_outage {
-                    if down >= max {
-                        warn!(error = %crate::error_chain(&e), down_secs = down.as_secs(), "giving up: past --max-outage");
-                        return Err(RunError::Outage { secs: down.as_secs(), last: Box::new(e) });
-                    }
-                }
-                warn!(error = %crate::error_chain(&e), retry_in_ms = backoff.as_millis() as u64, down_secs = down.as_secs(), "cycle failed; retrying");
-                if cancel.is_cancelled() {
-                    continue;
-                }
-                let wait = outage_wait(backoff, down, cfg.max_outage);
-                tokio::select! {
-                    _ = cancel.cancelled() => {}
-                    _ = tokio::time::sleep(wait) => {}
-                }
-                backoff = (backoff * 2).min(BACKOFF_CAP);
-            }
+            Err(e) => outage.wait_out(e, "cycle failed; retrying", cancel).await?,
         }
     }
 }
