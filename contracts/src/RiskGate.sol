@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IRiskGate} from "./interfaces/IRiskGate.sol";
 import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
@@ -14,8 +15,10 @@ import {VerdictParser} from "./libraries/VerdictParser.sol";
 /// @notice Turns a model's one-word answer into an order whose price and size come only from the
 /// live book and from bounds fixed at deploy. The keeper chooses a market, relays the answer and
 /// may tighten the price with its quote; it never loosens a bound. The owner can pause, rotate
-/// the keeper and withdraw collateral, and can never change a bound or a trusted resolver.
-contract RiskGate is IRiskGate, Ownable2Step {
+/// the keeper and withdraw collateral, and can never change a bound, a trusted resolver or a
+/// trusted creator. Its account of the equity it should hold makes every deposit, donation and
+/// withdrawal leave `H - equity` unchanged, so the drawdown bound holds for its whole life.
+contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice The lowest `minHeadroom` any deployment may choose, in seconds.
@@ -25,6 +28,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
     uint32 public constant WRITE_OFF_GRACE_FLOOR = 3600;
     /// @notice The most trusted resolvers a gate may name (each is an immutable).
     uint256 public constant MAX_TRUSTED_RESOLVERS = 8;
+    /// @notice The most trusted market creators a gate may name (each is an immutable).
+    uint256 public constant MAX_TRUSTED_CREATORS = 8;
     /// @notice Probability 1.0 in price units; `maxPrice` must stay below it.
     uint256 public constant PRICE_ONE = GateRules.ONE;
     /// @notice 100 % in basis points; `minFillBps` must not exceed it.
@@ -35,7 +40,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// at most this long, so a valid answer is always logged whole.
     uint256 public constant RAW_HEAD_BYTES = 64;
     /// @dev ABI sizes of the two static structs `evaluate` copies from calldata.
-    uint256 internal constant SNAPSHOT_BYTES = 14 * 32;
+    uint256 internal constant SNAPSHOT_BYTES = 15 * 32;
     uint256 internal constant QUOTE_BYTES = 2 * 32;
 
     uint256 internal immutable _minPrice;
@@ -63,6 +68,17 @@ contract RiskGate is IRiskGate, Ownable2Step {
     address internal immutable _resolver6;
     address internal immutable _resolver7;
 
+    // Trusted creators, likewise.
+    uint256 internal immutable _creatorCount;
+    address internal immutable _creator0;
+    address internal immutable _creator1;
+    address internal immutable _creator2;
+    address internal immutable _creator3;
+    address internal immutable _creator4;
+    address internal immutable _creator5;
+    address internal immutable _creator6;
+    address internal immutable _creator7;
+
     /// @dev One decision on its way to the log.
     struct Decided {
         uint8 verdict;
@@ -80,18 +96,25 @@ contract RiskGate is IRiskGate, Ownable2Step {
     uint256 internal _openNotional;
     uint256 internal _highWaterMark;
     mapping(address market => Position) internal _positions;
+    /// @dev The equity the gate's own account says it has: collateral it should hold plus open
+    /// notional. A buy moves collateral into notional and leaves it unchanged, so a PASS never
+    /// writes it. Settling compares it with balance + open notional: a surplus is a donation
+    /// (H rises by it), a deficit a loss.
+    uint256 internal _accountedEquity;
 
     // ---
 
     constructor(
         Params memory bounds_,
         address[] memory trustedResolvers_,
+        address[] memory trustedCreators_,
         address collateral_,
         address marketFactory_,
         address keeper_
     ) Ownable(msg.sender) {
         _checkBounds(bounds_);
         _checkResolvers(trustedResolvers_);
+        _checkCreators(trustedCreators_);
         if (collateral_ == address(0)) revert ZeroAddress("collateral");
         if (marketFactory_ == address(0)) revert ZeroAddress("marketFactory");
         if (keeper_ == address(0)) revert ZeroAddress("keeper");
@@ -109,7 +132,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
         _maxDrawdown = bounds_.maxDrawdown;
         _writeOffGrace = bounds_.writeOffGrace;
         _minFillBps = bounds_.minFillBps;
-        _paramsHash = keccak256(abi.encode(bounds_, trustedResolvers_));
+        _paramsHash = keccak256(abi.encode(bounds_, trustedResolvers_, trustedCreators_));
         _collateral = IERC20(collateral_);
         _factory = IMarketFactory(marketFactory_);
         _keeper = keeper_;
@@ -125,8 +148,28 @@ contract RiskGate is IRiskGate, Ownable2Step {
         _resolver6 = n > 6 ? trustedResolvers_[6] : address(0);
         _resolver7 = n > 7 ? trustedResolvers_[7] : address(0);
 
+        n = trustedCreators_.length;
+        _creatorCount = n;
+        _creator0 = trustedCreators_[0];
+        _creator1 = n > 1 ? trustedCreators_[1] : address(0);
+        _creator2 = n > 2 ? trustedCreators_[2] : address(0);
+        _creator3 = n > 3 ? trustedCreators_[3] : address(0);
+        _creator4 = n > 4 ? trustedCreators_[4] : address(0);
+        _creator5 = n > 5 ? trustedCreators_[5] : address(0);
+        _creator6 = n > 6 ? trustedCreators_[6] : address(0);
+        _creator7 = n > 7 ? trustedCreators_[7] : address(0);
+        // Immutables cannot be read in the constructor, so the keeper is checked against the
+        // lists themselves.
+        _checkKeeperUntrusted(keeper_, trustedResolvers_, trustedCreators_);
+
         emit GateDeployed(
-            _paramsHash, bounds_, trustedResolvers_, collateral_, marketFactory_, keeper_
+            _paramsHash,
+            bounds_,
+            trustedResolvers_,
+            trustedCreators_,
+            collateral_,
+            marketFactory_,
+            keeper_
         );
         emit KeeperRotated(address(0), keeper_);
     }
@@ -165,6 +208,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
             mstore(add(sm, 0x100), and(mload(add(sm, 0x100)), 0xff)) // openPositions
             mstore(add(sm, 0x160), iszero(iszero(mload(add(sm, 0x160))))) // resolverTrusted
             mstore(add(sm, 0x180), and(mload(add(sm, 0x180)), 0xff)) // heldSide
+            mstore(add(sm, 0x1c0), iszero(iszero(mload(add(sm, 0x1c0))))) // creatorTrusted
             mstore(add(qm, 0x20), and(mload(add(qm, 0x20)), u64)) // deadline
         }
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), sm, qm, verdict);
@@ -177,15 +221,17 @@ contract RiskGate is IRiskGate, Ownable2Step {
         string calldata raw,
         bytes32 promptHash,
         Quote calldata quote
-    ) external returns (uint8 reason) {
+    ) external nonReentrant returns (uint8 reason) {
         if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
         if (_paused) revert GatePaused();
-        // A keeper must not be able to point the gate at a look-alike market.
-        if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
+        // A keeper must not be able to point the gate at a look-alike market. One call answers
+        // both questions: the factory made it (creator non-zero), and who asked for it.
+        address creator = _factory.creatorOf(market);
+        if (creator == address(0)) revert UnknownMarket(market, address(_factory));
 
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
-        Decided memory d = _decide(market, raw, quote);
+        Decided memory d = _decide(market, creator, raw, quote);
         _publish(market, promptHash, d, _rawHead(raw), bytes(raw).length, keccak256(bytes(raw)));
         return d.reason;
     }
@@ -201,9 +247,11 @@ contract RiskGate is IRiskGate, Ownable2Step {
         if (msg.sender != address(this)) revert OnlySelf(msg.sender);
         IBinaryMarket m = IBinaryMarket(market);
         _collateral.forceApprove(market, cost);
-        // The market is factory-made code (checked in submitVerdict) and submitVerdict is
-        // keeper-only, so a callback cannot re-enter it; the position can only be booked after
-        // the fill is known, and a fill below the minimum is undone by this frame's revert.
+        // The market is factory-made code (checked in submitVerdict), and submitVerdict holds the
+        // reentrancy lock for this whole frame, so a callback (a hook in the collateral) cannot
+        // re-enter redeem, writeOff, deposit or withdrawCollateral; the position can only be
+        // booked after the fill is known, and a fill below the minimum is undone by this frame's
+        // revert. The account is not touched: a buy turns collateral into notional one for one.
         // slither-disable-start reentrancy-benign,reentrancy-no-eth
         if (verdict == VerdictParser.BUY_UP) {
             (filled, spent) = m.buyUp(limit, quantity);
@@ -231,35 +279,41 @@ contract RiskGate is IRiskGate, Ownable2Step {
 
     /// @inheritdoc IRiskGate
     /// @dev Deliberately allowed while paused: closing a position only releases risk.
-    function redeem(address market) external returns (uint256 payout) {
+    function redeem(address market) external nonReentrant returns (uint256 payout) {
         Position memory pos = _positions[market];
         if (pos.upUnits == 0 && pos.downUnits == 0) revert NoOpenPosition(market);
         IBinaryMarket m = IBinaryMarket(market);
         if (!m.finalized()) revert MarketNotFinal(market);
         bool upWon = m.upWins();
 
+        // Anything that arrived before this call is a donation, not part of the payout.
+        _settle(_collateral.balanceOf(address(this)));
         delete _positions[market];
+        uint256 accounted = _accountedEquity;
         if (!pos.writtenOff) {
             _openPositions -= 1;
             _openNotional -= pos.notional;
+            // The notional leaves equity here; the payout (if any) comes back below.
+            accounted -= pos.notional;
         }
 
         // A losing position pays 0 and still closes: the market's redeem never reverts for it.
         // State is settled before the call; the event and the high-water mark need the payout.
         // slither-disable-next-line reentrancy-events,reentrancy-benign
         payout = m.redeem();
+        _accountedEquity = accounted + payout;
         emit Settled(market, upWon, pos.upUnits, pos.downUnits, pos.notional, payout);
-        _raiseHighWaterMark();
+        // A payout that arrived short (a token fee) is a loss; a gain raises H.
+        _settle(_collateral.balanceOf(address(this)));
     }
 
     /// @inheritdoc IRiskGate
     /// @dev Allowed while paused, and to anyone: it only releases a slot that is stuck.
-    function writeOff(address market) external {
+    function writeOff(address market) external nonReentrant {
         Position storage pos = _positions[market];
         if (pos.upUnits == 0 && pos.downUnits == 0) revert NoOpenPosition(market);
         if (pos.writtenOff) revert AlreadyWrittenOff(market);
         IBinaryMarket m = IBinaryMarket(market);
-        if (m.finalized()) revert MarketAlreadyFinal(market);
         uint64 expiry = m.expiry();
         uint256 allowedAfter = uint256(expiry) + _writeOffGrace;
         // The grace is an hour or more; seconds of validator skew do not matter.
@@ -269,14 +323,33 @@ contract RiskGate is IRiskGate, Ownable2Step {
             revert WriteOffTooEarly(market, block.timestamp, allowedAfter);
         }
         // slither-disable-end timestamp
+        // A final market may be written off only if it cannot pay: a redeem that works must be
+        // used instead (it is tried, then undone by the revert).
+        if (m.finalized()) _requireRedeemFails(m);
 
         // Peak equity is taken before the loss, so the loss counts against the drawdown.
-        _raiseHighWaterMark();
+        _settle(_collateral.balanceOf(address(this)));
         uint256 notional = pos.notional;
         pos.writtenOff = true;
         _openPositions -= 1;
         _openNotional -= notional;
+        _accountedEquity -= notional;
         emit WrittenOff(market, pos.upUnits, pos.downUnits, notional, expiry);
+    }
+
+    /// @inheritdoc IRiskGate
+    function deposit(uint256 amount) external nonReentrant {
+        if (amount == 0) revert DepositZero();
+        // Whatever arrived before is a donation; what this call brings is measured, so a token
+        // that takes a fee on the way in raises H only by what the gate received.
+        uint256 before = _settle(_collateral.balanceOf(address(this)));
+        _collateral.safeTransferFrom(msg.sender, address(this), amount);
+        uint256 received = _collateral.balanceOf(address(this)) - before;
+        uint256 hwm = _highWaterMark + received;
+        _highWaterMark = hwm;
+        _accountedEquity += received;
+        emit HighWaterMark(hwm);
+        emit Deposited(msg.sender, received, hwm);
     }
 
     /// @inheritdoc IRiskGate
@@ -292,12 +365,15 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @inheritdoc IRiskGate
-    function withdrawCollateral(address to, uint256 amount) external onlyOwner {
+    function withdrawCollateral(address to, uint256 amount) external onlyOwner nonReentrant {
         if (to == address(0)) revert ZeroAddress("to");
-        uint256 hwm = _raiseHighWaterMark();
-        // Money taken out is not a loss: the mark drops with it, so the drawdown stays the same.
-        uint256 lowered = hwm > amount ? hwm - amount : 0;
+        uint256 balance = _settle(_collateral.balanceOf(address(this)));
+        if (amount > balance) revert WithdrawExceedsBalance(amount, balance);
+        // Money taken out is not a loss: the mark and the account drop with it, so the drawdown
+        // stays the same. H >= equity >= balance >= amount after settling: no underflow.
+        uint256 lowered = _highWaterMark - amount;
         _highWaterMark = lowered;
+        _accountedEquity -= amount;
         emit HighWaterMark(lowered);
         _collateral.safeTransfer(to, amount);
         emit CollateralWithdrawn(to, amount);
@@ -306,6 +382,8 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// @inheritdoc IRiskGate
     function setKeeper(address newKeeper) external onlyOwner {
         if (newKeeper == address(0)) revert ZeroAddress("keeper");
+        if (_isTrusted(newKeeper)) revert KeeperIsTrustedResolver(newKeeper);
+        if (_isTrustedCreator(newKeeper)) revert KeeperIsTrustedCreator(newKeeper);
         emit KeeperRotated(_keeper, newKeeper);
         _keeper = newKeeper;
     }
@@ -351,6 +429,29 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @inheritdoc IRiskGate
+    function trustedCreators() external view returns (address[] memory list) {
+        list = new address[](_creatorCount);
+        address[8] memory all = [
+            _creator0,
+            _creator1,
+            _creator2,
+            _creator3,
+            _creator4,
+            _creator5,
+            _creator6,
+            _creator7
+        ];
+        for (uint256 i; i < list.length; ++i) {
+            list[i] = all[i];
+        }
+    }
+
+    /// @inheritdoc IRiskGate
+    function isTrustedCreator(address creator) external view returns (bool) {
+        return _isTrustedCreator(creator);
+    }
+
+    /// @inheritdoc IRiskGate
     function paramsHash() external view returns (bytes32) {
         return _paramsHash;
     }
@@ -391,19 +492,24 @@ contract RiskGate is IRiskGate, Ownable2Step {
     }
 
     /// @inheritdoc IRiskGate
+    function accountedCollateral() external view returns (uint256) {
+        return _accountedEquity - _openNotional;
+    }
+
+    /// @inheritdoc IRiskGate
     function positionOf(address market) external view returns (Position memory) {
         return _positions[market];
     }
 
     /// @inheritdoc IRiskGate
     function snapshotOf(address market) external view returns (Snapshot memory) {
-        if (!_factory.isMarket(market)) revert UnknownMarket(market, address(_factory));
+        address creator = _factory.creatorOf(market);
+        if (creator == address(0)) revert UnknownMarket(market, address(_factory));
         // Zero-initialized by Solidity, then filled field by field.
         // slither-disable-next-line uninitialized-local
         Snapshot memory s;
-        _readSnapshot(market, s);
-        s.highWaterMark =
-            GateRules.highWaterMark(_highWaterMark, s.collateralAvailable, s.openNotional);
+        _readSnapshot(market, creator, s);
+        (s.highWaterMark,) = _settled(s.collateralAvailable);
         return s;
     }
 
@@ -460,6 +566,42 @@ contract RiskGate is IRiskGate, Ownable2Step {
         }
     }
 
+    /// @dev The same rules as for resolvers, with the creators' own errors.
+    function _checkCreators(address[] memory list) internal pure {
+        if (list.length == 0) revert TrustedCreatorsEmpty();
+        if (list.length > MAX_TRUSTED_CREATORS) {
+            revert TooManyTrustedCreators(list.length, MAX_TRUSTED_CREATORS);
+        }
+        for (uint256 i; i < list.length; ++i) {
+            if (list[i] == address(0)) revert TrustedCreatorZero(i);
+            if (i > 0 && list[i] <= list[i - 1]) {
+                revert TrustedCreatorsNotAscending(i, list[i - 1], list[i]);
+            }
+        }
+    }
+
+    /// @dev A stolen keeper key must not also decide outcomes or make trusted markets.
+    function _checkKeeperUntrusted(
+        address keeper_,
+        address[] memory resolvers,
+        address[] memory creators
+    ) internal pure {
+        for (uint256 i; i < resolvers.length; ++i) {
+            if (resolvers[i] == keeper_) revert KeeperIsTrustedResolver(keeper_);
+        }
+        for (uint256 i; i < creators.length; ++i) {
+            if (creators[i] == keeper_) revert KeeperIsTrustedCreator(keeper_);
+        }
+    }
+
+    function _isTrustedCreator(address creator) internal view returns (bool) {
+        // Unused immutables are zero, and the factory never reports a zero creator for a market.
+        if (creator == address(0)) return false;
+        return creator == _creator0 || creator == _creator1 || creator == _creator2
+            || creator == _creator3 || creator == _creator4 || creator == _creator5
+            || creator == _creator6 || creator == _creator7;
+    }
+
     function _isTrusted(address resolver) internal view returns (bool) {
         // Unused immutables are zero, and a zero resolver is never trusted.
         if (resolver == address(0)) return false;
@@ -468,13 +610,52 @@ contract RiskGate is IRiskGate, Ownable2Step {
             || resolver == _resolver6 || resolver == _resolver7;
     }
 
-    /// @dev H = max(H, balance + openNotional), stored (and announced) only when it rises.
-    function _raiseHighWaterMark() internal returns (uint256 hwm) {
-        uint256 stored = _highWaterMark;
-        hwm = GateRules.highWaterMark(stored, _collateral.balanceOf(address(this)), _openNotional);
-        if (hwm != stored) {
+    /// @dev The account settled against `balance`, without storing it: equity is
+    /// balance + openNotional (saturating); a surplus over the account raises H by exactly its
+    /// amount (a donation, never a refill of the drawdown budget); then H = max(H, equity).
+    /// Returns the new H and the new account.
+    function _settled(uint256 balance) internal view returns (uint256 hwm, uint256 accounted) {
+        uint256 equity = GateRules.highWaterMark(0, balance, _openNotional);
+        accounted = _accountedEquity;
+        hwm = _highWaterMark;
+        if (equity > accounted) hwm = GateRules.highWaterMark(0, hwm, equity - accounted);
+        accounted = equity;
+        if (equity > hwm) hwm = equity;
+    }
+
+    /// @dev Settles the account against `balance` and stores what changed: a surplus is a
+    /// donation (`Donated`), a deficit a loss (`Shortfall`), and a new H is announced. Every path
+    /// that reads the balance to raise H comes through here, so no inflow can lift equity
+    /// without lifting H by as much. Returns `balance`.
+    function _settle(uint256 balance) internal returns (uint256) {
+        uint256 storedHwm = _highWaterMark;
+        uint256 storedAccount = _accountedEquity;
+        (uint256 hwm, uint256 accounted) = _settled(balance);
+        if (accounted != storedAccount) {
+            _accountedEquity = accounted;
+            if (accounted > storedAccount) {
+                emit Donated(accounted - storedAccount, hwm);
+            } else {
+                emit Shortfall(storedAccount - _openNotional, balance);
+            }
+        }
+        if (hwm != storedHwm) {
             _highWaterMark = hwm;
             emit HighWaterMark(hwm);
+        }
+        return balance;
+    }
+
+    /// @dev Reverts `MarketRedeemable` when the market's `redeem` works for the gate (its effects
+    /// go with the revert). A redeem that failed for lack of gas is not a market that cannot
+    /// pay: with under 1/63 of the gas left after the call, the probe itself reverts.
+    function _requireRedeemFails(IBinaryMarket m) internal {
+        uint256 before = gasleft();
+        try m.redeem() returns (uint256) {
+            revert MarketRedeemable(address(m));
+        } catch {
+            uint256 left = gasleft();
+            if (left <= before / 63) revert RedeemProbeOutOfGas(left);
         }
     }
 
@@ -482,7 +663,7 @@ contract RiskGate is IRiskGate, Ownable2Step {
     /// Fills `s` in place rather than returning a new struct: slither's taint tracking would
     /// otherwise follow `nowSec` into every later comparison and report them all as timestamp
     /// comparisons, when only the headroom rule reads the clock.
-    function _readSnapshot(address market, Snapshot memory s) internal view {
+    function _readSnapshot(address market, address creator, Snapshot memory s) internal view {
         IBinaryMarket m = IBinaryMarket(market);
         IBinaryMarket.GateQuote memory q = m.gateQuote();
         s.bestBid = q.bestBid;
@@ -501,12 +682,13 @@ contract RiskGate is IRiskGate, Ownable2Step {
         if (pos.upUnits != 0) s.heldSide = GateRules.SIDE_UP;
         else if (pos.downUnits != 0) s.heldSide = GateRules.SIDE_DOWN;
         s.highWaterMark = _highWaterMark;
+        s.creatorTrusted = _isTrustedCreator(creator);
     }
 
     /// @dev Parses, reads, evaluates and, on PASS, executes. The snapshot and quote come back
     /// ABI-encoded, or empty when nothing was evaluated: 16 words of zeros would cost 4 kgas of
     /// log data on every ABSTAIN and would read like an empty book.
-    function _decide(address market, string calldata raw, Quote calldata quote)
+    function _decide(address market, address creator, string calldata raw, Quote calldata quote)
         internal
         returns (Decided memory d)
     {
@@ -528,15 +710,11 @@ contract RiskGate is IRiskGate, Ownable2Step {
         // Zero-initialized by Solidity, then filled field by field.
         // slither-disable-next-line uninitialized-local
         Snapshot memory s;
-        _readSnapshot(market, s);
-        // H is raised to the equity seen now, before the rule reads it.
-        uint256 hwm =
-            GateRules.highWaterMark(s.highWaterMark, s.collateralAvailable, s.openNotional);
-        if (hwm != s.highWaterMark) {
-            _highWaterMark = hwm;
-            s.highWaterMark = hwm;
-            emit HighWaterMark(hwm);
-        }
+        _readSnapshot(market, creator, s);
+        // The account is settled (a donation raises H by its amount) and H raised to the equity
+        // seen now, before the rule reads it.
+        _settle(s.collateralAvailable);
+        s.highWaterMark = _highWaterMark;
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, quote, d.verdict);
         d.reason = o.reason;
         d.failedMask = o.failedMask;

@@ -75,7 +75,9 @@ interface IBinaryMarket {
     /// @notice Immediate-or-cancel: buy up to `quantity` UP from asks priced at or below
     /// `limitPrice`, matching at most `MAX_MATCHES_PER_TAKE` resting orders (best price first,
     /// FIFO within a price). Whatever is still unfilled then is dropped, not rested. Pulls
-    /// exactly what was spent.
+    /// exactly what was spent. A maker order this leaves with less than `minQuantity` is
+    /// cancelled and its maker refunded (`OrderCancelled`), so no resting order is ever below
+    /// the minimum.
     function buyUp(uint256 limitPrice, uint256 quantity)
         external
         returns (uint256 filled, uint256 spent);
@@ -83,7 +85,7 @@ interface IBinaryMarket {
     /// @notice Immediate-or-cancel: buy up to `quantity` DOWN from bids priced at or above the UP
     /// price `upLimitPrice` (paying `1e6 - bid` per unit), matching at most
     /// `MAX_MATCHES_PER_TAKE` resting orders; the unfilled rest is dropped. Pulls exactly what
-    /// was spent.
+    /// was spent. A maker left below `minQuantity` is cancelled and refunded, as for `buyUp`.
     function buyDown(uint256 upLimitPrice, uint256 quantity)
         external
         returns (uint256 filled, uint256 spent);

@@ -3,7 +3,8 @@ pragma solidity 0.8.30;
 
 /// @title IMarketFactory
 /// @notice Creates binary markets and answers, authoritatively, whether it created an address.
-/// RiskGate trusts only markets for which `isMarket` is true.
+/// RiskGate trusts only markets for which `isMarket` is true, and reads who created each one
+/// (`creatorOf`), since trusting a resolver does not make every market that names it trusted.
 interface IMarketFactory {
     error InvalidGrid(uint256 tickSize, uint256 lotSize);
     error InvalidExpiry(uint64 expiry, uint256 nowSec);
@@ -16,7 +17,8 @@ interface IMarketFactory {
         uint256 lotSize,
         uint256 minQuantity,
         uint64 expiry,
-        address resolver
+        address resolver,
+        address indexed creator
     );
 
     /// @notice Deploys a market. `tickSize * lotSize` must be a positive multiple of 1e6 and
@@ -30,6 +32,9 @@ interface IMarketFactory {
     ) external returns (address market);
 
     function isMarket(address market) external view returns (bool);
+    /// @notice The address that called `createMarket` for `market`, or zero if this factory did
+    /// not create it (so `creatorOf(m) != 0` exactly when `isMarket(m)`).
+    function creatorOf(address market) external view returns (address);
     function marketCount() external view returns (uint256);
     function marketAt(uint256 index) external view returns (address);
     function collateral() external view returns (address);

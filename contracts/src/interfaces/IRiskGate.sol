@@ -10,10 +10,17 @@ pragma solidity 0.8.30;
 /// @dev Units: prices are probabilities in 1e6 units (1_000_000 = 1.0). A quantity is collateral
 /// base units of payout: quantity q pays q base units if its side wins.
 ///
-/// v2 bounds the total loss, not only each order:
-/// - only markets whose resolver is in the deploy-fixed `trustedResolvers` are traded (rule 12);
+/// v2.1 bounds the loss over the gate's whole life, not only each order or funding episode:
+/// - only markets whose resolver is in the deploy-fixed `trustedResolvers` (rule 12) and whose
+///   creator is in the deploy-fixed `trustedCreators` (rule 19) are traded;
 /// - a high-water mark `H` of equity (collateral balance + open notional) is kept, and no order
-///   may take the balance below `H - maxDrawdown` (rule 14). Invariant: balance >= H - maxDrawdown;
+///   may take the balance below `H - maxDrawdown` (rule 14);
+/// - the gate keeps its own account of the equity it should hold. Money that arrives any other
+///   way than a payout of one of its markets (a `deposit`, a plain transfer) raises `H` by exactly
+///   its amount, a withdrawal lowers it by exactly its amount, and a balance below the account
+///   (a token fee, a clawback) is a loss. So no money movement changes `H - equity`, and
+///   `H - equity <= maxDrawdown` holds for the gate's whole life: a gate that has used its
+///   drawdown stays stopped;
 /// - the keeper's `Quote` can only tighten the order's limit, never loosen it (rules 15, 16);
 /// - a position whose market never resolves can be written off by anyone after
 ///   `expiry + writeOffGrace`, freeing its slot and counting it as lost.
@@ -54,14 +61,16 @@ interface IRiskGate {
         uint256 collateralAvailable;
         bool resolverTrusted; // the market's resolver() is one of trustedResolvers
         uint8 heldSide; // the gate's position in this market: 0 none, 1 UP, 2 DOWN
-        uint256 highWaterMark; // H; submitVerdict raises it to equity before reading
+        uint256 highWaterMark; // H; submitVerdict settles its account and raises H first
+        bool creatorTrusted; // the factory's creatorOf(market) is one of trustedCreators
     }
 
     /// @notice The order a decision produced; all zero on a refusal other than reason 18. On
     /// reason 18 `filled` and `spent` are what the market offered and the gate undid: nothing
-    /// moved.
+    /// moved. The average price paid is `ceil(spent * 1e6 / filled)`; `pricePaid` is only the
+    /// best level's.
     struct Order {
-        uint256 pricePaid; // best level's price for the token bought, 1e6 units
+        uint256 pricePaid; // best level's price for the token bought, 1e6 units (not the average)
         uint256 limit; // the order's limit for the token bought: min(maxPrice, maxPricePaid) on grid
         uint256 quantity; // lot-snapped maxSize sent to the market
         uint256 cost; // worst case, ceil(quantity * limit / 1e6)
@@ -95,6 +104,14 @@ interface IRiskGate {
     error TooManyTrustedResolvers(uint256 count, uint256 max);
     error TrustedResolverZero(uint256 index);
     error TrustedResolversNotAscending(uint256 index, address previous, address current);
+    error TrustedCreatorsEmpty();
+    error TooManyTrustedCreators(uint256 count, uint256 max);
+    error TrustedCreatorZero(uint256 index);
+    error TrustedCreatorsNotAscending(uint256 index, address previous, address current);
+    /// @notice The keeper key may never be a trusted resolver or creator: a stolen keeper key
+    /// would then also decide outcomes or make markets the gate trades (constructor, setKeeper).
+    error KeeperIsTrustedResolver(address keeper);
+    error KeeperIsTrustedCreator(address keeper);
     error FactoryCollateralMismatch(address factoryCollateral, address collateral);
 
     // --- operation
@@ -107,7 +124,13 @@ interface IRiskGate {
     error UnknownMarket(address market, address factory);
     error NoOpenPosition(address market);
     error MarketNotFinal(address market);
-    error MarketAlreadyFinal(address market);
+    /// @notice `writeOff` of a final market whose `redeem` works: call `redeem` instead.
+    error MarketRedeemable(address market);
+    /// @notice `writeOff` saw the market's `redeem` fail for lack of gas, not because it cannot
+    /// pay; retry with more gas.
+    error RedeemProbeOutOfGas(uint256 gasLeft);
+    error DepositZero();
+    error WithdrawExceedsBalance(uint256 amount, uint256 balance);
     error WriteOffTooEarly(address market, uint256 nowSec, uint256 allowedAfterSec);
     error AlreadyWrittenOff(address market);
     error RenounceDisabled();
@@ -122,12 +145,13 @@ interface IRiskGate {
 
     // ---
 
-    /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and their hash,
-    /// `keccak256(abi.encode(params, trustedResolvers))`.
+    /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and creators and their
+    /// hash, `keccak256(abi.encode(params, trustedResolvers, trustedCreators))`.
     event GateDeployed(
         bytes32 indexed paramsHash,
         Params params,
         address[] trustedResolvers,
+        address[] trustedCreators,
         address collateral,
         address marketFactory,
         address keeper
@@ -174,8 +198,21 @@ interface IRiskGate {
         address indexed market, uint256 upUnits, uint256 downUnits, uint256 notional, uint64 expiry
     );
 
-    /// @notice The high-water mark changed (raised to equity, or lowered by a withdrawal).
+    /// @notice The high-water mark changed (raised to equity, raised by a deposit or donation,
+    /// or lowered by a withdrawal).
     event HighWaterMark(uint256 highWaterMark);
+
+    /// @notice `amount` arrived through `deposit` (what the gate's balance grew by) and raised
+    /// `H` by exactly that: a top-up never refills the drawdown budget.
+    event Deposited(address indexed from, uint256 amount, uint256 highWaterMark);
+
+    /// @notice Collateral the gate's account did not expect (a plain transfer, a rebase) was
+    /// found and counted as a deposit: `H` rose by exactly `amount`.
+    event Donated(uint256 amount, uint256 highWaterMark);
+
+    /// @notice The gate holds less collateral than its account says (a token fee, a clawback):
+    /// the difference is a loss, counted against the drawdown.
+    event Shortfall(uint256 accounted, uint256 balance);
 
     event KeeperRotated(address indexed previousKeeper, address indexed newKeeper);
     event Paused(address indexed by);
@@ -190,7 +227,9 @@ interface IRiskGate {
     /// `UnknownVerdict`.
     function parseVerdict(string calldata raw) external pure returns (uint8 verdict);
 
-    /// @notice The pure decision rule. Never reverts.
+    /// @notice The pure decision rule. Never reverts for any input the ABI decoder accepts: a
+    /// `verdict` word above 255 is rejected by the decoder before this runs, while the
+    /// snapshot's and quote's narrow fields are masked to their width, never rejected.
     /// @dev Rules, each a bit of `failedMask` (reason = lowest failing code, 0 = PASS):
     /// 1 ABSTAIN (nothing else evaluated); 2 finalized; 3 `expirySec <= nowSec` or fewer than
     /// `minHeadroom` seconds left; 4 the side needed is empty (bestAsk 0 for BUY_UP, bestBid 0 for
@@ -203,8 +242,12 @@ interface IRiskGate {
     /// with `H = max(highWaterMark, collateralAvailable + openNotional)` (saturating sum), computed
     /// exactly, without overflow or underflow; 15 `pricePaid > maxPricePaid` (when the side is
     /// non-empty); 16 `nowSec > deadline`; 17 `heldSide` is neither 0 nor the verdict's side
-    /// (a value above 2 fails both sides). Rules 9, 10 and 14 are evaluated when the side is
-    /// non-empty and quantity > 0. 18 (fill below minimum) is decided only by `submitVerdict`.
+    /// (a value above 2 fails both sides); 19 `!creatorTrusted`; 20 `quantity > 0` and the most
+    /// one IOC can fill against orders of at least `m = max(minQuantity, lotSize, 1)` units within
+    /// the venue's match cap, `MAX_MATCHES_PER_TAKE * m` (64 * m), is below the minimum fill:
+    /// `64 * m < quantity` and `64 * m * 10000 < quantity * minFillBps`. Rules 9, 10 and 14 are
+    /// evaluated when the side is non-empty and quantity > 0. 18 (fill below minimum) is decided
+    /// only by `submitVerdict`.
     ///
     /// Prices: BUY_UP pays `bestAsk` rounded up onto the tick grid. BUY_DOWN pays `1e6 - bestBid`
     /// with the bid rounded down onto the grid. A book value >= 1e6 is not rounded: BUY_UP pays it
@@ -218,8 +261,9 @@ interface IRiskGate {
         view
         returns (uint8 reason, uint32 failedMask, uint256 pricePaid, uint256 quantity, uint256 cost);
 
-    /// @notice Parses `raw`, reads `market` and the gate's own state, raises the high-water mark
-    /// to the current equity, evaluates, and on PASS buys immediate-or-cancel at the order's
+    /// @notice Parses `raw`, reads `market` and the gate's own state, settles the gate's account
+    /// (a surplus is a donation, a deficit a loss), raises the high-water mark to the current
+    /// equity, evaluates, and on PASS buys immediate-or-cancel at the order's
     /// limit. A fill below `minFillBps` of the quantity is undone entirely and published as
     /// reason 18. Keeper only; the market must come from the immutable factory. An unparseable
     /// `raw` is a published reason-11 row.
@@ -245,15 +289,21 @@ interface IRiskGate {
     /// closes with payout 0. A written-off position only collects (its slot is already free).
     function redeem(address market) external returns (uint256 payout);
 
-    /// @notice Counts a position whose market has not finalized by `expiry + writeOffGrace` as
-    /// lost: raises the high-water mark to the equity before the loss, then releases the slot
-    /// and the notional. Anyone may call it, paused or not. The claim stays for `redeem`.
+    /// @notice Counts a position as lost once `now > expiry + writeOffGrace` if its market has
+    /// not finalized, or has finalized but its `redeem` reverts (a market that cannot pay):
+    /// settles the account and raises the high-water mark to the equity before the loss, then
+    /// releases the slot and the notional. Anyone may call it, paused or not. The claim stays
+    /// for `redeem`.
     function writeOff(address market) external;
+
+    /// @notice Anyone may fund the gate: pulls `amount` of collateral from the caller and raises
+    /// `H` by what arrived, so a top-up never refills the drawdown budget. Allowed while paused.
+    function deposit(uint256 amount) external;
 
     function pause() external;
     function unpause() external;
-    /// @notice Sends collateral out and lowers the high-water mark by `amount` (not below 0),
-    /// after raising it to the equity before the withdrawal.
+    /// @notice Sends collateral out and lowers the high-water mark by exactly `amount`, after
+    /// settling the account and raising the mark to the equity before the withdrawal.
     function withdrawCollateral(address to, uint256 amount) external;
     function setKeeper(address newKeeper) external;
 
@@ -263,6 +313,8 @@ interface IRiskGate {
     function bounds() external view returns (Params memory);
     function trustedResolvers() external view returns (address[] memory);
     function isTrustedResolver(address resolver) external view returns (bool);
+    function trustedCreators() external view returns (address[] memory);
+    function isTrustedCreator(address creator) external view returns (bool);
     function paramsHash() external view returns (bytes32);
     function collateral() external view returns (address);
     function marketFactory() external view returns (address);
@@ -270,8 +322,12 @@ interface IRiskGate {
     function paused() external view returns (bool);
     function openPositions() external view returns (uint8);
     function openNotional() external view returns (uint256);
-    /// @notice H as stored: the peak of collateral balance + open notional, net of withdrawals.
+    /// @notice H as stored: the peak of equity, plus every deposit and donation since, minus every
+    /// withdrawal.
     function highWaterMark() external view returns (uint256);
+    /// @notice The collateral the gate's own account says it holds (as of the last settlement);
+    /// the balance above it is an uncounted donation, below it a loss.
+    function accountedCollateral() external view returns (uint256);
     function positionOf(address market) external view returns (Position memory);
     /// @notice The snapshot `submitVerdict` would evaluate for `market` right now (with the
     /// high-water mark it would store first).

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {IRiskGate} from "../interfaces/IRiskGate.sol";
+import {VenueLimits} from "./VenueLimits.sol";
 
 /// @title GateRules
 /// @notice The pure decision rule of RiskGate: from bounds, a snapshot, the keeper's quote and a
@@ -30,6 +31,8 @@ library GateRules {
     uint8 internal constant EXPIRED = 16;
     uint8 internal constant OPPOSITE_SIDE = 17;
     uint8 internal constant FILL_BELOW_MIN = 18;
+    uint8 internal constant CREATOR_UNTRUSTED = 19;
+    uint8 internal constant MATCH_CAP = 20;
 
     /// @notice Probability 1.0 in price units.
     uint256 internal constant ONE = 1_000_000;
@@ -84,8 +87,14 @@ library GateRules {
         }
 
         uint256 quantity = roundDown(p.maxSize, s.lotSize);
-        if (quantity == 0) mask |= 1 << SIZE_ZERO;
-        else if (quantity < s.minQuantity) mask |= 1 << SIZE_BELOW_MIN;
+        if (quantity == 0) {
+            mask |= 1 << SIZE_ZERO;
+        } else {
+            if (quantity < s.minQuantity) mask |= 1 << SIZE_BELOW_MIN;
+            if (matchCapBelowMinimum(quantity, s.minQuantity, s.lotSize, p.minFillBps)) {
+                mask |= 1 << MATCH_CAP;
+            }
+        }
 
         uint256 limit = orderLimit(p.maxPrice, q.maxPricePaid, s.tickSize, buyUp);
         uint256 cost = 0;
@@ -101,14 +110,14 @@ library GateRules {
             o.cost = cost;
             return o;
         }
-        // Only bits 2..10 and 12..17 can be set here, so the mask fits in 32 bits.
+        // Only bits 2..10, 12..17, 19 and 20 can be set here, so the mask fits in 32 bits.
         // forge-lint: disable-next-line(unsafe-typecast)
         o.failedMask = uint32(mask);
         o.reason = lowestReason(mask);
     }
 
     /// @notice The rules that read neither the book's prices nor the order's size: 2, 3, 8, 12,
-    /// 13, 16 and 17.
+    /// 13, 16, 17 and 19.
     function marketRules(
         IRiskGate.Params memory p,
         IRiskGate.Snapshot memory s,
@@ -132,6 +141,27 @@ library GateRules {
         if (!s.resolverTrusted) mask |= 1 << RESOLVER_UNTRUSTED;
         if (s.nowSec > q.deadline) mask |= 1 << EXPIRED;
         if (s.heldSide != SIDE_NONE && s.heldSide != verdict) mask |= 1 << OPPOSITE_SIDE;
+        if (!s.creatorTrusted) mask |= 1 << CREATOR_UNTRUSTED;
+    }
+
+    /// @notice Rule 20: whether one IOC of `quantity` can fail to reach the minimum fill against
+    /// a book with liquidity inside its limit. Every resting order holds at least
+    /// `m = max(minQuantity, lotSize, 1)` units (the venue cancels a remainder below
+    /// `minQuantity`, and orders are whole lots), so a take that hits the match cap has filled
+    /// at least `MAX_MATCHES_PER_TAKE * m`. When even that is below the minimum, dust could hold
+    /// the market at reason 18; the market's own grid is refused up front instead.
+    function matchCapBelowMinimum(
+        uint256 quantity,
+        uint256 minQuantity,
+        uint256 lotSize,
+        uint16 minFillBps
+    ) internal pure returns (bool) {
+        uint256 m = minQuantity > lotSize ? minQuantity : lotSize;
+        if (m == 0) m = 1;
+        // m * 64 >= quantity already covers every fill the order can want; this also keeps the
+        // product below quantity, so it cannot overflow.
+        if (m >= quantity / VenueLimits.MAX_MATCHES_PER_TAKE + 1) return false;
+        return fillBelowMinimum(m * VenueLimits.MAX_MATCHES_PER_TAKE, quantity, minFillBps);
     }
 
     /// @notice The rules that read the worst-case cost: 9, 10 and 14.
@@ -325,6 +355,8 @@ library GateRules {
         if (reason == EXPIRED) return "verdict expired";
         if (reason == OPPOSITE_SIDE) return "opposite side already held";
         if (reason == FILL_BELOW_MIN) return "fill below minimum";
+        if (reason == CREATOR_UNTRUSTED) return "market creator not trusted";
+        if (reason == MATCH_CAP) return "minimum fill beyond the venue's match cap";
         revert IRiskGate.UnknownReason(reason);
     }
 }

@@ -6,6 +6,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
+import {VenueLimits} from "../libraries/VenueLimits.sol";
 
 /// @title BinaryMarket
 /// @notice A small, real binary market for anvil and tests: one book quoted in UP price, price
@@ -18,6 +19,9 @@ import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
 /// Each level's FIFO is doubly linked, so `cancel` unlinks its order in O(1) and every order in
 /// a FIFO has something left to fill: a taker never walks dead entries, and one taker order
 /// matches at most `MAX_MATCHES_PER_TAKE` resting orders, whatever the book holds.
+/// No resting order is ever below `minQuantity`: placement refuses it, and a partial fill that
+/// would leave less cancels the remainder and refunds its maker. So dust cannot stand between a
+/// taker and the liquidity behind it: 64 matches fill at least 64 * minQuantity, or all.
 contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
@@ -61,11 +65,18 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint88 outstanding;
     }
 
+    /// @dev A remainder below `minQuantity` cancelled by a partial fill, refunded once the
+    /// taker's state is written (at most one per take: only the last match can be partial).
+    struct Dust {
+        address owner;
+        uint256 refund;
+    }
+
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
     uint256 private constant ONE = 1_000_000;
 
     /// @inheritdoc IBinaryMarket
-    uint256 public constant MAX_MATCHES_PER_TAKE = 64;
+    uint256 public constant MAX_MATCHES_PER_TAKE = VenueLimits.MAX_MATCHES_PER_TAKE;
 
     IERC20 private immutable _collateral;
     uint256 public immutable tickSize;
@@ -176,9 +187,12 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     {
         Top memory top = _requireOpen();
         _checkOrder(limitPrice, quantity);
-        (filled, spent) = _take(top, false, limitPrice, quantity);
+        // slither-disable-next-line uninitialized-local
+        Dust memory dust;
+        (filled, spent) = _take(top, false, limitPrice, quantity, dust);
         _top = top;
         if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
+        if (dust.refund != 0) _collateral.safeTransfer(dust.owner, dust.refund);
     }
 
     /// @inheritdoc IBinaryMarket
@@ -189,9 +203,12 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     {
         Top memory top = _requireOpen();
         _checkOrder(upLimitPrice, quantity);
-        (filled, spent) = _take(top, true, upLimitPrice, quantity);
+        // slither-disable-next-line uninitialized-local
+        Dust memory dust;
+        (filled, spent) = _take(top, true, upLimitPrice, quantity, dust);
         _top = top;
         if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
+        if (dust.refund != 0) _collateral.safeTransfer(dust.owner, dust.refund);
     }
 
     // --- resolution
@@ -420,10 +437,13 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     /// most `MAX_MATCHES_PER_TAKE` resting orders. The taker buys UP against asks (`hitBids`
     /// false) or DOWN against bids (`hitBids` true). Releases the makers' escrow into
     /// `outstanding`; the caller collects `spent`.
-    function _take(Top memory top, bool hitBids, uint256 limit, uint256 quantity)
-        private
-        returns (uint256 filled, uint256 spent)
-    {
+    function _take(
+        Top memory top,
+        bool hitBids,
+        uint256 limit,
+        uint256 quantity,
+        Dust memory dust
+    ) private returns (uint256 filled, uint256 spent) {
         uint256 released = 0;
         uint256 matchesLeft = MAX_MATCHES_PER_TAKE;
         // Every level holds at least one order and every visit matches one, so both loops end.
@@ -431,7 +451,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
             uint256 price = hitBids ? top.bestBid : top.bestAsk;
             if (price == 0 || (hitBids ? price < limit : price > limit)) break;
             (uint256 levelFilled, uint256 levelSpent, uint256 matched, bool emptied) =
-                _takeLevel(hitBids, price, quantity - filled, matchesLeft);
+                _takeLevel(hitBids, price, quantity - filled, matchesLeft, dust);
             filled += levelFilled;
             spent += levelSpent;
             // Cannot underflow: _takeLevel matches at most `matchesLeft` orders. Saves ~60 gas.
@@ -444,7 +464,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         }
         if (filled != 0) {
             // Checked subtraction first; the result is below the old uint88 value, so it fits.
-            top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - released);
+            top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - released - dust.refund);
             // Each filled unit is one new fully backed pair: `released` from escrow plus `spent`.
             top.outstanding = SafeCast.toUint88(uint256(top.outstanding) + filled);
         }
@@ -452,20 +472,26 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
 
     /// @dev Fills up to `want` from one level, FIFO, from at most `maxMatches` orders, dropping
     /// the ones it fills completely. Returns what was filled, what the taker owes, how many
-    /// orders it matched, and whether the level is now empty (the caller unlinks it).
-    function _takeLevel(bool hitBids, uint256 price, uint256 want, uint256 maxMatches)
-        private
-        returns (uint256 filled, uint256 spent, uint256 matched, bool emptied)
-    {
+    /// orders it matched, and whether the level is now empty (the caller unlinks it). A partial
+    /// fill that would leave its order below `minQuantity` cancels the rest into `dust`.
+    function _takeLevel(
+        bool hitBids,
+        uint256 price,
+        uint256 want,
+        uint256 maxMatches,
+        Dust memory dust
+    ) private returns (uint256 filled, uint256 spent, uint256 matched, bool emptied) {
         PriceLevel storage level = hitBids ? _bidLevels[price] : _askLevels[price];
         uint256 orderId = level.head;
+        uint256 cancelled = 0;
         // No order in a FIFO is empty, so each pass fills something from the head, and the
         // level is used up exactly when the walk passes its tail (whose `next` is 0).
         while (filled < want && orderId != 0 && matched < maxMatches) {
             Order storage order = _orders[orderId];
             uint256 remaining = order.remaining;
             uint256 fill = remaining < want - filled ? remaining : want - filled;
-            spent += _mintPair(hitBids, orderId, order.owner, price, fill);
+            address maker = order.owner;
+            spent += _mintPair(hitBids, orderId, maker, price, fill);
             filled += fill;
             // Cannot overflow: the loop stops at `maxMatches` (at most 64). Saves ~60 gas.
             unchecked {
@@ -475,6 +501,18 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
                 // Filled: drop it and move the FIFO head on.
                 uint256 next = order.next;
                 delete _orders[orderId];
+                orderId = next;
+            } else if (remaining - fill < minQuantity) {
+                // The want is met (this was the last match). What is left is below the venue
+                // minimum: cancel it rather than leave dust at the top of the book. Exact, as
+                // for placement: the remainder is on the lot grid.
+                uint256 left = remaining - fill;
+                dust.owner = maker;
+                dust.refund = hitBids ? left * price / ONE : left * (ONE - price) / ONE;
+                cancelled = left;
+                uint256 next = order.next;
+                delete _orders[orderId];
+                emit OrderCancelled(orderId, maker, dust.refund);
                 orderId = next;
             } else {
                 // casting to 'uint208' is safe because fill < remaining, itself a uint208.
@@ -486,7 +524,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         // casting to 'uint48' is safe because order ids are minted as uint48.
         // forge-lint: disable-next-line(unsafe-typecast)
         level.head = uint48(orderId);
-        level.quantity -= filled;
+        level.quantity -= filled + cancelled;
     }
 
     /// @dev Mints `fill` UP to the UP buyer and `fill` DOWN to the DOWN buyer and returns the

@@ -6,7 +6,8 @@ import {BinaryMarket} from "./BinaryMarket.sol";
 
 /// @title MarketFactory
 /// @notice Deploys binary markets over one collateral and remembers which addresses it deployed,
-/// so RiskGate can refuse a look-alike market. It is the only place the grid rule is enforced.
+/// and who asked for each, so RiskGate can refuse a look-alike market and a market made by a
+/// creator it does not trust. It is the only place the grid rule is enforced.
 contract MarketFactory is IMarketFactory {
     /// @dev Prices are probabilities in 1e6 units.
     uint256 private constant ONE = 1_000_000;
@@ -14,7 +15,8 @@ contract MarketFactory is IMarketFactory {
     address public immutable collateral;
 
     address[] private _markets;
-    mapping(address market => bool created) private _isMarket;
+    /// @dev Zero for an address this factory did not deploy; `createMarket`'s caller is never 0.
+    mapping(address market => address creator) private _creatorOf;
 
     constructor(address collateral_) {
         // A zero collateral makes every escrow pull revert: nothing can be lost, so the deployer's
@@ -50,13 +52,20 @@ contract MarketFactory is IMarketFactory {
             address(new BinaryMarket(collateral, tickSize, lotSize, minQuantity, expiry, resolver));
         uint256 index = _markets.length;
         _markets.push(market);
-        _isMarket[market] = true;
-        emit MarketCreated(market, index, tickSize, lotSize, minQuantity, expiry, resolver);
+        _creatorOf[market] = msg.sender;
+        emit MarketCreated(
+            market, index, tickSize, lotSize, minQuantity, expiry, resolver, msg.sender
+        );
     }
 
     /// @inheritdoc IMarketFactory
     function isMarket(address market) external view returns (bool) {
-        return _isMarket[market];
+        return _creatorOf[market] != address(0);
+    }
+
+    /// @inheritdoc IMarketFactory
+    function creatorOf(address market) external view returns (address) {
+        return _creatorOf[market];
     }
 
     /// @inheritdoc IMarketFactory

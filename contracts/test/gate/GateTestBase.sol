@@ -37,6 +37,8 @@ abstract contract GateTestBase is Test {
     /// @dev A second trusted resolver, so the gate's list has more than one entry. The test
     /// contract itself is the other one (it resolves the venue tests' markets).
     address internal otherResolver = makeAddr("other-resolver");
+    /// @dev Likewise a second trusted creator; the test contract creates the venue tests' markets.
+    address internal otherCreator = makeAddr("other-creator");
     RiskGate internal gate;
 
     function setUp() public virtual {
@@ -65,8 +67,15 @@ abstract contract GateTestBase is Test {
         return sorted2(address(this), otherResolver);
     }
 
+    /// @dev The fixture's trusted creators, strictly ascending.
+    function creatorList() internal view returns (address[] memory) {
+        return sorted2(address(this), otherCreator);
+    }
+
     function deployGate(IRiskGate.Params memory p) internal returns (RiskGate) {
-        return new RiskGate(p, trustedList(), address(token), address(venue), keeperAddr);
+        return new RiskGate(
+            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr
+        );
     }
 
     function sorted2(address a, address b) internal pure returns (address[] memory list) {
@@ -80,7 +89,7 @@ abstract contract GateTestBase is Test {
     }
 
     /// @dev Book 0.40 / 0.42 on a 0.01 tick, lot 100, minimum 100, 9_000 s to expiry, a trusted
-    /// resolver, no position in this market, H equal to the equity (1_000_000 + 0).
+    /// resolver and creator, no position in this market, H equal to the equity (1_000_000 + 0).
     /// With `looseQuote` the limit is maxPrice in both directions: BUY_UP limit
     /// roundDown(950_000, 10_000) = 950_000; BUY_DOWN 1e6 - roundUp(50_000, 10_000) = 950_000;
     /// cost ceil(1_000 * 950_000 / 1e6) = 950 either way. BUY_UP pays 420_000; BUY_DOWN pays
@@ -100,7 +109,8 @@ abstract contract GateTestBase is Test {
             collateralAvailable: 1_000_000,
             resolverTrusted: true,
             heldSide: 0,
-            highWaterMark: 1_000_000
+            highWaterMark: 1_000_000,
+            creatorTrusted: true
         });
     }
 

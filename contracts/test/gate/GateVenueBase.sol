@@ -93,13 +93,14 @@ abstract contract GateVenueBase is GateTestBase {
     }
 
     /// @dev What the gate should read from `m` given its own state, per the specification,
-    /// with the high-water mark raised to max(H, balance + openNotional) as submitVerdict does
-    /// before evaluating a buy.
+    /// with the account settled as submitVerdict does before evaluating a buy: collateral above
+    /// the gate's account raises H by exactly that much, then H = max(H, balance + openNotional).
     function expectedSnapshot(BinaryMarket m) internal view returns (IRiskGate.Snapshot memory s) {
         IRiskGate.Position memory p = gate.positionOf(address(m));
         uint256 balance = token.balanceOf(address(gate));
         uint256 equity = balance + gate.openNotional();
-        uint256 stored = gate.highWaterMark();
+        uint256 accounted = gate.accountedCollateral();
+        uint256 stored = gate.highWaterMark() + (balance > accounted ? balance - accounted : 0);
         s = IRiskGate.Snapshot({
             bestBid: m.bestBid(),
             bestAsk: m.bestAsk(),
@@ -114,7 +115,9 @@ abstract contract GateVenueBase is GateTestBase {
             collateralAvailable: balance,
             resolverTrusted: m.resolver() == address(this) || m.resolver() == otherResolver,
             heldSide: p.upUnits != 0 ? 1 : p.downUnits != 0 ? 2 : 0,
-            highWaterMark: equity > stored ? equity : stored
+            highWaterMark: equity > stored ? equity : stored,
+            creatorTrusted: venue.creatorOf(address(m)) == address(this)
+                || venue.creatorOf(address(m)) == otherCreator
         });
     }
 
