@@ -31,9 +31,12 @@ interface VmEnvArrays {
 ///   collateral); unset means deploy a fresh TestCollateral / MarketFactory;
 /// - `KEEPER_ADDRESS`: the gate's keeper, default the broadcaster;
 /// - the bounds `GATE_*`, defaults below, in 6-decimal collateral units and 1e6 price units;
-/// - `GATE_TRUSTED_RESOLVERS`: comma-separated resolver addresses the gate will trade under,
-///   default the broadcaster alone. Sorted ascending here (the gate requires it); a zero
-///   address or a duplicate is refused before anything is deployed.
+/// - `GATE_TRUSTED_RESOLVERS`: comma-separated resolver addresses the gate will trade under;
+/// - `GATE_TRUSTED_CREATORS`: comma-separated addresses whose markets the gate will trade.
+///   Both are required, with no default: each role gets its own address, and the keeper may
+///   be neither (a stolen keeper key must not also decide outcomes or make trusted markets).
+///   Sorted ascending here (the gate requires it); a zero address, a duplicate or the keeper
+///   is refused before anything is deployed.
 /// Writes `deployments/<chainId>.json` in the keeper's format (see `_report`) and logs the bounds
 /// read back from the deployed gate.
 contract Deploy is Script {
@@ -57,8 +60,10 @@ contract Deploy is Script {
     uint256 internal constant DEFAULT_WRITE_OFF_GRACE = 86_400;
     /// @dev 25 %: a fill below a quarter of the order is undone.
     uint256 internal constant DEFAULT_MIN_FILL_BPS = 2_500;
-    /// @dev The gate's own limit on trusted resolvers (RiskGate.MAX_TRUSTED_RESOLVERS).
-    uint256 internal constant MAX_TRUSTED_RESOLVERS = 8;
+    /// @dev The gate's limit on each trusted list (MAX_TRUSTED_RESOLVERS, MAX_TRUSTED_CREATORS),
+    /// mirrored here only to refuse a long list before anything is deployed; the gate's
+    /// constructor remains the authority.
+    uint256 internal constant MAX_TRUSTED = 8;
 
     uint256 private constant U8 = type(uint8).max;
     uint256 private constant U16 = type(uint16).max;
@@ -67,14 +72,17 @@ contract Deploy is Script {
     error NoCodeAt(string name, address account);
     error FactoryCollateralMismatch(address factory, address factoryCollateral, address given);
     error EnvValueTooLarge(string name, uint256 value, uint256 max);
-    /// @notice GATE_TRUSTED_RESOLVERS named no address: the gate would trade nowhere.
-    error NoTrustedResolvers();
-    /// @notice GATE_TRUSTED_RESOLVERS names more resolvers than the gate can hold.
-    error TooManyTrustedResolvers(uint256 count, uint256 max);
-    /// @notice GATE_TRUSTED_RESOLVERS has the zero address at `position` (0-based, as given).
-    error TrustedResolverZero(uint256 position);
-    /// @notice GATE_TRUSTED_RESOLVERS names `resolver` twice: a typo for another address?
-    error TrustedResolverDuplicate(address resolver);
+    /// @notice `variable` (GATE_TRUSTED_RESOLVERS or GATE_TRUSTED_CREATORS) is unset or empty.
+    /// There is no default: the deployer is not trusted in any role by accident.
+    error TrustedListMissing(string variable);
+    /// @notice `variable` names more addresses than the gate can hold.
+    error TrustedListTooLong(string variable, uint256 count, uint256 max);
+    /// @notice `variable` has the zero address at `position` (0-based, as given).
+    error TrustedListZero(string variable, uint256 position);
+    /// @notice `variable` names `account` twice: a typo for another address?
+    error TrustedListDuplicate(string variable, address account);
+    /// @notice `variable` names the keeper: the keeper key may hold no other role.
+    error TrustedListHasKeeper(string variable, address keeper);
 
     /// @notice What was deployed or reused; also returned for tests.
     struct Deployment {
@@ -92,11 +100,12 @@ contract Deploy is Script {
         uint256 key = vm.envOr("DEPLOYER_PRIVATE_KEY", uint256(0));
         // forge's own signer options (--account, --ledger, ...) with --sender otherwise.
         d.deployer = key != 0 ? vm.addr(key) : msg.sender;
+        d.keeper = vm.envOr("KEEPER_ADDRESS", d.deployer);
         // Checked before the first transaction, so a bad list deploys nothing.
-        address[] memory resolvers = readTrustedResolvers(d.deployer);
+        address[] memory resolvers = readTrustedList("GATE_TRUSTED_RESOLVERS", d.keeper);
+        address[] memory creators = readTrustedList("GATE_TRUSTED_CREATORS", d.keeper);
         if (key != 0) vm.startBroadcast(key);
         else vm.startBroadcast();
-        d.keeper = vm.envOr("KEEPER_ADDRESS", d.deployer);
 
         d.collateral = vm.envOr("COLLATERAL", address(0));
         d.marketFactory = vm.envOr("MARKET_FACTORY", address(0));
@@ -119,7 +128,9 @@ contract Deploy is Script {
             d.marketFactory = address(new MarketFactory(d.collateral));
             d.deployedFactory = true;
         }
-        d.gate = address(new RiskGate(bounds, resolvers, d.collateral, d.marketFactory, d.keeper));
+        d.gate = address(
+            new RiskGate(bounds, resolvers, creators, d.collateral, d.marketFactory, d.keeper)
+        );
         vm.stopBroadcast();
 
         _report(d);
@@ -147,20 +158,23 @@ contract Deploy is Script {
         bounds.minFillBps = uint16(_envUpTo("GATE_MIN_FILL_BPS", DEFAULT_MIN_FILL_BPS, U16));
     }
 
-    /// @notice `GATE_TRUSTED_RESOLVERS` (comma-separated), default `[fallback]`, sorted
-    /// ascending as the gate requires. Reverts naming the problem when the list is empty, too
-    /// long, or holds the zero address or a duplicate (both would otherwise surface only as the
+    /// @notice The comma-separated addresses in `variable`, sorted ascending as the gate
+    /// requires. Reverts naming the problem when the list is missing or empty, too long, or holds
+    /// the zero address, a duplicate or the keeper (these would otherwise surface only as the
     /// gate's less specific constructor errors, after the collateral and factory were deployed).
-    function readTrustedResolvers(address fallback_) public view returns (address[] memory list) {
-        address[] memory byDefault = new address[](1);
-        byDefault[0] = fallback_;
-        list = VmEnvArrays(address(vm)).envOr("GATE_TRUSTED_RESOLVERS", ",", byDefault);
-        if (list.length == 0) revert NoTrustedResolvers();
-        if (list.length > MAX_TRUSTED_RESOLVERS) {
-            revert TooManyTrustedResolvers(list.length, MAX_TRUSTED_RESOLVERS);
+    function readTrustedList(string memory variable, address keeper)
+        public
+        view
+        returns (address[] memory list)
+    {
+        list = VmEnvArrays(address(vm)).envOr(variable, ",", new address[](0));
+        if (list.length == 0) revert TrustedListMissing(variable);
+        if (list.length > MAX_TRUSTED) {
+            revert TrustedListTooLong(variable, list.length, MAX_TRUSTED);
         }
         for (uint256 i; i < list.length; ++i) {
-            if (list[i] == address(0)) revert TrustedResolverZero(i);
+            if (list[i] == address(0)) revert TrustedListZero(variable, i);
+            if (list[i] == keeper) revert TrustedListHasKeeper(variable, keeper);
         }
         // Insertion sort: at most 8 entries.
         for (uint256 i = 1; i < list.length; ++i) {
@@ -173,7 +187,7 @@ contract Deploy is Script {
             list[j] = current;
         }
         for (uint256 i = 1; i < list.length; ++i) {
-            if (list[i] == list[i - 1]) revert TrustedResolverDuplicate(list[i]);
+            if (list[i] == list[i - 1]) revert TrustedListDuplicate(variable, list[i]);
         }
     }
 
@@ -220,6 +234,10 @@ contract Deploy is Script {
         for (uint256 i; i < resolvers.length; ++i) {
             console.log(string.concat("trustedResolver[", vm.toString(i), "]"), resolvers[i]);
         }
+        address[] memory creators = gate.trustedCreators();
+        for (uint256 i; i < creators.length; ++i) {
+            console.log(string.concat("trustedCreator[", vm.toString(i), "]"), creators[i]);
+        }
         console.log("paramsHash", vm.toString(hash));
 
         // The keys and formats of the keeper's `deploy::Deployment`, so `keeper run` reads this
@@ -235,6 +253,7 @@ contract Deploy is Script {
         vm.serializeAddress(obj, "factory", d.marketFactory);
         vm.serializeAddress(obj, "keeper", d.keeper);
         VmEnvArrays(address(vm)).serializeAddress(obj, "trusted_resolvers", resolvers);
+        VmEnvArrays(address(vm)).serializeAddress(obj, "trusted_creators", creators);
         vm.serializeUint(obj, "deploy_block_not_before", block.number);
         string memory json = vm.serializeBytes32(obj, "params_hash", hash);
         vm.createDir("deployments", true);

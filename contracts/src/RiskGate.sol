@@ -432,14 +432,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     function trustedCreators() external view returns (address[] memory list) {
         list = new address[](_creatorCount);
         address[8] memory all = [
-            _creator0,
-            _creator1,
-            _creator2,
-            _creator3,
-            _creator4,
-            _creator5,
-            _creator6,
-            _creator7
+            _creator0, _creator1, _creator2, _creator3, _creator4, _creator5, _creator6, _creator7
         ];
         for (uint256 i; i < list.length; ++i) {
             list[i] = all[i];

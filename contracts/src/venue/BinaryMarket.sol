@@ -65,11 +65,14 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint88 outstanding;
     }
 
-    /// @dev A remainder below `minQuantity` cancelled by a partial fill, refunded once the
-    /// taker's state is written (at most one per take: only the last match can be partial).
-    struct Dust {
-        address owner;
-        uint256 refund;
+    /// @dev One take's running state: the matches it may still make, and a remainder below
+    /// `minQuantity` that a partial fill cancelled, refunded once the taker's state is written
+    /// (at most one per take: only the last match can be partial).
+    struct Take {
+        uint256 matchesLeft;
+        address dustOwner;
+        uint256 dustRefund;
+        uint256 dustUnits;
     }
 
     /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
@@ -187,12 +190,13 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     {
         Top memory top = _requireOpen();
         _checkOrder(limitPrice, quantity);
-        // slither-disable-next-line uninitialized-local
-        Dust memory dust;
-        (filled, spent) = _take(top, false, limitPrice, quantity, dust);
+        Take memory t = Take({
+            matchesLeft: MAX_MATCHES_PER_TAKE, dustOwner: address(0), dustRefund: 0, dustUnits: 0
+        });
+        (filled, spent) = _take(top, false, limitPrice, quantity, t);
         _top = top;
         if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
-        if (dust.refund != 0) _collateral.safeTransfer(dust.owner, dust.refund);
+        if (t.dustRefund != 0) _collateral.safeTransfer(t.dustOwner, t.dustRefund);
     }
 
     /// @inheritdoc IBinaryMarket
@@ -203,12 +207,13 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     {
         Top memory top = _requireOpen();
         _checkOrder(upLimitPrice, quantity);
-        // slither-disable-next-line uninitialized-local
-        Dust memory dust;
-        (filled, spent) = _take(top, true, upLimitPrice, quantity, dust);
+        Take memory t = Take({
+            matchesLeft: MAX_MATCHES_PER_TAKE, dustOwner: address(0), dustRefund: 0, dustUnits: 0
+        });
+        (filled, spent) = _take(top, true, upLimitPrice, quantity, t);
         _top = top;
         if (spent != 0) _collateral.safeTransferFrom(msg.sender, address(this), spent);
-        if (dust.refund != 0) _collateral.safeTransfer(dust.owner, dust.refund);
+        if (t.dustRefund != 0) _collateral.safeTransfer(t.dustOwner, t.dustRefund);
     }
 
     // --- resolution
@@ -437,65 +442,53 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     /// most `MAX_MATCHES_PER_TAKE` resting orders. The taker buys UP against asks (`hitBids`
     /// false) or DOWN against bids (`hitBids` true). Releases the makers' escrow into
     /// `outstanding`; the caller collects `spent`.
-    function _take(
-        Top memory top,
-        bool hitBids,
-        uint256 limit,
-        uint256 quantity,
-        Dust memory dust
-    ) private returns (uint256 filled, uint256 spent) {
+    function _take(Top memory top, bool hitBids, uint256 limit, uint256 quantity, Take memory t)
+        private
+        returns (uint256 filled, uint256 spent)
+    {
         uint256 released = 0;
-        uint256 matchesLeft = MAX_MATCHES_PER_TAKE;
         // Every level holds at least one order and every visit matches one, so both loops end.
-        while (filled < quantity && matchesLeft != 0) {
+        while (filled < quantity && t.matchesLeft != 0) {
             uint256 price = hitBids ? top.bestBid : top.bestAsk;
             if (price == 0 || (hitBids ? price < limit : price > limit)) break;
-            (uint256 levelFilled, uint256 levelSpent, uint256 matched, bool emptied) =
-                _takeLevel(hitBids, price, quantity - filled, matchesLeft, dust);
+            (uint256 levelFilled, uint256 levelSpent, bool emptied) =
+                _takeLevel(hitBids, price, quantity - filled, t);
             filled += levelFilled;
             spent += levelSpent;
-            // Cannot underflow: _takeLevel matches at most `matchesLeft` orders. Saves ~60 gas.
-            unchecked {
-                matchesLeft -= matched;
-            }
             // The maker's leg of each unit is the unit minus the taker's leg (legs sum to one).
             released += levelFilled - levelSpent;
             if (emptied) _unlinkLevel(top, hitBids, price);
         }
         if (filled != 0) {
             // Checked subtraction first; the result is below the old uint88 value, so it fits.
-            top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - released - dust.refund);
+            top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) - released - t.dustRefund);
             // Each filled unit is one new fully backed pair: `released` from escrow plus `spent`.
             top.outstanding = SafeCast.toUint88(uint256(top.outstanding) + filled);
         }
     }
 
-    /// @dev Fills up to `want` from one level, FIFO, from at most `maxMatches` orders, dropping
-    /// the ones it fills completely. Returns what was filled, what the taker owes, how many
-    /// orders it matched, and whether the level is now empty (the caller unlinks it). A partial
-    /// fill that would leave its order below `minQuantity` cancels the rest into `dust`.
-    function _takeLevel(
-        bool hitBids,
-        uint256 price,
-        uint256 want,
-        uint256 maxMatches,
-        Dust memory dust
-    ) private returns (uint256 filled, uint256 spent, uint256 matched, bool emptied) {
+    /// @dev Fills up to `want` from one level, FIFO, from at most `t.matchesLeft` orders (which
+    /// it counts down), dropping the ones it fills completely. Returns what was filled, what the
+    /// taker owes, and whether the level is now empty (the caller unlinks it). A partial fill
+    /// that would leave its order below `minQuantity` cancels the rest into `t`.
+    function _takeLevel(bool hitBids, uint256 price, uint256 want, Take memory t)
+        private
+        returns (uint256 filled, uint256 spent, bool emptied)
+    {
         PriceLevel storage level = hitBids ? _bidLevels[price] : _askLevels[price];
         uint256 orderId = level.head;
-        uint256 cancelled = 0;
         // No order in a FIFO is empty, so each pass fills something from the head, and the
         // level is used up exactly when the walk passes its tail (whose `next` is 0).
-        while (filled < want && orderId != 0 && matched < maxMatches) {
+        uint256 matchesLeft = t.matchesLeft;
+        while (filled < want && orderId != 0 && matchesLeft != 0) {
             Order storage order = _orders[orderId];
             uint256 remaining = order.remaining;
             uint256 fill = remaining < want - filled ? remaining : want - filled;
-            address maker = order.owner;
-            spent += _mintPair(hitBids, orderId, maker, price, fill);
+            spent += _mintPair(hitBids, orderId, order.owner, price, fill);
             filled += fill;
-            // Cannot overflow: the loop stops at `maxMatches` (at most 64). Saves ~60 gas.
+            // Cannot underflow: the loop runs only while it is non-zero. Saves ~60 gas.
             unchecked {
-                ++matched;
+                --matchesLeft;
             }
             if (fill == remaining) {
                 // Filled: drop it and move the FIFO head on.
@@ -504,27 +497,40 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
                 orderId = next;
             } else if (remaining - fill < minQuantity) {
                 // The want is met (this was the last match). What is left is below the venue
-                // minimum: cancel it rather than leave dust at the top of the book. Exact, as
-                // for placement: the remainder is on the lot grid.
-                uint256 left = remaining - fill;
-                dust.owner = maker;
-                dust.refund = hitBids ? left * price / ONE : left * (ONE - price) / ONE;
-                cancelled = left;
-                uint256 next = order.next;
-                delete _orders[orderId];
-                emit OrderCancelled(orderId, maker, dust.refund);
-                orderId = next;
+                // minimum: cancel it rather than leave dust at the top of the book.
+                orderId = _cancelRemainder(hitBids, price, orderId, remaining - fill, t);
             } else {
                 // casting to 'uint208' is safe because fill < remaining, itself a uint208.
                 // forge-lint: disable-next-line(unsafe-typecast)
                 order.remaining = uint208(remaining - fill);
             }
         }
-        if (orderId == 0) return (filled, spent, matched, true);
+        t.matchesLeft = matchesLeft;
+        if (orderId == 0) return (filled, spent, true);
         // casting to 'uint48' is safe because order ids are minted as uint48.
         // forge-lint: disable-next-line(unsafe-typecast)
         level.head = uint48(orderId);
-        level.quantity -= filled + cancelled;
+        level.quantity -= filled + t.dustUnits;
+    }
+
+    /// @dev Cancels what is left of a partly filled order, `left` units below `minQuantity`,
+    /// into `t` (refunded by the caller once its state is written) and returns the next
+    /// order of the FIFO. Exact, as for placement: the remainder is on the lot grid.
+    function _cancelRemainder(
+        bool isBid,
+        uint256 price,
+        uint256 orderId,
+        uint256 left,
+        Take memory t
+    ) private returns (uint256 next) {
+        Order storage order = _orders[orderId];
+        address owner = order.owner;
+        next = order.next;
+        t.dustOwner = owner;
+        t.dustUnits = left;
+        t.dustRefund = isBid ? left * price / ONE : left * (ONE - price) / ONE;
+        delete _orders[orderId];
+        emit OrderCancelled(orderId, owner, t.dustRefund);
     }
 
     /// @dev Mints `fill` UP to the UP buyer and `fill` DOWN to the DOWN buyer and returns the

@@ -73,9 +73,10 @@ abstract contract GateTestBase is Test {
     }
 
     function deployGate(IRiskGate.Params memory p) internal returns (RiskGate) {
-        return new RiskGate(
-            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr
-        );
+        return
+            new RiskGate(
+                p, trustedList(), creatorList(), address(token), address(venue), keeperAddr
+            );
     }
 
     function sorted2(address a, address b) internal pure returns (address[] memory list) {

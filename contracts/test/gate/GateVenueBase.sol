@@ -24,9 +24,10 @@ abstract contract GateVenueBase is GateTestBase {
         super.setUp();
         token.mint(address(gate), GATE_FUNDS);
         market = newMarket();
-        // Book 0.40 x 2_000 / 0.42 x 2_000 on a 0.01 tick, lot 100, minimum 100.
-        makerQuote(market, true, 400_000, 2_000);
-        makerQuote(market, false, 420_000, 2_000);
+        // Book 0.40 x 2_000 / 0.42 x 2_000 on a 0.01 tick, lot 100, minimum 100 (20 minimums
+        // each where a suite raises the minimum).
+        makerQuote(market, true, 400_000, 20 * marketMinimum());
+        makerQuote(market, false, 420_000, 20 * marketMinimum());
     }
 
     function newMarket() internal returns (BinaryMarket) {
@@ -34,7 +35,14 @@ abstract contract GateVenueBase is GateTestBase {
     }
 
     function newMarket(uint64 expiry, address resolver) internal returns (BinaryMarket) {
-        return BinaryMarket(venue.createMarket(10_000, 100, 100, expiry, resolver));
+        return BinaryMarket(venue.createMarket(10_000, 100, marketMinimum(), expiry, resolver));
+    }
+
+    /// @dev The venue minimum of the fixture's markets. With the fixture's bounds (1_000 units,
+    /// 30 %), 100 lets 64 matches fill 6_400 >= 300 (rule 20 passes); suites with larger orders
+    /// raise it.
+    function marketMinimum() internal pure virtual returns (uint256) {
+        return 100;
     }
 
     function makerQuote(BinaryMarket m, bool isBid, uint256 price, uint256 quantity)

@@ -22,6 +22,13 @@ contract RiskGateAttacksTest is GateVenueBase {
     address internal attacker = makeAddr("attacker");
     address internal honestMaker = makeAddr("honest-maker");
 
+    /// @dev 1 tUSD: with 100 tUSD orders and a 25 % minimum fill (25 tUSD), 64 matches of at
+    /// least 1 tUSD fill 64 tUSD >= 25 tUSD, so rule 20 passes; 100 units would not
+    /// (64 * 100 = 6_400 < 25e6).
+    function marketMinimum() internal pure override returns (uint256) {
+        return TUSD;
+    }
+
     function _defaults() internal pure returns (IRiskGate.Params memory) {
         return IRiskGate.Params({
             minPrice: 50_000,
@@ -37,12 +44,14 @@ contract RiskGateAttacksTest is GateVenueBase {
         });
     }
 
-    /// @dev A fresh gate with the defaults over FUNDS, trusting the test contract and, when
-    /// `attackerTrusted`, the attacker too (a trusted resolver turned hostile).
+    /// @dev A fresh gate with the defaults over FUNDS, trusting the test contract as resolver
+    /// and creator and, when `attackerTrusted`, the attacker too in both roles (a trusted party
+    /// turned hostile).
     function _gate(bool attackerTrusted) internal {
         address[] memory trusted =
             attackerTrusted ? sorted2(address(this), attacker) : one(address(this));
-        gate = new RiskGate(_defaults(), trusted, address(token), address(venue), keeperAddr);
+        gate =
+            new RiskGate(_defaults(), trusted, trusted, address(token), address(venue), keeperAddr);
         token.mint(address(gate), FUNDS);
         token.mint(attacker, 1_000_000 * TUSD);
         token.mint(honestMaker, 1_000_000 * TUSD);
@@ -54,7 +63,7 @@ contract RiskGateAttacksTest is GateVenueBase {
         returns (BinaryMarket m)
     {
         vm.prank(attacker);
-        m = BinaryMarket(venue.createMarket(10_000, 100, 100, expiry, attacker));
+        m = BinaryMarket(venue.createMarket(10_000, 100, TUSD, expiry, attacker));
         if (quantity != 0) {
             vm.startPrank(attacker);
             token.approve(address(m), type(uint256).max);
@@ -213,8 +222,7 @@ contract RiskGateAttacksTest is GateVenueBase {
     function test_attack_sandwichInsideTheSlippagePaysAtMostTheQuote() public {
         _gate(false);
         // A 0.001 grid (lot 1_000), so that there is room inside the 50 bps of slippage.
-        BinaryMarket m =
-            BinaryMarket(venue.createMarket(1_000, 1_000, 1_000, EXPIRY, address(this)));
+        BinaryMarket m = BinaryMarket(venue.createMarket(1_000, 1_000, TUSD, EXPIRY, address(this)));
         quoteAs(honestMaker, m, false, 420_000, 2 * ORDER);
         // Quote 422_100; limit on the 0.001 grid: 422_000.
         IRiskGate.Quote memory q = keeperQuote(m, "BUY_UP");
@@ -251,10 +259,10 @@ contract RiskGateAttacksTest is GateVenueBase {
 
     function test_attack_marketsExpiringAtUint64MaxTakeNoSlot() public {
         _gate(true);
-        // A trusted resolver's markets that expire in 2^64 - 1, each with a one-lot ask at 0.05:
+        // A trusted resolver's markets that expire in 2^64 - 1, each with a minimum ask at 0.05:
         // refused for the horizon (the keeper quotes 50_250, limit 0.05: nothing else fails).
         for (uint256 i; i < 3; ++i) {
-            BinaryMarket m = _attackerMarket(type(uint64).max, 50_000, 100);
+            BinaryMarket m = _attackerMarket(type(uint64).max, 50_000, TUSD);
             assertEq(submit(m, "BUY_UP"), 13, "expiry too far out");
         }
         uint256 slotsTaken = gate.openPositions();
@@ -309,9 +317,10 @@ contract RiskGateAttacksTest is GateVenueBase {
         _gate(false);
         BinaryMarket m = newMarket();
         quoteAs(honestMaker, m, false, 420_000, 2 * ORDER);
-        quoteAs(attacker, m, false, 410_000, 100); // one lot, one tick better
+        quoteAs(attacker, m, false, 410_000, TUSD); // the venue minimum, one tick better
         uint256 before = _balance();
-        // Shown 0.41, quoted 412_050, limit 0.41: 100 units fill of 100 tUSD, far below 25 %.
+        // Shown 0.41, quoted 412_050, limit 0.41: 1 tUSD fills of 100 tUSD, below 25 %. The only
+        // liquidity inside the limit is below the minimum fill: the limit that remains.
         assertEq(submit(m, "BUY_UP"), 18, "fill below minimum");
         assertEq(uint256(gate.openPositions()), 0, "no slot");
         assertEq(before - _balance(), 0);

@@ -15,7 +15,15 @@ contract RiskGateConstructorTest is GateTestBase {
     }
 
     function _deployWith(address[] memory resolvers) internal returns (RiskGate) {
-        return new RiskGate(defaultParams(), resolvers, address(token), address(venue), keeperAddr);
+        return new RiskGate(
+            defaultParams(), resolvers, creatorList(), address(token), address(venue), keeperAddr
+        );
+    }
+
+    function _deployWithCreators(address[] memory creators) internal returns (RiskGate) {
+        return new RiskGate(
+            defaultParams(), trustedList(), creators, address(token), address(venue), keeperAddr
+        );
     }
 
     /// @dev `n` distinct non-zero addresses, ascending: 0x1000, 0x1001, ...
@@ -239,12 +247,13 @@ contract RiskGateConstructorTest is GateTestBase {
     function test_constructor_revertsWhenAddressZero() public {
         IRiskGate.Params memory p = defaultParams();
         address[] memory list = trustedList();
+        address[] memory creators = creatorList();
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "collateral"));
-        new RiskGate(p, list, address(0), address(venue), keeperAddr);
+        new RiskGate(p, list, creators, address(0), address(venue), keeperAddr);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "marketFactory"));
-        new RiskGate(p, list, address(token), address(0), keeperAddr);
+        new RiskGate(p, list, creators, address(token), address(0), keeperAddr);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "keeper"));
-        new RiskGate(p, list, address(token), address(venue), address(0));
+        new RiskGate(p, list, creators, address(token), address(venue), address(0));
     }
 
     function test_constructor_revertsWhenFactoryTradesAnotherCollateral() public {
@@ -256,7 +265,12 @@ contract RiskGateConstructorTest is GateTestBase {
             )
         );
         new RiskGate(
-            defaultParams(), trustedList(), address(token), address(otherVenue), keeperAddr
+            defaultParams(),
+            trustedList(),
+            creatorList(),
+            address(token),
+            address(otherVenue),
+            keeperAddr
         );
     }
 
@@ -264,7 +278,12 @@ contract RiskGateConstructorTest is GateTestBase {
         // The collateral() call to an account without code fails Solidity's extcodesize check.
         vm.expectRevert(bytes(""));
         new RiskGate(
-            defaultParams(), trustedList(), address(token), makeAddr("no-code"), keeperAddr
+            defaultParams(),
+            trustedList(),
+            creatorList(),
+            address(token),
+            makeAddr("no-code"),
+            keeperAddr
         );
     }
 
@@ -273,18 +292,27 @@ contract RiskGateConstructorTest is GateTestBase {
     function test_constructor_fixesBoundsAndEmitsParamsHash() public {
         IRiskGate.Params memory p = defaultParams();
         address[] memory list = trustedList();
-        bytes32 expected = keccak256(abi.encode(p, list));
+        address[] memory creators = creatorList();
+        bytes32 expected = keccak256(abi.encode(p, list, creators));
         vm.expectEmit();
-        emit IRiskGate.GateDeployed(expected, p, list, address(token), address(venue), keeperAddr);
+        emit IRiskGate.GateDeployed(
+            expected, p, list, creators, address(token), address(venue), keeperAddr
+        );
         RiskGate g = _deploy(p);
         assertEq(g.paramsHash(), expected);
-        assertEq(keccak256(abi.encode(g.bounds(), g.trustedResolvers())), expected, "read back");
+        assertEq(
+            keccak256(abi.encode(g.bounds(), g.trustedResolvers(), g.trustedCreators())),
+            expected,
+            "read back"
+        );
         assertEq(keccak256(abi.encode(g.bounds())), keccak256(abi.encode(p)), "bounds");
         assertEq(g.owner(), address(this));
         assertEq(g.keeper(), keeperAddr);
         assertEq(g.collateral(), address(token));
         assertEq(g.marketFactory(), address(venue));
         assertEq(g.highWaterMark(), 0, "H starts at 0");
+        assertEq(g.accountedCollateral(), 0, "the account starts at 0");
+        assertEq(g.MAX_TRUSTED_CREATORS(), 8);
         assertEq(uint256(g.WRITE_OFF_GRACE_FLOOR()), 3_600);
         assertEq(g.MAX_TRUSTED_RESOLVERS(), 8);
         assertEq(uint256(g.BPS()), 10_000);
@@ -296,6 +324,84 @@ contract RiskGateConstructorTest is GateTestBase {
         RiskGate a = _deployWith(one(address(0x1000)));
         RiskGate b = _deployWith(one(address(0x1001)));
         assertNotEq(a.paramsHash(), b.paramsHash());
-        assertEq(a.paramsHash(), keccak256(abi.encode(defaultParams(), one(address(0x1000)))));
+        assertEq(
+            a.paramsHash(),
+            keccak256(abi.encode(defaultParams(), one(address(0x1000)), creatorList()))
+        );
+    }
+
+    // --- trusted creators: the same rules as resolvers, their own errors
+
+    function test_constructor_creatorListRules() public {
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.TrustedCreatorsEmpty.selector));
+        _deployWithCreators(new address[](0));
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.TooManyTrustedCreators.selector, 9, 8));
+        _deployWithCreators(_ascending(9));
+        address[] memory list = _ascending(3);
+        list[1] = address(0);
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.TrustedCreatorZero.selector, 1));
+        _deployWithCreators(list);
+        list = _ascending(3);
+        list[2] = address(0x1001);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                IRiskGate.TrustedCreatorsNotAscending.selector, 2, address(0x1001), address(0x1001)
+            )
+        );
+        _deployWithCreators(list);
+        // Eight is the most, and accepted: each is an immutable, read back in order.
+        RiskGate g = _deployWithCreators(_ascending(8));
+        assertEq(g.trustedCreators().length, 8);
+        assertEq(g.trustedCreators()[7], address(0x1007));
+        assertTrue(g.isTrustedCreator(address(0x1003)), "listed");
+        assertFalse(g.isTrustedCreator(address(0x1008)), "not listed");
+        assertFalse(g.isTrustedCreator(address(0)), "zero is never trusted");
+    }
+
+    function test_constructor_paramsHashCoversTheCreators() public {
+        RiskGate a = _deployWithCreators(one(address(0x1000)));
+        RiskGate b = _deployWithCreators(one(address(0x1001)));
+        assertNotEq(a.paramsHash(), b.paramsHash());
+    }
+
+    // --- one key, one role: a stolen keeper key is never also a resolver or a creator
+
+    function test_constructor_refusesAKeeperThatIsATrustedResolverOrCreator() public {
+        vm.expectRevert(
+            abi.encodeWithSelector(IRiskGate.KeeperIsTrustedResolver.selector, otherResolver)
+        );
+        new RiskGate(
+            defaultParams(),
+            trustedList(),
+            creatorList(),
+            address(token),
+            address(venue),
+            otherResolver
+        );
+        vm.expectRevert(
+            abi.encodeWithSelector(IRiskGate.KeeperIsTrustedCreator.selector, otherCreator)
+        );
+        new RiskGate(
+            defaultParams(),
+            trustedList(),
+            creatorList(),
+            address(token),
+            address(venue),
+            otherCreator
+        );
+    }
+
+    function test_setKeeper_refusesATrustedResolverOrCreator() public {
+        vm.expectRevert(
+            abi.encodeWithSelector(IRiskGate.KeeperIsTrustedResolver.selector, otherResolver)
+        );
+        gate.setKeeper(otherResolver);
+        vm.expectRevert(
+            abi.encodeWithSelector(IRiskGate.KeeperIsTrustedCreator.selector, otherCreator)
+        );
+        gate.setKeeper(otherCreator);
+        address fresh = makeAddr("fresh-keeper");
+        gate.setKeeper(fresh);
+        assertEq(gate.keeper(), fresh);
     }
 }

@@ -385,8 +385,11 @@ contract RiskGateEvaluateTest is GateTestBase {
     }
 
     function test_reasonLabel_revertsForUnknownCode() public {
-        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(19)));
-        gate.reasonLabel(19);
+        // 0..20 are codes (19 and 20 new in v2.1); 21 is the first that is not.
+        assertEq(gate.reasonLabel(19), "market creator not trusted");
+        assertEq(gate.reasonLabel(20), "minimum fill beyond the venue's match cap");
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(21)));
+        gate.reasonLabel(21);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(255)));
         gate.reasonLabel(255);
     }

@@ -64,6 +64,7 @@ contract RiskGateFuzzTest is GateTestBase {
         s.openNotional = _edgy(r.openNotional, 0, type(uint256).max);
         s.collateralAvailable = _edgy(r.collateral, 0, type(uint256).max);
         s.resolverTrusted = trusted;
+        s.creatorTrusted = r.deadline % 4 != 0;
         s.heldSide = uint8(_edgy(r.heldSide, 0, 255));
         s.highWaterMark = _edgy(r.hwm, 0, type(uint256).max);
         IRiskGate.Quote memory q;
@@ -75,6 +76,7 @@ contract RiskGateFuzzTest is GateTestBase {
         if (r.open % 2 == 0) {
             s.finalized = false;
             s.resolverTrusted = true;
+            s.creatorTrusted = true;
             s.nowSec = uint64(bound(r.nowSec, 0, type(uint32).max));
             s.expirySec = s.nowSec + uint64(bound(r.expiry, p.minHeadroom, p.maxHorizon));
             s.openPositions = uint8(bound(r.open, 0, p.maxConcurrent - 1));
@@ -106,10 +108,10 @@ contract RiskGateFuzzTest is GateTestBase {
         Out memory o
     ) internal pure {
         assertEq(o.mask & (bit(0) | bit(18)), 0, "PASS and rule 18 are never mask bits");
-        assertLt(o.mask, bit(18), "no bit beyond 17");
+        assertLt(o.mask, bit(21), "no bit beyond 20");
         if (o.reason != 0) {
             assertEq(o.price | o.qty | o.cost, 0, "a rejection carries no order");
-            assertLt(uint256(o.reason), 18, "evaluate never returns 18");
+            assertTrue(o.reason != 18 && o.reason <= 20, "evaluate never returns 18, nor above 20");
             assertTrue(o.mask & bit(o.reason) != 0, "reason is in the mask");
             assertEq(o.mask & (bit(o.reason) - 1), 0, "reason is the lowest failing rule");
             return;
@@ -131,6 +133,7 @@ contract RiskGateFuzzTest is GateTestBase {
         assertLt(s.openPositions, p.maxConcurrent, "a slot was free");
         assertFalse(s.finalized);
         assertTrue(s.resolverTrusted, "trusted resolver");
+        assertTrue(s.creatorTrusted, "trusted creator");
         assertTrue(s.heldSide == 0 || s.heldSide == verdict, "not the opposite side");
         assertLe(s.nowSec, q.deadline, "not stale");
         assertGe(uint256(s.expirySec) - s.nowSec, p.minHeadroom, "headroom");

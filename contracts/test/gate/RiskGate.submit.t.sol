@@ -399,13 +399,17 @@ contract RiskGateSubmitTest is GateVenueBase {
     }
 
     function test_bounds_unchangedByEveryOwnerAction() public {
-        bytes32 before = keccak256(abi.encode(gate.bounds(), gate.trustedResolvers()));
+        bytes32 before =
+            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators()));
         gate.pause();
         gate.unpause();
         gate.setKeeper(makeAddr("k2"));
         gate.withdrawCollateral(address(this), 1);
         gate.transferOwnership(makeAddr("o2"));
-        assertEq(keccak256(abi.encode(gate.bounds(), gate.trustedResolvers())), before);
+        assertEq(
+            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators())),
+            before
+        );
         assertEq(gate.paramsHash(), before);
     }
 }

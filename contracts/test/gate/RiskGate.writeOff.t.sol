@@ -49,15 +49,19 @@ contract RiskGateWriteOffTest is GateVenueBase {
         assertTrue(gate.positionOf(address(market)).writtenOff);
     }
 
-    function test_writeOff_revertsWhenMarketAlreadyFinal() public {
+    function test_writeOff_revertsWhenTheFinalMarketCanPay() public {
         _holdUp();
         vm.warp(EXPIRY);
         market.resolve(false);
         vm.warp(EXPIRY + WRITE_OFF_GRACE + 1);
+        // The market's redeem works (a loss pays 0 and still closes), so it is tried, undone,
+        // and the caller is told to redeem instead.
         vm.expectRevert(
-            abi.encodeWithSelector(IRiskGate.MarketAlreadyFinal.selector, address(market))
+            abi.encodeWithSelector(IRiskGate.MarketRedeemable.selector, address(market))
         );
         gate.writeOff(address(market));
+        assertFalse(gate.positionOf(address(market)).writtenOff, "nothing changed");
+        assertEq(market.upBalanceOf(address(gate)), 1_000, "the probe's redeem was undone");
     }
 
     function test_writeOff_revertsWhenAlreadyWrittenOff() public {
@@ -223,17 +227,23 @@ contract RiskGateWriteOffTest is GateVenueBase {
         vm.warp(EXPIRY);
         market.resolve(false);
         gate.redeem(address(market)); // H 100_000, balance 99_580
-        token.mint(address(gate), 10_000); // equity 109_580 > H
+        // A donation of 10_000 (a plain transfer): equity 109_580. v2 raised H to equity, which
+        // refilled the 420 already lost; v2.1 raises H by exactly the donation, 110_000, so
+        // H - equity stays 420.
+        token.mint(address(gate), 10_000);
         BinaryMarket empty = newMarket(EXPIRY + 1 days, address(this));
         IRiskGate.Snapshot memory s = expectedSnapshot(empty);
-        assertEq(s.highWaterMark, 109_580, "the snapshot carries the raised H");
+        assertEq(s.highWaterMark, 110_000, "the snapshot carries H raised by the donation");
         IRiskGate.Quote memory q = keeperQuote(empty, "BUY_UP");
         IRiskGate.Order memory nothing;
         vm.expectEmit(address(gate));
-        emit IRiskGate.HighWaterMark(109_580);
+        emit IRiskGate.Donated(10_000, 110_000);
+        vm.expectEmit(address(gate));
+        emit IRiskGate.HighWaterMark(110_000);
         expectDecision(empty, "BUY_UP", 4, BUY_UP, uint32(1) << 4, abi.encode(s, q), nothing);
         assertEq(submitQuoted(empty, "BUY_UP", q), 4);
-        assertEq(gate.highWaterMark(), 109_580, "kept although refused");
+        assertEq(gate.highWaterMark(), 110_000, "kept although refused");
+        assertEq(gate.highWaterMark() - token.balanceOf(address(gate)), 420, "loss not refilled");
     }
 
     function test_highWaterMark_viewsAgree() public {

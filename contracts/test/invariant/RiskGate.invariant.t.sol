@@ -7,7 +7,8 @@ import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
-import {GateHandler} from "./handlers/GateHandler.sol";
+import {FeeCollateral} from "../utils/FeeCollateral.sol";
+import {GateHandler, IFaucetToken} from "./handlers/GateHandler.sol";
 
 /// @notice Gate and venue under random answers, quotes (honest, compromised, stale),
 /// sandwiches, time (past the write-off grace too), honest and hostile trusted resolvers,
@@ -15,6 +16,11 @@ import {GateHandler} from "./handlers/GateHandler.sol";
 /// (orders of at most 500 units, 3 positions, 1_000 notional, 1_200 drawdown on 3_000 of funds)
 /// so that every limit binds within a run.
 contract RiskGateInvariantTest is Test {
+    /// @dev Overridden by the fee-on-transfer variant below.
+    function _feeToken() internal virtual returns (bool) {
+        return false;
+    }
+
     uint8 internal constant MAX_CONCURRENT = 3;
     uint256 internal constant MAX_NOTIONAL = 1_000;
     uint256 internal constant MAX_DRAWDOWN = 1_200;
@@ -22,12 +28,14 @@ contract RiskGateInvariantTest is Test {
 
     RiskGate internal gate;
     GateHandler internal handler;
-    TestCollateral internal token;
+    IFaucetToken internal token;
     bytes32 internal initialParamsHash;
 
     function setUp() public {
         vm.warp(1_000_000);
-        token = new TestCollateral();
+        token = _feeToken()
+            ? IFaucetToken(address(new FeeCollateral()))
+            : IFaucetToken(address(new TestCollateral()));
         MarketFactory venue = new MarketFactory(address(token));
         address keeper = makeAddr("keeper");
         address honest = makeAddr("honest-resolver");
@@ -46,9 +54,12 @@ contract RiskGateInvariantTest is Test {
         });
         address[] memory trusted = new address[](2);
         (trusted[0], trusted[1]) = honest < hostile ? (honest, hostile) : (hostile, honest);
-        gate = new RiskGate(p, trusted, address(token), address(venue), keeper);
+        // The handler creates the trusted markets; a stranger creates hostile ones (rule 19).
+        address[] memory creators = new address[](1);
+        creators[0] = makeAddr("trusted-creator");
+        gate = new RiskGate(p, trusted, creators, address(token), address(venue), keeper);
         token.mint(address(gate), 3_000);
-        initialParamsHash = keccak256(abi.encode(p, trusted));
+        initialParamsHash = keccak256(abi.encode(p, trusted, creators));
         handler = new GateHandler(
             gate,
             venue,
@@ -57,11 +68,12 @@ contract RiskGateInvariantTest is Test {
             address(this),
             honest,
             hostile,
-            makeAddr("untrusted-resolver")
+            makeAddr("untrusted-resolver"),
+            _feeToken()
         );
 
         targetContract(address(handler));
-        bytes4[] memory selectors = new bytes4[](13);
+        bytes4[] memory selectors = new bytes4[](16);
         selectors[0] = GateHandler.createMarket.selector;
         selectors[1] = GateHandler.quote.selector;
         selectors[2] = GateHandler.submit.selector;
@@ -76,6 +88,9 @@ contract RiskGateInvariantTest is Test {
         selectors[10] = GateHandler.submit.selector;
         selectors[11] = GateHandler.submit.selector;
         selectors[12] = GateHandler.submit.selector;
+        selectors[13] = GateHandler.deposit.selector;
+        selectors[14] = GateHandler.roundTrip.selector;
+        selectors[15] = GateHandler.switchFee.selector;
         targetSelector(FuzzSelector({addr: address(handler), selectors: selectors}));
     }
 
@@ -90,17 +105,30 @@ contract RiskGateInvariantTest is Test {
         assertLe(gate.openNotional(), MAX_DRAWDOWN);
     }
 
-    /// The bounds, the trusted resolvers and their hash are the ones fixed at deploy.
+    /// The bounds, the trusted resolvers and creators and their hash are the ones fixed at deploy.
     function invariant_boundsNeverChange() public view {
-        assertEq(keccak256(abi.encode(gate.bounds(), gate.trustedResolvers())), initialParamsHash);
+        assertEq(
+            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators())),
+            initialParamsHash
+        );
         assertEq(gate.paramsHash(), initialParamsHash);
     }
 
-    /// The collateral balance never falls more than maxDrawdown below the high-water mark.
+    /// The collateral balance never falls more than maxDrawdown below the high-water mark, as
+    /// stored and as the gate would settle it now (a donation counted). With a token that takes
+    /// fees the token itself can take more than the gate ever spends, so the fee variant checks
+    /// only what the gate controls (below).
     function invariant_balanceAtLeastHighWaterMarkMinusDrawdown() public view {
-        uint256 h = gate.highWaterMark();
+        if (_feeTokenView()) return;
         uint256 balance = token.balanceOf(address(gate));
-        assertGe(balance + MAX_DRAWDOWN, h, "balance >= H - maxDrawdown");
+        assertGe(balance + MAX_DRAWDOWN, gate.highWaterMark(), "balance >= H - maxDrawdown");
+        assertLe(handler.drawdownUsed(), int256(MAX_DRAWDOWN), "H - equity <= maxDrawdown");
+    }
+
+    /// Every deposit, withdrawal, donation and round trip left `H - equity` exactly as it was:
+    /// no money movement refills (or uses) the drawdown budget, fee token or not.
+    function invariant_moneyMovementsLeaveDrawdownUnchanged() public view {
+        assertEq(handler.ghost_moneyMovementDrift(), 0, "H - equity moved with money");
     }
 
     /// No position holds a slot in a market that is still unresolved after expiry +
@@ -120,7 +148,10 @@ contract RiskGateInvariantTest is Test {
     function invariant_nothingHeldUnderUntrustedResolver() public view {
         for (uint256 i; i < handler.marketCount(); ++i) {
             BinaryMarket m = handler.markets(i);
-            if (handler.kindOf(address(m)) != GateHandler.Kind.Untrusted) continue;
+            GateHandler.Kind kind = handler.kindOf(address(m));
+            if (kind != GateHandler.Kind.Untrusted && kind != GateHandler.Kind.UntrustedCreator) {
+                continue;
+            }
             IRiskGate.Position memory p = gate.positionOf(address(m));
             assertEq(p.upUnits + p.downUnits + p.notional, 0, "position under untrusted resolver");
         }
@@ -147,12 +178,18 @@ contract RiskGateInvariantTest is Test {
         assertEq(gate.openNotional(), notional, "open notional");
     }
 
-    /// Collateral is conserved: every market holds exactly its escrow plus its outstanding units.
+    /// Collateral is conserved: every market holds exactly its escrow plus its outstanding units
+    /// (not with a token that burns a fee from what the market receives).
     function invariant_collateralConserved() public view {
+        if (_feeTokenView()) return;
         for (uint256 i; i < handler.marketCount(); ++i) {
             BinaryMarket m = handler.markets(i);
             assertEq(token.balanceOf(address(m)), m.escrowTotal() + m.outstanding());
         }
+    }
+
+    function _feeTokenView() internal view returns (bool) {
+        return handler.feeToken();
     }
 
     /// A gate that has never been seen rejecting is a gate nobody should trust: the run must
@@ -171,8 +208,21 @@ contract RiskGateInvariantTest is Test {
         console.log("sandwiches", handler.ghost_sandwiches());
         console.log("funded", handler.ghost_funded());
         console.log("withdrawn", handler.ghost_withdrawn());
-        for (uint8 r = 1; r < 19; ++r) {
+        console.log("deposited", handler.ghost_deposited());
+        console.log("round trips", handler.ghost_roundTrips());
+        console.log("worst H - equity after a money movement", handler.ghost_worstDrawdown());
+        for (uint8 r = 1; r < 21; ++r) {
             console.log(string.concat("reason ", vm.toString(uint256(r))), handler.ghost_reasons(r));
         }
+    }
+}
+
+/// @notice The same runs over a collateral that starts and stops taking a fee on transfers:
+/// deposits raise H only by what arrived, fees are losses, and a market the fee left short is
+/// written off after the grace. What must still hold: the bounds, the caps, the books, nothing
+/// held under an untrusted resolver or creator, and no money movement changing `H - equity`.
+contract RiskGateFeeInvariantTest is RiskGateInvariantTest {
+    function _feeToken() internal pure override returns (bool) {
+        return true;
     }
 }

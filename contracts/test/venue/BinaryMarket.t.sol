@@ -572,20 +572,56 @@ contract BinaryMarketTest is VenueFixture {
 
     function test_buyUp_fillsFifoWhenSameLevel() public {
         uint256 first = _ask(alice, 450_000, 200);
-        uint256 second = _ask(bob, 450_000, 200);
+        uint256 second = _ask(bob, 450_000, 400);
         (uint256 filled,) = _buyUp(carol, 450_000, 300);
         // alice (first in) is filled fully, bob for the remaining 100.
         assertEq(filled, 300);
         assertEq(market.downBalanceOf(alice), 200);
         assertEq(market.downBalanceOf(bob), 100);
         IBinaryMarket.Level[] memory asks = market.getBookLevels(false, 1);
-        _assertLevel(asks[0], 450_000, 100);
-        // alice's order is gone, bob's still rests with 100: refund 100 * 0.55 = 55.
+        _assertLevel(asks[0], 450_000, 300);
+        // alice's order is gone, bob's still rests with 300 (>= the minimum 200): refund
+        // 300 * 0.55 = 165.
         vm.expectRevert(abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, first));
         vm.prank(alice);
         market.cancel(first);
         vm.prank(bob);
-        assertEq(market.cancel(second), 55);
+        assertEq(market.cancel(second), 165);
+        _assertConserved();
+    }
+
+    function test_buyUp_cancelsARemainderBelowTheMinimum() public {
+        _ask(alice, 450_000, 200);
+        uint256 second = _ask(bob, 450_000, 200);
+        uint256 bobBefore = usd.balanceOf(bob);
+        // alice filled fully, bob for 100, which would leave him 100 < MIN_QTY 200: the venue
+        // cancels that remainder and refunds its escrow, 100 * 0.55 = 55, in the same take.
+        vm.expectEmit(address(market));
+        emit IBinaryMarket.OrderCancelled(second, bob, 55);
+        (uint256 filled, uint256 spent) = _buyUp(carol, 450_000, 300);
+        assertEq(filled, 300);
+        assertEq(spent, 135, "300 * 0.45");
+        assertEq(market.downBalanceOf(bob), 100);
+        assertEq(usd.balanceOf(bob) - bobBefore, 55, "refunded");
+        assertEq(market.bestAsk(), 0, "no dust left resting");
+        assertEq(market.getBookLevels(false, 1).length, 0);
+        vm.expectRevert(abi.encodeWithSelector(IBinaryMarket.OrderNotActive.selector, second));
+        vm.prank(bob);
+        market.cancel(second);
+        _assertConserved();
+    }
+
+    function test_buyDown_cancelsABidRemainderBelowTheMinimum() public {
+        uint256 id = _bid(alice, 400_000, 300);
+        uint256 before = usd.balanceOf(alice);
+        // Taking 200 of 300 leaves 100 < 200: cancelled, refund 100 * 0.40 = 40.
+        vm.expectEmit(address(market));
+        emit IBinaryMarket.OrderCancelled(id, alice, 40);
+        vm.prank(carol);
+        (uint256 filled,) = market.buyDown(400_000, 200);
+        assertEq(filled, 200);
+        assertEq(usd.balanceOf(alice) - before, 40);
+        assertEq(market.bestBid(), 0);
         _assertConserved();
     }
 

@@ -100,6 +100,8 @@ contract BinaryMarketFuzzTest is VenueFixture {
                     assertLt(fills, fillIds.length, "too few fills");
                     assertEq(fillIds[fills++], ids[k], "fill order");
                     left[k] -= fill;
+                    // The venue cancels a remainder below the minimum (refunding its maker).
+                    if (left[k] < MIN_QTY) left[k] = 0;
                     expectedFilled += fill;
                 }
                 assertEq(fillIds.length, fills, "too many fills");

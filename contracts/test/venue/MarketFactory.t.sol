@@ -69,11 +69,17 @@ contract MarketFactoryTest is VenueFixture {
 
     function test_createMarket_registersAndConfiguresWhenValid() public {
         address expected = _nextAddress(address(factory));
-        vm.expectEmit(true, true, false, true, address(factory));
-        emit IMarketFactory.MarketCreated(expected, 1, 20_000, 50, 500, EXPIRY + 60, bob);
+        vm.expectEmit(true, true, true, true, address(factory));
+        emit IMarketFactory.MarketCreated(
+            expected, 1, 20_000, 50, 500, EXPIRY + 60, bob, address(this)
+        );
         address created = factory.createMarket(20_000, 50, 500, EXPIRY + 60, bob);
         assertEq(created, expected);
         assertTrue(factory.isMarket(created));
+        // The creator is whoever called createMarket, and only factory markets have one.
+        assertEq(factory.creatorOf(created), address(this), "creator recorded");
+        assertEq(factory.creatorOf(bob), address(0), "not a market: no creator");
+        assertFalse(factory.isMarket(bob));
         assertEq(factory.marketCount(), 2);
         assertEq(factory.marketAt(0), address(market));
         assertEq(factory.marketAt(1), created);

@@ -6,12 +6,24 @@ import {RiskGate} from "../../../src/RiskGate.sol";
 import {IRiskGate} from "../../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../../src/venue/BinaryMarket.sol";
 import {MarketFactory} from "../../../src/venue/MarketFactory.sol";
-import {TestCollateral} from "../../../src/venue/TestCollateral.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+
+/// @notice The faucet tokens the handler runs on: TestCollateral, and FeeCollateral whose fee it
+/// can switch on and off.
+interface IFaucetToken is IERC20 {
+    function mint(address to, uint256 amount) external;
+}
+
+interface IFeeSwitch {
+    function setFeeBps(uint256 bps) external;
+}
 
 /// @notice Drives gate and venue the way the world would: a keeper relaying any answer with an
 /// honest, compromised or stale quote, makers quoting and sandwiching, time passing (past the
 /// write-off grace too), honest resolvers, trusted resolvers turned hostile (resolving against
-/// the gate, or never resolving), untrusted resolvers, the owner funding and withdrawing, and
+/// the gate, or never resolving), untrusted resolvers, markets made by an untrusted creator that
+/// name a trusted resolver, the owner depositing, donating, withdrawing and doing round trips
+/// (take out what was lost, put it back), a collateral that starts and stops taking a fee, and
 /// third parties that redeem and write off whatever is eligible. Every input is bounded into a
 /// region where the call is meaningful; calls that are refused by design are skipped, not
 /// counted.
@@ -25,7 +37,8 @@ contract GateHandler is Test {
         Honest,
         Hostile,
         Silent,
-        Untrusted
+        Untrusted,
+        UntrustedCreator
     }
 
     uint256 internal constant ONE = 1_000_000;
@@ -33,7 +46,13 @@ contract GateHandler is Test {
 
     RiskGate public immutable gate;
     MarketFactory public immutable venue;
-    TestCollateral public immutable token;
+    IFaucetToken public immutable token;
+    /// @dev Creates every market but the hostile creator's (the gate trusts it).
+    address public immutable trustedCreator = makeAddr("trusted-creator");
+    /// @dev Anyone: creates markets naming the honest trusted resolver (rule 19 must refuse).
+    address public immutable hostileCreator = makeAddr("hostile-creator");
+    /// @dev Whether the token is a FeeCollateral whose fee `switchFee` may turn on.
+    bool public immutable feeToken;
     address public immutable keeper;
     address public immutable owner;
     address public immutable honestResolver;
@@ -53,6 +72,13 @@ contract GateHandler is Test {
     uint256 public ghost_sandwiches;
     uint256 public ghost_withdrawn;
     uint256 public ghost_funded;
+    uint256 public ghost_deposited;
+    uint256 public ghost_roundTrips;
+    /// @dev Money movements (deposit, donation, withdrawal, round trip) after which
+    /// `H - equity`, with H as the gate would settle it, differed from before: must stay 0.
+    uint256 public ghost_moneyMovementDrift;
+    /// @dev The worst `H - equity` seen (settled H), for the run summary.
+    uint256 public ghost_worstDrawdown;
     /// @dev Housekeeping calls that reverted although the market was eligible: each leaves a
     /// slot held, which invariant_noSlotHeldPastGrace then reports.
     uint256 public ghost_housekeepingFailures;
@@ -61,13 +87,15 @@ contract GateHandler is Test {
     constructor(
         RiskGate gate_,
         MarketFactory venue_,
-        TestCollateral token_,
+        IFaucetToken token_,
         address keeper_,
         address owner_,
         address honest_,
         address hostile_,
-        address untrusted_
+        address untrusted_,
+        bool feeToken_
     ) {
+        feeToken = feeToken_;
         gate = gate_;
         venue = venue_;
         token = token_;
@@ -162,7 +190,8 @@ contract GateHandler is Test {
 
     function resolve(uint256 marketSeed, bool upWins) external {
         BinaryMarket m = _market(marketSeed);
-        if (kindOf[address(m)] != Kind.Honest && kindOf[address(m)] != Kind.Untrusted) return;
+        Kind kind = kindOf[address(m)];
+        if (kind != Kind.Honest && kind != Kind.Untrusted && kind != Kind.UntrustedCreator) return;
         if (m.finalized() || block.timestamp < m.expiry()) return;
         vm.prank(m.resolver());
         m.resolve(upWins);
@@ -205,21 +234,94 @@ contract GateHandler is Test {
         _housekeep();
     }
 
+    /// @notice A donation: a plain transfer the gate's account did not expect.
     function fund(uint256 amount) external {
         amount = bound(amount, 0, 300);
+        int256 before = _drawdownUsed();
         token.mint(address(gate), amount);
+        _checkUnchanged(before);
         ghost_funded += amount;
+    }
+
+    /// @notice A top-up through `deposit`, by the owner's treasury routine.
+    function deposit(uint256 amount) external {
+        amount = bound(amount, 1, 300);
+        int256 before = _drawdownUsed();
+        token.mint(owner, amount);
+        vm.startPrank(owner);
+        token.approve(address(gate), amount);
+        gate.deposit(amount);
+        vm.stopPrank();
+        _checkUnchanged(before);
+        ghost_deposited += amount;
     }
 
     function withdraw(uint256 amount) external {
         uint256 balance = token.balanceOf(address(gate));
         amount = bound(amount, 0, balance < 500 ? balance : 500);
+        int256 before = _drawdownUsed();
         vm.prank(owner);
         gate.withdrawCollateral(owner, amount);
+        _checkUnchanged(before);
         ghost_withdrawn += amount;
     }
 
+    /// @notice The v2 hole: take out what was lost (H - equity), then put it back, by deposit
+    /// or by plain transfer. Neither leg may change `H - equity`.
+    function roundTrip(bool byTransfer) external {
+        int256 before = _drawdownUsed();
+        if (before <= 0) return;
+        uint256 balance = token.balanceOf(address(gate));
+        // casting to 'uint256' is safe because before > 0 was just checked.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        uint256 lost = uint256(before) < balance ? uint256(before) : balance;
+        vm.startPrank(owner);
+        gate.withdrawCollateral(owner, lost);
+        _checkUnchanged(before);
+        token.mint(owner, lost);
+        if (byTransfer) {
+            token.transfer(address(gate), lost);
+        } else {
+            token.approve(address(gate), lost);
+            if (lost != 0) gate.deposit(lost);
+        }
+        vm.stopPrank();
+        _checkUnchanged(before);
+        ghost_roundTrips += 1;
+    }
+
+    /// @notice The collateral starts (or stops) taking a fee on transfers: a loss the gate must
+    /// count, never a way to refill the budget.
+    function switchFee(uint256 bpsSeed) external {
+        if (!feeToken) return;
+        IFeeSwitch(address(token)).setFeeBps(bpsSeed % 3 == 0 ? 0 : bound(bpsSeed, 1, 300));
+    }
+
+    /// @notice `H - equity` with H as the gate would settle it now (snapshotOf's), so that a
+    /// donation not yet seen by the gate is measured as the gate will count it.
+    function drawdownUsed() external view returns (int256) {
+        return _drawdownUsed();
+    }
+
     // ---
+
+    function _drawdownUsed() internal view returns (int256) {
+        uint256 h = gate.snapshotOf(address(markets[0])).highWaterMark;
+        uint256 equity = token.balanceOf(address(gate)) + gate.openNotional();
+        // casting to 'int256' is safe because both are far below 2^255 in these runs.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        return int256(h) - int256(equity);
+    }
+
+    function _checkUnchanged(int256 before) internal {
+        int256 after_ = _drawdownUsed();
+        if (after_ != before) ghost_moneyMovementDrift += 1;
+        // casting to 'uint256' is safe because it is positive here.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        if (after_ > 0 && uint256(after_) > ghost_worstDrawdown) {
+            ghost_worstDrawdown = uint256(after_);
+        }
+    }
 
     /// @dev What anyone may do after time passes: redeem positions in final markets, write off
     /// positions whose market is still open after expiry + grace. A revert is counted, not
@@ -233,7 +335,17 @@ contract GateHandler is Test {
                 try gate.redeem(address(m)) {
                     ghost_settled += 1;
                 } catch {
-                    ghost_housekeepingFailures += 1;
+                    // A market a token fee left short cannot pay: written off after the grace,
+                    // like a silent one (the claim is kept). Anything else is a failure.
+                    if (!feeToken) {
+                        ghost_housekeepingFailures += 1;
+                    } else if (!p.writtenOff && block.timestamp > uint256(m.expiry()) + grace) {
+                        try gate.writeOff(address(m)) {
+                            ghost_writtenOff += 1;
+                        } catch {
+                            ghost_housekeepingFailures += 1;
+                        }
+                    }
                 }
             } else if (!p.writtenOff && block.timestamp > uint256(m.expiry()) + grace) {
                 try gate.writeOff(address(m)) {
@@ -341,13 +453,15 @@ contract GateHandler is Test {
         return _market(seed);
     }
 
-    /// @dev Three in eight markets honest, two hostile, one silent, two untrusted.
+    /// @dev Of ten markets three honest, two hostile, one silent, two under an untrusted
+    /// resolver, two by an untrusted creator naming the honest resolver.
     function _kind(uint256 seed) internal pure returns (Kind) {
-        uint256 k = seed % 8;
+        uint256 k = seed % 10;
         if (k < 3) return Kind.Honest;
         if (k < 5) return Kind.Hostile;
         if (k < 6) return Kind.Silent;
-        return Kind.Untrusted;
+        if (k < 8) return Kind.Untrusted;
+        return Kind.UntrustedCreator;
     }
 
     function _newMarket(Kind kind, uint256 gridSeed, uint256 minSeed, uint256 lifeSeed) internal {
@@ -360,10 +474,11 @@ contract GateHandler is Test {
         uint256 minQuantity = minSeed % 8 == 0 ? 600 : bound(minSeed >> 3, 0, 2) * 200;
         // Up to 3 days out, beyond the 2-day horizon sometimes.
         uint64 expiry = uint64(block.timestamp + bound(lifeSeed, 10 minutes, 3 days));
-        address resolver = kind == Kind.Honest
+        address resolver = kind == Kind.Honest || kind == Kind.UntrustedCreator
             ? honestResolver
             : kind == Kind.Untrusted ? untrustedResolver : hostileResolver;
         // Silent markets share the hostile resolver's address: it simply never acts on them.
+        vm.prank(kind == Kind.UntrustedCreator ? hostileCreator : trustedCreator);
         BinaryMarket m = BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, resolver));
         kindOf[address(m)] = kind;
         markets.push(m);
