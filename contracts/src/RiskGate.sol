@@ -365,7 +365,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IRiskGate
-    function withdrawCollateral(address to, uint256 amount) external onlyOwner nonReentrant {
+    function withdrawCollateral(address to, uint256 amount) external nonReentrant onlyOwner {
         if (to == address(0)) revert ZeroAddress("to");
         uint256 balance = _settle(_collateral.balanceOf(address(this)));
         if (amount > balance) revert WithdrawExceedsBalance(amount, balance);
