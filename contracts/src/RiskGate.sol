@@ -278,7 +278,11 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IRiskGate
-    /// @dev Deliberately allowed while paused: closing a position only releases risk.
+    /// @dev Deliberately allowed while paused: closing a position only releases risk. The
+    /// account is written after the market's call because it needs the payout; every function
+    /// that reads or writes it holds the same reentrancy lock, so no cross-function reentrancy
+    /// can see it half-updated (slither does not model the transient lock).
+    // slither-disable-start reentrancy-no-eth
     function redeem(address market) external nonReentrant returns (uint256 payout) {
         Position memory pos = _positions[market];
         if (pos.upUnits == 0 && pos.downUnits == 0) revert NoOpenPosition(market);
@@ -307,8 +311,13 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _settle(_collateral.balanceOf(address(this)));
     }
 
+    // slither-disable-end reentrancy-no-eth
+
     /// @inheritdoc IRiskGate
-    /// @dev Allowed while paused, and to anyone: it only releases a slot that is stuck.
+    /// @dev Allowed while paused, and to anyone: it only releases a slot that is stuck. The one
+    /// external call that can change state, the redeem probe, is always undone (it reverts when
+    /// the redeem works) and runs under the reentrancy lock every state-changing entry holds.
+    // slither-disable-start reentrancy-no-eth,reentrancy-benign
     function writeOff(address market) external nonReentrant {
         Position storage pos = _positions[market];
         if (pos.upUnits == 0 && pos.downUnits == 0) revert NoOpenPosition(market);
@@ -336,6 +345,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _accountedEquity -= notional;
         emit WrittenOff(market, pos.upUnits, pos.downUnits, notional, expiry);
     }
+
+    // slither-disable-end reentrancy-no-eth,reentrancy-benign
 
     /// @inheritdoc IRiskGate
     function deposit(uint256 amount) external nonReentrant {
@@ -644,6 +655,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// pay: with under 1/63 of the gas left after the call, the probe itself reverts.
     function _requireRedeemFails(IBinaryMarket m) internal {
         uint256 before = gasleft();
+        // Only whether it works matters: its payout is undone with the revert.
+        // slither-disable-next-line unused-return
         try m.redeem() returns (uint256) {
             revert MarketRedeemable(address(m));
         } catch {
@@ -712,6 +725,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         d.reason = o.reason;
         d.failedMask = o.failedMask;
         d.snapshot = abi.encode(s, quote);
+        // A reason code, not a balance: the strict comparison is the rule.
+        // slither-disable-next-line incorrect-equality
         if (o.reason == GateRules.PASS) {
             d.order.pricePaid = o.pricePaid;
             d.order.limit = o.limit;
