@@ -9,8 +9,8 @@
 
 // The checked config types live in `crate::config`; these paths stay for existing callers.
 pub use crate::config::{
-    trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions, ModelConfig, ResponseFormat,
-    Result, RunConfig, MAX_TRUSTED_RESOLVERS,
+    trusted_creator_list, trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions,
+    ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
 };
 use crate::{
     config::{DeployConfig, GateBounds, ReportConfig, ReportSource},
@@ -134,28 +134,35 @@ pub struct DeployArgs {
     pub collateral: Option<Address>,
     #[command(flatten)]
     pub factory: FactoryArgs,
-    /// Keeper address allowed to submit verdicts (default: the deployer).
+    /// Keeper address allowed to submit verdicts (default: the deployer). It may be neither a
+    /// trusted resolver nor a trusted creator.
     #[arg(long)]
     pub keeper: Option<Address>,
-    /// A market resolver the gate trusts (repeatable, at most 8; default: the deployer). Only
-    /// markets naming one of these as `resolver()` are ever traded (rule 12). Sorted and
-    /// de-duplicated before deploying; fixed forever once deployed.
+    /// A market resolver the gate trusts (repeatable, 1 to 8; required, no default). Only
+    /// markets naming one of these as `resolver()` are ever traded (rule 12). Sorted before
+    /// deploying (a duplicate is refused); fixed forever once deployed.
     #[arg(long = "trusted-resolver", value_name = "ADDR")]
     pub trusted_resolvers: Vec<Address>,
+    /// A market creator the gate trusts (repeatable, 1 to 8; required, no default). Only
+    /// markets the factory says one of these created (`creatorOf`) are ever traded (rule 19).
+    /// Sorted before deploying (a duplicate is refused); fixed forever once deployed.
+    #[arg(long = "trusted-creator", value_name = "ADDR")]
+    pub trusted_creators: Vec<Address>,
     #[command(flatten)]
     pub bounds: BoundsArgs,
 }
 
 impl DeployArgs {
     /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted;
-    /// a duplicate is refused, as the forge deploy script does), at most 8, never the zero
-    /// address. `None` when none were given (the
-    /// deployer is then the one trusted resolver).
-    pub fn trusted_resolvers(&self) -> Result<Option<Vec<Address>>> {
-        if self.trusted_resolvers.is_empty() {
-            return Ok(None);
-        }
-        trusted_resolver_list(&self.trusted_resolvers).map(Some)
+    /// a duplicate is refused, as the forge deploy script does), 1 to 8, never the zero
+    /// address. None given is an error: the deployer is not trusted by default.
+    pub fn trusted_resolvers(&self) -> Result<Vec<Address>> {
+        trusted_resolver_list(&self.trusted_resolvers)
+    }
+
+    /// The trusted creators given, by the same rules as the resolvers.
+    pub fn trusted_creators(&self) -> Result<Vec<Address>> {
+        trusted_creator_list(&self.trusted_creators)
     }
 }
 
@@ -561,10 +568,11 @@ impl RunArgs {
 
 impl DeployArgs {
     /// Checked in this order, before anything is read or sent: the endpoint, then the trusted
-    /// resolvers.
+    /// resolvers, then the trusted creators.
     pub fn to_config(&self) -> Result<DeployConfig> {
         let chain = self.chain.to_config()?;
         let trusted_resolvers = self.trusted_resolvers()?;
+        let trusted_creators = self.trusted_creators()?;
         Ok(DeployConfig {
             chain,
             keystore: self.key.keystore.clone(),
@@ -572,6 +580,7 @@ impl DeployArgs {
             factory: self.factory.factory,
             keeper: self.keeper,
             trusted_resolvers,
+            trusted_creators,
             bounds: self.bounds.to_bounds(),
         })
     }
@@ -727,7 +736,13 @@ mod tests {
         assert_eq!((b.min_headroom, b.max_concurrent, b.max_notional), (300, 3, 250_000_000));
         assert_eq!((b.max_horizon, b.max_drawdown), (604_800, 500_000_000));
         assert_eq!((b.write_off_grace, b.min_fill_bps), (86_400, 2_500));
-        assert!(d.trusted_resolvers.is_empty());
+        // No role defaults to the deployer any more: without the lists, deploy refuses, saying
+        // what is missing.
+        assert!(d.trusted_resolvers.is_empty() && d.trusted_creators.is_empty());
+        let e = d.trusted_resolvers().unwrap_err().to_string();
+        assert!(e.starts_with("no --trusted-resolver given") && e.contains("no longer"), "{e}");
+        let e = d.trusted_creators().unwrap_err().to_string();
+        assert!(e.starts_with("no --trusted-creator given") && e.contains("no longer"), "{e}");
     }
 
     #[test]
@@ -747,6 +762,22 @@ mod tests {
             trusted_resolver_list(&nine),
             Err(ConfigError::TooManyTrustedResolvers { count: 9, max: 8 })
         ));
+        assert!(matches!(trusted_resolver_list(&[]), Err(ConfigError::MissingTrustedResolver)));
+        // Creators follow the same rules, with their own errors.
+        assert_eq!(trusted_creator_list(&[a(3), a(1)]).unwrap(), vec![a(1), a(3)]);
+        assert!(matches!(
+            trusted_creator_list(&[a(3), a(3)]),
+            Err(ConfigError::DuplicateTrustedCreator(x)) if x == a(3)
+        ));
+        assert!(matches!(
+            trusted_creator_list(&[Address::ZERO]),
+            Err(ConfigError::ZeroTrustedCreator)
+        ));
+        assert!(matches!(
+            trusted_creator_list(&nine),
+            Err(ConfigError::TooManyTrustedCreators { count: 9, max: 8 })
+        ));
+        assert!(matches!(trusted_creator_list(&[]), Err(ConfigError::MissingTrustedCreator)));
         let parse = |flags: &[String]| {
             let mut argv = vec!["keeper".to_string(), "deploy".to_string()];
             argv.extend(flags.iter().cloned());
@@ -756,9 +787,11 @@ mod tests {
             }
         };
         let flag = |x: Address| ["--trusted-resolver".to_string(), x.to_string()];
-        let d = parse(&[flag(a(2)), flag(a(1))].concat());
-        assert_eq!(d.trusted_resolvers().unwrap(), Some(vec![a(1), a(2)]));
-        assert_eq!(parse(&[]).trusted_resolvers().unwrap(), None, "default: the deployer");
+        let creator = |x: Address| ["--trusted-creator".to_string(), x.to_string()];
+        let d = parse(&[flag(a(2)), flag(a(1)), creator(a(5)), creator(a(4))].concat());
+        assert_eq!(d.trusted_resolvers().unwrap(), vec![a(1), a(2)]);
+        assert_eq!(d.trusted_creators().unwrap(), vec![a(4), a(5)]);
+        assert!(matches!(parse(&[]).trusted_resolvers(), Err(ConfigError::MissingTrustedResolver)));
         let zero = parse(&flag(Address::ZERO));
         let e = zero.trusted_resolvers().unwrap_err().to_string();
         assert!(e.contains("zero address") && !e.contains('\n'), "{e}");
@@ -793,7 +826,7 @@ mod tests {
                 Err(ConfigError::MissingGate)
             ));
         }
-        // Deploy: the endpoint, then the trusted resolvers.
+        // Deploy: the endpoint, then the trusted resolvers, then the trusted creators.
         let zero = Address::ZERO.to_string();
         let Command::Deploy(d) =
             parse(&["deploy", "--rpc-url", "http://127.0.0.1:1", "--trusted-resolver", &zero])
@@ -804,9 +837,29 @@ mod tests {
         let Command::Deploy(d) = parse(&["deploy", "--rpc-url", "http://127.0.0.1:1"]) else {
             panic!("deploy");
         };
+        assert!(matches!(d.to_config(), Err(ConfigError::MissingTrustedResolver)));
+        let Command::Deploy(d) =
+            parse(&["deploy", "--rpc-url", "http://127.0.0.1:1", "--trusted-resolver", &z])
+        else {
+            panic!("deploy");
+        };
+        assert!(matches!(d.to_config(), Err(ConfigError::MissingTrustedCreator)));
+        let y = Address::repeat_byte(2).to_string();
+        let Command::Deploy(d) = parse(&[
+            "deploy",
+            "--rpc-url",
+            "http://127.0.0.1:1",
+            "--trusted-resolver",
+            &z,
+            "--trusted-creator",
+            &y,
+        ]) else {
+            panic!("deploy");
+        };
         let cfg = d.to_config().unwrap();
         assert_eq!(cfg.bounds, d.bounds.to_bounds());
-        assert_eq!(cfg.trusted_resolvers, None);
+        assert_eq!(cfg.trusted_resolvers, vec![Address::repeat_byte(1)]);
+        assert_eq!(cfg.trusted_creators, vec![Address::repeat_byte(2)]);
     }
 
     #[test]

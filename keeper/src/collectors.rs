@@ -67,6 +67,9 @@ pub struct MarketInfo {
     /// As the factory announced it. The factory is the gate's own immutable one and passes this
     /// address to the market it creates, so it is the market's `resolver()`.
     pub resolver: Address,
+    /// Who asked the factory for it (`MarketCreated`'s creator, the factory's `creatorOf`):
+    /// the gate trades only markets of its trusted creators (rule 19).
+    pub creator: Address,
 }
 
 /// What one read of a market returned.
@@ -178,10 +181,12 @@ pub struct GateFacts {
     pub params_hash: B256,
     pub bounds: IRiskGate::Params,
     pub trusted_resolvers: Vec<Address>,
+    /// The gate's trusted market creators (v2.1), ascending.
+    pub trusted_creators: Vec<Address>,
     pub keeper: Address,
     pub collateral: Address,
     pub factory: Address,
-    /// reasonLabel(0..=18), verbatim from the gate.
+    /// reasonLabel(0..REASON_COUNT), verbatim from the gate.
     pub labels: Vec<String>,
 }
 
@@ -223,6 +228,7 @@ pub async fn gate_facts(
         params_hash: g.paramsHash().call().await.map_err(e("paramsHash"))?,
         bounds: g.bounds().call().await.map_err(e("bounds"))?,
         trusted_resolvers: g.trustedResolvers().call().await.map_err(e("trustedResolvers"))?,
+        trusted_creators: g.trustedCreators().call().await.map_err(e("trustedCreators"))?,
         keeper: g.keeper().call().await.map_err(e("keeper"))?,
         collateral: g.collateral().call().await.map_err(e("collateral"))?,
         factory: g.marketFactory().call().await.map_err(e("marketFactory"))?,

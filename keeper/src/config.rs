@@ -43,6 +43,18 @@ pub enum ConfigError {
         "{count} distinct --trusted-resolver addresses, but a gate holds at most {max}: drop some"
     )]
     TooManyTrustedResolvers { count: usize, max: usize },
+    #[error("no --trusted-resolver given: name at least one resolver the gate trusts (its markets' outcomes decide the gate's payouts); the deployer is no longer the default, since each role should have its own key")]
+    MissingTrustedResolver,
+    #[error("--trusted-creator 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the market creator's real address")]
+    ZeroTrustedCreator,
+    #[error("--trusted-creator {0} is given twice: name each creator once (script/Deploy.s.sol refuses duplicates too)")]
+    DuplicateTrustedCreator(Address),
+    #[error(
+        "{count} distinct --trusted-creator addresses, but a gate holds at most {max}: drop some"
+    )]
+    TooManyTrustedCreators { count: usize, max: usize },
+    #[error("no --trusted-creator given: name at least one market creator the gate trusts (only markets it created are traded, rule 19); the deployer is no longer the default, since each role should have its own key")]
+    MissingTrustedCreator,
     #[error("--slippage-bps {0} is above 10000 (100 %): the quote would not bound anything; use e.g. 50")]
     SlippageTooLarge(u32),
     #[error(
@@ -59,10 +71,16 @@ pub type Result<T> = std::result::Result<T, ConfigError>;
 
 /// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
 pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+/// The most trusted market creators a gate may name (`RiskGate.MAX_TRUSTED_CREATORS`).
+pub const MAX_TRUSTED_CREATORS: usize = 8;
 
-/// `given`, sorted; refuses the zero address, a duplicate and more than 8 entries, so that both
-/// deploy paths (this and `script/Deploy.s.sol`) treat one list the same way.
+/// `given`, sorted; refuses an empty list, the zero address, a duplicate and more than 8
+/// entries, so that both deploy paths (this and `script/Deploy.s.sol`) treat one list the same
+/// way.
 pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
+    if given.is_empty() {
+        return Err(ConfigError::MissingTrustedResolver);
+    }
     if given.contains(&Address::ZERO) {
         return Err(ConfigError::ZeroTrustedResolver);
     }
@@ -75,6 +93,29 @@ pub fn trusted_resolver_list(given: &[Address]) -> Result<Vec<Address>> {
         return Err(ConfigError::TooManyTrustedResolvers {
             count: list.len(),
             max: MAX_TRUSTED_RESOLVERS,
+        });
+    }
+    Ok(list)
+}
+
+/// The trusted market creators, by the same rules as [`trusted_resolver_list`] (the
+/// constructor's `_checkCreators` mirrors `_checkResolvers`), with the creators' own errors.
+pub fn trusted_creator_list(given: &[Address]) -> Result<Vec<Address>> {
+    if given.is_empty() {
+        return Err(ConfigError::MissingTrustedCreator);
+    }
+    if given.contains(&Address::ZERO) {
+        return Err(ConfigError::ZeroTrustedCreator);
+    }
+    let mut list = given.to_vec();
+    list.sort_unstable();
+    if let Some(w) = list.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ConfigError::DuplicateTrustedCreator(w[0]));
+    }
+    if list.len() > MAX_TRUSTED_CREATORS {
+        return Err(ConfigError::TooManyTrustedCreators {
+            count: list.len(),
+            max: MAX_TRUSTED_CREATORS,
         });
     }
     Ok(list)
@@ -175,11 +216,14 @@ pub struct DeployConfig {
     pub collateral: Option<Address>,
     /// None: a MarketFactory is deployed.
     pub factory: Option<Address>,
-    /// None: the deployer.
+    /// None: the deployer. Never one of the trusted resolvers or creators (refused before
+    /// anything is sent).
     pub keeper: Option<Address>,
-    /// Strictly ascending, as [`trusted_resolver_list`] leaves it; None: the deployer is the one
-    /// trusted resolver.
-    pub trusted_resolvers: Option<Vec<Address>>,
+    /// Strictly ascending and non-empty, as [`trusted_resolver_list`] leaves it (no default:
+    /// the deployer is not trusted unless named).
+    pub trusted_resolvers: Vec<Address>,
+    /// Strictly ascending and non-empty, as [`trusted_creator_list`] leaves it (no default).
+    pub trusted_creators: Vec<Address>,
     pub bounds: GateBounds,
 }
 

@@ -80,7 +80,7 @@ pub enum DeployError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} is not a deployment file (keys chain_id, gate, collateral, factory, keeper, trusted_resolvers, deploy_block, params_hash)")]
+    #[error("{path} is not a deployment file (keys chain_id, gate, collateral, factory, keeper, trusted_resolvers, trusted_creators, deploy_block, params_hash)")]
     BadSaved {
         path: String,
         #[source]
@@ -92,6 +92,10 @@ pub enum DeployError {
     DeployBlockNotFound { gate: Address, from: u64, to: u64, path: String },
     #[error("reading the gate's GateDeployed log failed")]
     Logs(#[source] Box<alloy::transports::TransportError>),
+    /// The keeper key would also be a trusted role: a stolen keeper key would then decide
+    /// outcomes or make the markets the gate trades. Refused before anything is sent.
+    #[error("keeper {keeper} is also a trusted {role}: give the keeper its own key (--keeper ADDR, or deploy from another key), or drop it from --trusted-{role}; nothing was deployed")]
+    KeeperTrusted { keeper: Address, role: &'static str },
 }
 
 pub type Result<T> = std::result::Result<T, DeployError>;
@@ -131,6 +135,10 @@ pub struct Deployment<B = u64> {
     /// The resolvers the gate trusts, ascending (absent in files written before v2).
     #[serde(default)]
     pub trusted_resolvers: Vec<Address>,
+    /// The market creators the gate trusts, ascending (absent in files written before v2.1,
+    /// and then not written back: every v2.1 gate has at least one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_creators: Vec<Address>,
     /// Absent from a script's file, when `B` is an `Option` (serde reads a missing `Option`
     /// field as `None`; for `u64` it is required).
     pub deploy_block: B,
@@ -147,6 +155,7 @@ impl<B> Deployment<B> {
             factory,
             keeper,
             trusted_resolvers,
+            trusted_creators,
             deploy_block: _,
             params_hash,
         } = self;
@@ -157,6 +166,7 @@ impl<B> Deployment<B> {
             factory,
             keeper,
             trusted_resolvers,
+            trusted_creators,
             deploy_block: block,
             params_hash,
         }
@@ -205,13 +215,16 @@ pub async fn create(
     Ok((addr, receipt.block_number.unwrap_or_default()))
 }
 
-/// What `deploy_all` puts on chain: the gate's bounds and trusted resolvers, and the addresses
-/// to reuse (each `None` is deployed: a TestCollateral, a MarketFactory over the collateral).
+/// What `deploy_all` puts on chain: the gate's bounds, trusted resolvers and creators, and the
+/// addresses to reuse (each `None` is deployed: a TestCollateral, a MarketFactory over the
+/// collateral).
 #[derive(Debug, Clone)]
 pub struct GateSpec {
     pub params: IRiskGate::Params,
     /// Strictly ascending, as the constructor requires (see `config::trusted_resolver_list`).
     pub trusted_resolvers: Vec<Address>,
+    /// Strictly ascending, as the constructor requires (see `config::trusted_creator_list`).
+    pub trusted_creators: Vec<Address>,
     pub collateral: Option<Address>,
     pub factory: Option<Address>,
     pub keeper: Address,
@@ -234,6 +247,34 @@ async fn simulated_runtime(
     provider.call(tx).overrides(overrides.clone()).await.map_err(create_err(what))
 }
 
+impl GateSpec {
+    /// The gate's constructor arguments, ABI-encoded: `(bounds, trustedResolvers,
+    /// trustedCreators, collateral, marketFactory, keeper)`.
+    pub fn constructor_args(&self, collateral: Address, factory: Address) -> Vec<u8> {
+        (
+            self.params.clone(),
+            self.trusted_resolvers.clone(),
+            self.trusted_creators.clone(),
+            collateral,
+            factory,
+            self.keeper,
+        )
+            .abi_encode_params()
+    }
+
+    /// Refuses a keeper that is also a trusted resolver or creator, naming it (the constructor
+    /// refuses it too, `KeeperIsTrustedResolver`; this says so before anything is simulated).
+    pub fn check_roles(&self) -> Result<()> {
+        if self.trusted_resolvers.contains(&self.keeper) {
+            return Err(DeployError::KeeperTrusted { keeper: self.keeper, role: "resolver" });
+        }
+        if self.trusted_creators.contains(&self.keeper) {
+            return Err(DeployError::KeeperTrusted { keeper: self.keeper, role: "creator" });
+        }
+        Ok(())
+    }
+}
+
 /// Simulates the gate's constructor with `spec`'s arguments before anything is sent, so bounds
 /// or resolvers the gate refuses deploy nothing at all (no orphan collateral or factory). A
 /// collateral or factory still to be deployed is simulated too and its runtime code placed at
@@ -243,6 +284,7 @@ pub async fn preflight(
     artifacts: &Artifacts,
     spec: &GateSpec,
 ) -> Result<()> {
+    spec.check_roles()?;
     let mut overrides = StateOverridesBuilder::default().build();
     let collateral = match (spec.collateral, spec.factory) {
         (Some(c), _) => c,
@@ -272,10 +314,7 @@ pub async fn preflight(
         }
     };
     let mut init = artifacts.gate.bytecode.to_vec();
-    init.extend(
-        (spec.params.clone(), spec.trusted_resolvers.clone(), collateral, factory, spec.keeper)
-            .abi_encode_params(),
-    );
+    init.extend(spec.constructor_args(collateral, factory));
     // Ownable refuses a zero owner: simulate as the (non-zero) keeper.
     let tx =
         TransactionRequest::default().with_from(spec.keeper).with_deploy_code(Bytes::from(init));
@@ -318,9 +357,7 @@ pub async fn deploy_all(
                 .0
         }
     };
-    let args =
-        (spec.params.clone(), spec.trusted_resolvers.clone(), collateral, factory, spec.keeper)
-            .abi_encode_params();
+    let args = spec.constructor_args(collateral, factory);
     let (gate, deploy_block) = create(provider, "RiskGate", &artifacts.gate.bytecode, args).await?;
     let params_hash = IRiskGate::new(gate, provider).paramsHash().call().await.map_err(|e| {
         DeployError::Read { what: "RiskGate", source: CallFailed::new("paramsHash", e) }
@@ -332,6 +369,7 @@ pub async fn deploy_all(
         factory,
         keeper: spec.keeper,
         trusted_resolvers: spec.trusted_resolvers.clone(),
+        trusted_creators: spec.trusted_creators.clone(),
         deploy_block,
         params_hash: params_hash.to_string(),
     })
@@ -447,17 +485,19 @@ pub async fn run(cfg: &DeployConfig, root: &Path) -> Result<Deployment> {
     }
     let signer = chain::load_signer(cfg.keystore.as_deref())?;
     let deployer = signer.address();
-    // `None` trusts the deployer.
-    let trusted_resolvers = cfg.trusted_resolvers.clone().unwrap_or_else(|| vec![deployer]);
-    let provider = chain::signing_provider(&cfg.chain.rpc_url, signer)?;
-    let artifacts = compile::compile(root)?;
     let spec = GateSpec {
         params: cfg.bounds.to_params(),
-        trusted_resolvers,
+        trusted_resolvers: cfg.trusted_resolvers.clone(),
+        trusted_creators: cfg.trusted_creators.clone(),
         collateral: cfg.collateral,
         factory: cfg.factory,
         keeper: cfg.keeper.unwrap_or(deployer),
     };
+    // Before compiling or sending anything: the keeper (the deployer unless --keeper) may hold
+    // no trusted role.
+    spec.check_roles()?;
+    let provider = chain::signing_provider(&cfg.chain.rpc_url, signer)?;
+    let artifacts = compile::compile(root)?;
     let d = deploy_all(&provider, chain_id, &artifacts, &spec).await?;
     save(root, &d)?;
     Ok(d)
@@ -510,8 +550,44 @@ mod tests {
     fn a_file_from_before_v2_has_no_trusted_resolvers() {
         let mut old: serde_json::Value = serde_json::from_str(KEEPER_FILE).unwrap();
         old.as_object_mut().unwrap().remove("trusted_resolvers");
+        old.as_object_mut().unwrap().remove("trusted_creators");
         let d: Deployment = serde_json::from_value(old).unwrap();
         assert!(d.trusted_resolvers.is_empty());
+        assert!(d.trusted_creators.is_empty());
+    }
+
+    #[test]
+    fn a_keeper_holding_a_trusted_role_is_refused_by_name() {
+        let (k, r, c) = (Address::repeat_byte(1), Address::repeat_byte(2), Address::repeat_byte(3));
+        let spec = |resolvers: Vec<Address>, creators: Vec<Address>| GateSpec {
+            params: crate::config::GateBounds {
+                min_price: 1,
+                max_price: 2,
+                max_size: 3,
+                min_headroom: 300,
+                max_concurrent: 1,
+                max_notional: 1,
+                max_horizon: 300,
+                max_drawdown: 1,
+                write_off_grace: 3600,
+                min_fill_bps: 1,
+            }
+            .to_params(),
+            trusted_resolvers: resolvers,
+            trusted_creators: creators,
+            collateral: None,
+            factory: None,
+            keeper: k,
+        };
+        assert!(spec(vec![r], vec![c]).check_roles().is_ok());
+        let e = spec(vec![k, r], vec![c]).check_roles().unwrap_err();
+        assert!(
+            matches!(e, DeployError::KeeperTrusted { keeper, role: "resolver" } if keeper == k)
+        );
+        let text = e.to_string();
+        assert!(text.contains(&k.to_string()) && text.contains("trusted resolver"), "{text}");
+        let e = spec(vec![r], vec![c, k]).check_roles().unwrap_err();
+        assert!(e.to_string().contains(&format!("keeper {k} is also a trusted creator")), "{e}");
     }
 
     #[test]

@@ -216,6 +216,7 @@ impl Follower {
                     min_quantity: ev.minQuantity,
                     expiry: ev.expiry,
                     resolver: ev.resolver,
+                    creator: ev.creator,
                 },
                 seen_at: log.block_number.unwrap_or(to),
             });
@@ -280,6 +281,12 @@ async fn older_market(
     };
     let q = market.gateQuote().block(id).call().await.map_err(merr)?;
     let resolver = market.resolver().block(id).call().await.map_err(merr)?;
+    let creator = IMarketFactory::new(factory, rpc)
+        .creatorOf(address)
+        .block(id)
+        .call()
+        .await
+        .map_err(ferr)?;
     Ok(MarketInfo {
         address,
         index: U256::from(index),
@@ -288,6 +295,7 @@ async fn older_market(
         min_quantity: q.minQuantity,
         expiry: q.expiry,
         resolver,
+        creator,
     })
 }
 

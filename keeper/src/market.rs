@@ -145,6 +145,9 @@ pub struct Created {
     pub factory: Address,
     pub expiry: u64,
     pub resolver: Address,
+    /// The key that created it, as the factory recorded it (`creatorOf`): a gate trades the
+    /// market only if it trusts this creator (rule 19).
+    pub creator: Address,
     pub tick: u64,
     pub lot: u64,
     pub min_qty: u64,
@@ -171,18 +174,19 @@ pub async fn create_market(
         call.send().await.map_err(contract_err::<IMarketFactory::IMarketFactoryErrors>(WHAT))?;
     let receipt = mined(p, WHAT, *pending.tx_hash()).await?;
     let tx = receipt.transaction_hash;
-    let market = receipt
+    let (market, creator) = receipt
         .inner
         .logs()
         .iter()
         .find_map(|l| IMarketFactory::MarketCreated::decode_log(&l.inner).ok())
-        .map(|ev| ev.data.market)
+        .map(|ev| (ev.data.market, ev.data.creator))
         .ok_or(MarketError::NoEvent { what: WHAT, tx, event: "MarketCreated" })?;
     Ok(Created {
         market,
         factory,
         expiry: spec.expiry,
         resolver: spec.resolver,
+        creator,
         tick: spec.tick,
         lot: spec.lot,
         min_qty: spec.min_qty,

@@ -303,10 +303,11 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     for _ in 0..3 {
         mine(&w.keeper_rpc).await;
     }
-    // Created by another account (anyone may create a market), naming the trusted maker.
+    // Created with another expiry (by the trusted maker: v2.1 trades only a trusted creator's
+    // markets), its book rested by another account.
     let expiry = w.chain_time().await.unwrap() + 2 * 86_400;
-    let d =
-        w.create_market_as(Actor::Outsider, 10_000, 100, 0, expiry, w.maker_addr).await.unwrap();
+    let d = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+    w.approve_as(Actor::Outsider, d).await.unwrap();
     w.ask_as(Actor::Outsider, d, 400_000, 20_000_000).await.unwrap();
     for _ in 0..3 {
         mine(&w.keeper_rpc).await;
@@ -457,6 +458,7 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
     let spec = GateSpec {
         params: params(),
         trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
         collateral: Some(w.deployment.collateral),
         factory: Some(w.deployment.factory),
         keeper: w.keeper_addr,

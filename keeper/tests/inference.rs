@@ -57,7 +57,7 @@ async fn every_answer_that_arrived_is_submitted_verbatim_and_only_transport_fail
     let expiry = w.chain_time().await.unwrap() + 86_400;
     // Seven books asking 0.40: a BUY_UP on any of them passes every rule (reason 0).
     for _ in 0..7 {
-        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
         w.ask(m, 400_000, 20_000_000).await.unwrap();
     }
     let tool_call = json!({
@@ -133,7 +133,7 @@ async fn rate_limits_are_waited_out_as_the_server_says_and_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let expiry = w.chain_time().await.unwrap() + 86_400;
     for _ in 0..2 {
-        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
         w.ask(m, 400_000, 20_000_000).await.unwrap();
     }
     let busy = || Canned::status("503 Service Unavailable", "{\"error\":\"busy\"}");
@@ -183,7 +183,7 @@ async fn https_rpc_and_inference_work_with_a_ca_trusted_through_ssl_cert_file() 
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(m, 400_000, 20_000_000).await.unwrap();
 
     let pki = test_pki();

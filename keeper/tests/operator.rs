@@ -87,7 +87,10 @@ async fn json_logs_are_one_object_per_line_with_a_timestamp() {
 
     // A real cycle against a world, every line JSON.
     let w = world(&[]).await;
-    let m = w.create_market(10_000, 100, 0, w.chain_time().await.unwrap() + 3_600).await.unwrap();
+    let m = w
+        .create_market(10_000, 100, w.fillable_min_qty(100), w.chain_time().await.unwrap() + 3_600)
+        .await
+        .unwrap();
     w.ask(m, 400_000, 10_000_000).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");

@@ -38,11 +38,11 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let dir = tempfile::tempdir().unwrap();
     let expiry = w.chain_time().await.unwrap() + 86_400;
     // Three books; the builtin model answers BUY_UP (ask 0.40), BUY_DOWN (bid 0.60), ABSTAIN.
-    let a = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let a = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(a, 400_000, 20_000_000).await.unwrap();
-    let b = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let b = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.bid(b, 600_000, 20_000_000).await.unwrap();
-    let c = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let c = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(c, 520_000, 1_000_000).await.unwrap();
     let cancel = CancellationToken::new();
 
@@ -91,13 +91,28 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     let untrusted =
         w.create_market_as(Actor::Outsider, 10_000, 100, 0, now + 86_400, outsider).await.unwrap();
     w.ask_as(Actor::Outsider, untrusted, 400_000, 20_000_000).await.unwrap();
+    // Spam (issue 14): an outsider's market naming the TRUSTED maker as resolver, on a grid the
+    // gate can fill. Its creator is not trusted (rule 19), so it is never asked about either.
+    let q = w.fillable_min_qty(100);
+    let spam = w
+        .create_market_as(Actor::Outsider, 10_000, 100, q, now + 86_400, w.maker_addr)
+        .await
+        .unwrap();
+    w.ask_as(Actor::Outsider, spam, 400_000, 20_000_000).await.unwrap();
     // The maker's market, expiring in 15 minutes, that nobody will resolve in time.
-    let stuck = w.create_market(10_000, 100, 0, now + 900).await.unwrap();
+    let stuck = w.create_market(10_000, 100, w.fillable_min_qty(100), now + 900).await.unwrap();
     w.ask(stuck, 400_000, 20_000_000).await.unwrap();
     let cancel = CancellationToken::new();
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
     let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
-    assert_eq!((r.asked, r.submitted), (1, 1), "only the trusted resolver's market is asked");
+    assert_eq!(
+        (r.asked, r.submitted),
+        (1, 1),
+        "only the market of a trusted resolver AND a trusted creator is asked"
+    );
+    let spam_info = k.markets().into_iter().find(|m| m.address == spam).expect("spam is known");
+    assert_eq!(spam_info.creator, outsider, "MarketCreated names the spam's creator");
+    assert!(k.resolver_trusted(&spam_info) && !k.creator_trusted(&spam_info));
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let ds = decisions(&rows);
     assert_eq!(ds[0].market, stuck.to_checksum(None));
@@ -209,7 +224,7 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     let dir = tempfile::tempdir().unwrap();
     let expiry = w.chain_time().await.unwrap() + 86_400;
     for _ in 0..5 {
-        let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
         w.ask(m, 400_000, 20_000_000).await.unwrap();
     }
     // Markets are asked in discovery order, one at a time (concurrency 1). The hung request
@@ -264,7 +279,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     let mut w = world(&dump).await;
     let dir = tempfile::tempdir().unwrap();
     let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m1 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let m1 = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(m1, 400_000, 20_000_000).await.unwrap();
 
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
@@ -307,7 +322,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     std::mem::replace(&mut w.anvil, back).stop().await;
     pin_block_time(&w.keeper_rpc).await;
     // A market created after the outage is found and decided in a later cycle.
-    let m2 = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let m2 = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(m2, 400_000, 20_000_000).await.unwrap();
     assert!(
         eventually(HANG_GUARD, || rows_at_least(2)).await,

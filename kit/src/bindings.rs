@@ -35,12 +35,13 @@ sol! {
     }
 }
 
-/// Reason labels as issue 7 fixes them (codes 0-11 unchanged since v1, 12-18 new in v2). The
+/// Reason labels as issues 7 and 14 fix them (codes 0-11 unchanged since v1, 12-18 new in v2,
+/// 19-20 new in v2.1, verbatim from `GateRules.label`). The
 /// keeper's recorder publishes the labels read from the gate (`reasonLabel`); the keeper's
 /// `chain::check_gate` refuses a gate whose labels differ, so a v1 gate or a look-alike fails
 /// before anything is sent. gate-sim's reference model keeps its own table (it must not use
 /// this one).
-pub const REASON_LABELS: [&str; 19] = [
+pub const REASON_LABELS: [&str; 21] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -60,6 +61,8 @@ pub const REASON_LABELS: [&str; 19] = [
     "verdict expired",
     "opposite side already held",
     "fill below minimum",
+    "market creator not trusted",
+    "minimum fill beyond the venue's match cap",
 ];
 
 /// Number of reason codes, 0..REASON_COUNT.
@@ -78,7 +81,16 @@ pub mod reason {
     pub const OPPOSITE_SIDE: u8 = 17;
     /// Decided by `submitVerdict` after the market call; `evaluate` never returns it.
     pub const FILL_BELOW_MIN: u8 = 18;
+    /// The factory's `creatorOf(market)` is not one of the gate's trusted creators (v2.1).
+    pub const CREATOR_UNTRUSTED: u8 = 19;
+    /// One IOC at the venue's match cap cannot reach the minimum fill on this market's grid
+    /// (v2.1): refused before any order is sent.
+    pub const MATCH_CAP: u8 = 20;
 }
+
+/// The most resting orders one immediate-or-cancel take matches (`VenueLimits`
+/// `MAX_MATCHES_PER_TAKE`).
+pub const MAX_MATCHES_PER_TAKE: u64 = 64;
 
 /// Verdict codes as the gate publishes them (`VerdictParser` and `VERDICT_INVALID`).
 pub mod verdict {
@@ -111,12 +123,19 @@ mod tests {
             "Decision(address,bytes32,uint8,uint8,uint32,bytes,\
              (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
         );
-        // Params: the six v1 fields, then maxHorizon, maxDrawdown, writeOffGrace, minFillBps.
+        // Params: the six v1 fields, then maxHorizon, maxDrawdown, writeOffGrace, minFillBps;
+        // then the trusted resolvers and (v2.1) the trusted creators.
         assert_eq!(
             super::IRiskGate::GateDeployed::SIGNATURE,
             "GateDeployed(bytes32,(uint256,uint256,uint256,uint32,uint8,uint256,uint32,uint256,\
-             uint32,uint16),address[],address,address,address)"
+             uint32,uint16),address[],address[],address,address,address)"
         );
+        // v2.1: the creator is the last field, indexed.
+        assert_eq!(
+            super::IMarketFactory::MarketCreated::SIGNATURE,
+            "MarketCreated(address,uint256,uint256,uint256,uint256,uint64,address,address)"
+        );
+        assert_eq!(super::IRiskGate::Deposited::SIGNATURE, "Deposited(address,uint256,uint256)");
         assert_eq!(
             super::IRiskGate::WrittenOff::SIGNATURE,
             "WrittenOff(address,uint256,uint256,uint256,uint64)"
@@ -131,10 +150,19 @@ mod tests {
     fn labels_cover_every_code_once() {
         let mut seen = std::collections::BTreeSet::new();
         assert!(super::REASON_LABELS.iter().all(|l| seen.insert(*l)));
-        assert_eq!(super::REASON_COUNT, 19);
+        // Codes 0..=20: 21 labels.
+        assert_eq!(super::REASON_COUNT, 21);
         assert_eq!(
             super::REASON_LABELS[super::reason::FILL_BELOW_MIN as usize],
             "fill below minimum"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::CREATOR_UNTRUSTED as usize],
+            "market creator not trusted"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::MATCH_CAP as usize],
+            "minimum fill beyond the venue's match cap"
         );
     }
 }

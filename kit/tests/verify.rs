@@ -81,7 +81,10 @@ async fn a_forge_deployed_gate_verifies_and_the_settings_are_read_from_foundry_t
         .args(["--rpc-url", node.url.as_str()])
         .arg("--constructor-args")
         .arg(BOUNDS)
-        .arg(format!("[{deployer}]"))
+        // v2.1: one trusted resolver and one trusted creator, neither of them the keeper (the
+        // constructor refuses a keeper that is either).
+        .arg(format!("[{}]", Address::repeat_byte(0x0a)))
+        .arg(format!("[{}]", Address::repeat_byte(0x0c)))
         .arg(collateral.to_string())
         .arg(factory.to_string())
         .arg(deployer.to_string())

@@ -181,7 +181,8 @@ const PROGRESS_EVERY: usize = 100;
 /// A day of chain time: every bench market expires this far after it is seeded, inside the
 /// gate's horizon (`maxHorizon` 86,400 s) once any time has passed.
 const DAY_SECS: u64 = 86_400;
-/// Grid of every bench market: tick 0.01, lot 100 (10,000 × 100 = 1e6), no minimum.
+/// Grid of every bench market: tick 0.01, lot 100 (10,000 × 100 = 1e6), with the smallest
+/// minimum size rule 20 allows (`World::fillable_min_qty`).
 const TICK: u64 = 10_000;
 const LOT: u64 = 100;
 /// Per-market reads in flight at once (the keeper's default `--concurrency`).
@@ -197,7 +198,7 @@ async fn seed_abstain_markets(w: &World, n: usize) -> Result<Vec<Address>> {
     let expiry = w.chain_time().await? + DAY_SECS;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let m = w.create_market(TICK, LOT, 0, expiry).await?;
+        let m = w.create_market(TICK, LOT, w.fillable_min_qty(LOT), expiry).await?;
         w.ask(m, 520_000, 1_000_000).await?;
         out.push(m);
         progress("abstain markets", i + 1, n);
@@ -250,7 +251,7 @@ async fn seed_mixed_markets(w: &World, n: usize, what: &str) -> Result<Vec<Addre
     let expiry = w.chain_time().await? + DAY_SECS;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let m = w.create_market(TICK, LOT, 0, expiry).await?;
+        let m = w.create_market(TICK, LOT, w.fillable_min_qty(LOT), expiry).await?;
         w.ask(m, MIX_ASK, MIX_ASK_QTY).await?;
         w.bid(m, MIX_BID, MIX_BID_QTY).await?;
         out.push(m);
@@ -639,13 +640,13 @@ async fn gas(w: &World) -> Result<Gas> {
     let t = w.chain_time().await?;
     let expiry = t + 86_400 / 2;
     w.mint(w.deployment.gate, U256::from(1_000_000_000u64)).await?;
-    let m_abstain = w.create_market(10_000, 100, 0, expiry).await?;
+    let m_abstain = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await?;
     w.ask(m_abstain, 400_000, 20_000_000).await?;
-    let m_first = w.create_market(10_000, 100, 0, expiry).await?;
+    let m_first = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await?;
     w.ask(m_first, 970_000, 20_000_000).await?;
-    let m_band = w.create_market(10_000, 100, 0, expiry).await?;
+    let m_band = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await?;
     w.ask(m_band, 970_000, 20_000_000).await?;
-    let m_pass = w.create_market(10_000, 100, 0, expiry).await?;
+    let m_pass = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await?;
     w.ask(m_pass, 400_000, 20_000_000).await?;
     let none = Quote { maxPricePaid: U256::ZERO, deadline: 0 };
     // The keeper's quotes, all read before the first submission.
@@ -667,7 +668,7 @@ async fn gas(w: &World) -> Result<Gas> {
     }
     // evaluate on a passing BUY_UP book: the snapshot the gate itself would read now, from a
     // fresh market with one resting ask at 0.40, and the keeper's quote for it.
-    let m_eval = w.create_market(10_000, 100, 0, expiry).await?;
+    let m_eval = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await?;
     w.ask(m_eval, 400_000, 20_000_000).await?;
     let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     let snapshot = g.snapshotOf(m_eval).call().await.map_err(CallFailed::on("snapshotOf"))?;

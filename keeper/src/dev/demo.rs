@@ -81,6 +81,9 @@ pub fn demo_params() -> IRiskGate::Params {
 
 /// The resolvers the demo's gate trusts: the maker, and the resolver that later turns hostile.
 pub const DEMO_TRUSTED: [Actor; 2] = [Actor::Maker, Actor::Hostile];
+/// The market creators the demo's gate trusts: the same two (the hostile resolver lists its
+/// own markets). The keeper is neither: the gate refuses a keeper holding a trusted role.
+pub const DEMO_CREATORS: [Actor; 2] = [Actor::Maker, Actor::Hostile];
 
 /// Progress on a terminal (a bar), plain lines otherwise.
 struct Progress {
@@ -215,7 +218,9 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
         ["--dump-state".to_string(), state_path.display().to_string(), "--prune-history".into()];
     let anvil = Anvil::start(&anvil_bin, None, &anvil_args).await.map_err(WorldError::from)?;
     let artifacts = compile::compile(root).map_err(WorldError::from)?;
-    let world = World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED).await?;
+    let world =
+        World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED, &DEMO_CREATORS)
+            .await?;
     announce_gate(&world, &progress).await?;
     let outcome = scenarios(&world, &results, &progress, &cancel).await;
     // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
@@ -266,30 +271,33 @@ async fn scenarios(
     let long = t0 + 7_200;
 
     p.step("seeding scenario markets (grids 0.01/0.05/1e-6, minimum sizes, thin and empty books)");
-    // Grids: tick * lot is a multiple of 1e6 (the factory's rule).
-    let m_collateral = w.create_market(10_000, 100, 0, long).await?;
+    // Grids: tick * lot is a multiple of 1e6 (the factory's rule), each with the smallest
+    // minimum size that lets one IOC reach the minimum fill within the match cap (rule 20).
+    let q100 = w.fillable_min_qty(100);
+    let q20 = w.fillable_min_qty(20);
+    let m_collateral = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_collateral, 400_000, 20_000_000).await?;
-    let m_abstain = w.create_market(10_000, 100, 0, long).await?;
+    let m_abstain = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_abstain, 480_000, 10_000_000).await?;
     w.bid(m_abstain, 460_000, 10_000_000).await?;
-    let m_down = w.create_market(50_000, 20, 0, long).await?;
+    let m_down = w.create_market(50_000, 20, q20, long).await?;
     w.bid(m_down, 550_000, 20_000_000).await?;
-    let m_notional = w.create_market(10_000, 100, 0, long).await?;
+    let m_notional = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_notional, 700_000, 10_000_000).await?;
-    let m_thin = w.create_market(10_000, 100, 0, long).await?;
+    let m_thin = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_thin, 250_000, 5_000_000).await?;
-    let m_band = w.create_market(10_000, 100, 0, long).await?;
+    let m_band = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_band, 970_000, 10_000_000).await?;
-    let m_empty = w.create_market(10_000, 100, 0, long).await?;
+    let m_empty = w.create_market(10_000, 100, q100, long).await?;
     let m_lot = w.create_market(1, 20_000_000, 0, long).await?;
     w.ask(m_lot, 400_000, 20_000_000).await?;
     let m_min = w.create_market(10_000, 100, 50_000_000, long).await?;
     w.ask(m_min, 400_000, 50_000_000).await?;
-    let m_short = w.create_market(10_000, 100, 0, t0 + 400).await?;
+    let m_short = w.create_market(10_000, 100, q100, t0 + 400).await?;
     w.ask(m_short, 400_000, 10_000_000).await?;
-    let m_final = w.create_market(10_000, 100, 0, t0 + 900).await?;
+    let m_final = w.create_market(10_000, 100, q100, t0 + 900).await?;
     w.ask(m_final, 400_000, 10_000_000).await?;
-    let m_expired = w.create_market(10_000, 100, 0, long).await?;
+    let m_expired = w.create_market(10_000, 100, q100, long).await?;
     w.ask(m_expired, 400_000, 10_000_000).await?;
 
     // Collateral runs out: the gate holds 2 units, a BUY_UP at 0.40 x 10 costs 4 (rule 10).
@@ -411,7 +419,7 @@ async fn scenarios(
     let mut ordinary = Vec::new();
     for (i, (tick, lot, bid, ask)) in books.iter().enumerate() {
         let expiry = t1 + 5_400 + 1_200 * i as u64;
-        let m = w.create_market(*tick, *lot, 0, expiry).await?;
+        let m = w.create_market(*tick, *lot, w.fillable_min_qty(*lot), expiry).await?;
         if *bid > 0 {
             w.bid(m, *bid, 20_000_000).await?;
         }

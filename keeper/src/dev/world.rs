@@ -94,12 +94,26 @@ pub struct World {
     pub maker_addr: Address,
     pub deployment: Deployment,
     pub artifacts: Artifacts,
+    /// The gate's bounds, as deployed.
+    pub params: IRiskGate::Params,
     /// (address, signing provider) per `Actor`, in `Actor::index` order.
     accounts: Vec<(Address, DynProvider)>,
 }
 
 fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> WorldError {
     move |e| WorldError::Rpc { what, source: Box::new(e) }
+}
+
+/// [`World::fillable_min_qty`] for `params`.
+pub fn fillable_min_qty(params: &IRiskGate::Params, lot: u64) -> u64 {
+    let lot = lot.max(1);
+    let max_size = u64::try_from(params.maxSize).unwrap_or(u64::MAX);
+    let quantity = max_size / lot * lot;
+    let per_match = crate::bindings::MAX_MATCHES_PER_TAKE * crate::bindings::BPS;
+    let need =
+        (u128::from(quantity) * u128::from(params.minFillBps)).div_ceil(u128::from(per_match));
+    let need = u64::try_from(need).unwrap_or(u64::MAX);
+    need.div_ceil(lot).saturating_mul(lot).max(lot)
 }
 
 /// Waits for a mined, successful receipt.
@@ -131,21 +145,24 @@ impl World {
         Self::deploy_on(anvil, artifacts, params).await
     }
 
-    /// Deploys on `anvil` with `params`, trusting the maker only.
+    /// Deploys on `anvil` with `params`, trusting the maker only, as resolver and as market
+    /// creator (the keeper is neither: the gate refuses a keeper holding a trusted role).
     pub async fn deploy_on(
         anvil: Anvil,
         artifacts: Artifacts,
         params: &IRiskGate::Params,
     ) -> Result<Self> {
-        Self::deploy_trusting(anvil, artifacts, params, &[Actor::Maker]).await
+        Self::deploy_trusting(anvil, artifacts, params, &[Actor::Maker], &[Actor::Maker]).await
     }
 
-    /// Deploys on `anvil` with `params`, trusting the resolvers `trusted` (at least one).
+    /// Deploys on `anvil` with `params`, trusting the resolvers `trusted` and the market
+    /// creators `creators` (at least one each; never the keeper).
     pub async fn deploy_trusting(
         anvil: Anvil,
         artifacts: Artifacts,
         params: &IRiskGate::Params,
         trusted: &[Actor],
+        creators: &[Actor],
     ) -> Result<Self> {
         let mut accounts = Vec::new();
         for i in 0..4 {
@@ -158,9 +175,12 @@ impl World {
         let chain_id = keeper_rpc.get_chain_id().await.map_err(rpc_err("eth_chainId"))?;
         let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
         let trusted_resolvers = crate::config::trusted_resolver_list(&given)?;
+        let given: Vec<Address> = creators.iter().map(|a| accounts[a.index()].0).collect();
+        let trusted_creators = crate::config::trusted_creator_list(&given)?;
         let spec = GateSpec {
             params: params.clone(),
             trusted_resolvers,
+            trusted_creators,
             collateral: None,
             factory: None,
             keeper: keeper_addr,
@@ -174,6 +194,7 @@ impl World {
             maker_addr,
             deployment,
             artifacts,
+            params: params.clone(),
             accounts,
         };
         for who in [Actor::Maker, Actor::Hostile, Actor::Outsider] {
@@ -240,6 +261,16 @@ impl World {
         let tx = c.mint(to, amount).send().await.map_err(CallFailed::on("mint"))?;
         confirm(&self.maker, "mint", *tx.tx_hash()).await?;
         Ok(())
+    }
+
+    /// The smallest `minQuantity` on a `lot` grid with which one IOC of this gate's order can
+    /// reach the minimum fill within the venue's match cap, so the market is not refused by
+    /// rule 20: `m = max(minQuantity, lot)` with `64 × m × 10000 ≥ quantity × minFillBps`,
+    /// `quantity` being `maxSize` snapped down onto the lot grid. For the tests' and the demo's
+    /// bounds (maxSize 10,000,000, minFillBps 2,500) and lot 100: 25,000,000,000 / 640,000 =
+    /// 39,062.5, so 39,063, rounded up onto the grid: 39,100.
+    pub fn fillable_min_qty(&self, lot: u64) -> u64 {
+        fillable_min_qty(&self.params, lot)
     }
 
     /// Creates a market resolved by the maker; returns its address.

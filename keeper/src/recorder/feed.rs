@@ -44,6 +44,14 @@ pub struct BookRead {
     pub held_side: u8,
     /// The high-water mark H the rules read (already raised to the equity seen).
     pub high_water_mark: String,
+    /// The factory's `creatorOf(market)` is one of the gate's trusted creators (v2.1; a row
+    /// from a v2 gate, which had no such rule, reads back `true`).
+    #[serde(default = "yes")]
+    pub creator_trusted: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The keeper's quote as the gate evaluated it (BUY_UP and BUY_DOWN only).
@@ -60,6 +68,19 @@ pub struct QuoteRead {
 pub struct AttemptedFill {
     pub filled: String,
     pub spent: String,
+    /// What that fill would have cost per unit on average, `ceil(spent × 1e6 / filled)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_price_paid: Option<String>,
+}
+
+/// The average price paid per unit of a fill, in 1e6 units: `ceil(spent × 1e6 / filled)`,
+/// rounded up like every cost the gate counts; `None` for no fill. It differs from the order's
+/// `pricePaid` (the best level's price) when the IOC swept more than one level.
+pub fn average_price_paid(filled: U256, spent: U256) -> Option<U256> {
+    if filled.is_zero() {
+        return None;
+    }
+    Some((spent * U256::from(crate::bindings::PRICE_ONE)).div_ceil(filled))
 }
 
 /// A position's settlement, attached to the rows that built it.
@@ -122,7 +143,13 @@ pub struct DecisionRow {
     pub book: Option<BookRead>,
     /// The keeper's quote as the gate evaluated it; None when it evaluated nothing.
     pub quote: Option<QuoteRead>,
+    /// The BEST LEVEL's price for the token bought (`Order.pricePaid`), 1e6 units: not what
+    /// the fill cost on average when it swept several levels (see `average_price_paid`).
     pub price_paid: String,
+    /// The average price paid per unit filled, `ceil(spent × 1e6 / filled)`, 1e6 units; present
+    /// exactly when something was bought (`filled` > 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_price_paid: Option<String>,
     /// The order's limit for the token bought: min(maxPrice, maxPricePaid) on the tick grid.
     pub limit: String,
     pub quantity: String,
@@ -295,6 +322,7 @@ pub fn decode_snapshot(bytes: &[u8]) -> Option<(BookRead, QuoteRead)> {
         resolver_trusted: sn.resolverTrusted,
         held_side: sn.heldSide,
         high_water_mark: s(sn.highWaterMark),
+        creator_trusted: sn.creatorTrusted,
     };
     Some((book, QuoteRead { max_price_paid: s(q.maxPricePaid), deadline: q.deadline }))
 }
@@ -369,13 +397,17 @@ pub fn decode_logs(
                 quote,
                 book,
                 price_paid: s(d.order.pricePaid),
+                average_price_paid: average_price_paid(filled, spent).map(s),
                 limit: s(d.order.limit),
                 quantity: s(d.order.quantity),
                 cost: s(d.order.cost),
                 filled: s(filled),
                 spent: s(spent),
-                attempted_fill: undone
-                    .then(|| AttemptedFill { filled: s(d.order.filled), spent: s(d.order.spent) }),
+                attempted_fill: undone.then(|| AttemptedFill {
+                    filled: s(d.order.filled),
+                    spent: s(d.order.spent),
+                    average_price_paid: average_price_paid(d.order.filled, d.order.spent).map(s),
+                }),
                 settlement: None,
                 write_off: None,
                 note: Annotation::default(),
@@ -890,6 +922,17 @@ mod tests {
         let none = check_links(&text, 31_337, Address::repeat_byte(0x11), None);
         assert_eq!(none.problems.len(), 1);
         assert!(none.problems[0].starts_with("feed.head is missing"));
+    }
+
+    #[test]
+    fn the_average_price_paid_rounds_up_and_is_absent_without_a_fill() {
+        let u = |v: u64| U256::from(v);
+        // 10 units at 0.40 and 10 at 0.95: spent 4 + 9.5 = 13.5 for 20, 0.675 on average.
+        assert_eq!(average_price_paid(u(20), u(13)), Some(u(650_000)));
+        assert_eq!(average_price_paid(u(20_000_000), u(13_500_000)), Some(u(675_000)));
+        // 3 units for 1 base unit: 1e6 / 3 = 333,333.3..., rounded up to 333,334.
+        assert_eq!(average_price_paid(u(3), u(1)), Some(u(333_334)));
+        assert_eq!(average_price_paid(u(0), u(0)), None);
     }
 
     #[test]

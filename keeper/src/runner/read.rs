@@ -10,9 +10,18 @@ impl Keeper {
         self.facts.as_ref().is_some_and(|f| f.trusted_resolvers.contains(&market.resolver))
     }
 
+    /// Whether the gate trusts `market`'s creator: the predicate of its `isTrustedCreator`,
+    /// applied to the gate's immutable `trustedCreators()` read once with its facts, and to the
+    /// creator the factory announced (`MarketCreated`, or `creatorOf` for an older market).
+    pub fn creator_trusted(&self, market: &MarketInfo) -> bool {
+        self.facts.as_ref().is_some_and(|f| f.trusted_creators.contains(&market.creator))
+    }
+
     /// Markets worth asking about now: open (not known final, not expired), resolved by a
-    /// resolver the gate trusts (any other is refused by rule 12 whatever the model says),
-    /// within the gate's horizon (rule 13), with no pending submission, and due for a new ask.
+    /// resolver the gate trusts (any other is refused by rule 12 whatever the model says) and
+    /// created by a creator it trusts (rule 19), within the gate's horizon (rule 13), with no
+    /// pending submission, and due for a new ask. So spam markets (anyone can create a market
+    /// naming a trusted resolver) cost no inference and no transaction.
     pub fn due_markets(&self, now_sec: u64) -> Vec<MarketInfo> {
         let last = self.record.last_decision_times();
         let pending = self.journal.pending_markets();
@@ -20,7 +29,8 @@ impl Keeper {
         self.follower
             .markets()
             .filter(|m| !self.final_markets.contains(&m.address) && m.expiry > now_sec)
-            .filter(|m| self.resolver_trusted(m) && m.expiry - now_sec <= horizon)
+            .filter(|m| self.resolver_trusted(m) && self.creator_trusted(m))
+            .filter(|m| m.expiry - now_sec <= horizon)
             .filter(|m| !pending.contains(&m.address))
             .filter(|m| match last.get(&m.address) {
                 Some(t) => now_sec.saturating_sub(*t) >= self.reask_secs,

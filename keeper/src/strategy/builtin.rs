@@ -41,6 +41,7 @@ mod tests {
                 min_quantity: U256::ZERO,
                 expiry: 0,
                 resolver: Address::ZERO,
+                creator: Address::ZERO,
             },
             best_bid: U256::from(bid),
             best_ask: U256::from(ask),

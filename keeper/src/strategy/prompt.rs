@@ -83,6 +83,7 @@ mod tests {
                 min_quantity: U256::from(1_000),
                 expiry: 10_000,
                 resolver: Address::repeat_byte(0x22),
+                creator: Address::repeat_byte(0x22),
             },
             best_bid: U256::from(300_000),
             best_ask: U256::from(ask),

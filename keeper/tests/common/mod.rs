@@ -338,7 +338,7 @@ pub async fn eventually_async<F: Future<Output = bool>>(
 /// BUY_UP, which the gate passes (0.40 is inside [0.05, 0.95], the position caps are far).
 pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
     let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(m, 400_000, 20_000_000).await.unwrap();
     m
 }

@@ -51,6 +51,9 @@ pub(super) async fn run_all(
     let builtin = Model::Builtin;
     let outsider = w.addr(Actor::Outsider);
     let maker = w.addr(Actor::Maker);
+    // Every market's minimum size lets one IOC reach the minimum fill within the match cap, so
+    // rule 20 refuses none of them; the smallest order anyone can rest is that size.
+    let q = w.fillable_min_qty(100);
 
     // 1a. An outsider creates markets that expire soon, with itself as resolver and asks the
     // builtin model buys. The keeper does not ask about them (resolver not trusted); told to,
@@ -61,7 +64,7 @@ pub(super) async fn run_all(
         let mut markets = Vec::new();
         for _ in 0..3 {
             let m =
-                w.create_market_as(Actor::Outsider, 10_000, 100, 0, now + 1_800, outsider).await?;
+                w.create_market_as(Actor::Outsider, 10_000, 100, q, now + 1_800, outsider).await?;
             w.ask_as(Actor::Outsider, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
@@ -77,7 +80,7 @@ pub(super) async fn run_all(
     // re-offers at 0.95. The quote (0.42 + 50 bps) refuses the moved book (rule 15).
     p.step("attack 2: sandwich, the 0.42 ask is lifted and re-offered at 0.95 before submission");
     let now = w.chain_time().await?;
-    let m_sandwich = w.create_market(10_000, 100, 0, now + 3_600).await?;
+    let m_sandwich = w.create_market(10_000, 100, q, now + 3_600).await?;
     w.ask(m_sandwich, 420_000, 20_000_000).await?;
     let (answers, _) = think(k, &[m_sandwich], &builtin, ATTACK_2, cancel).await?;
     w.approve_as(Actor::Outsider, m_sandwich).await?;
@@ -89,8 +92,8 @@ pub(super) async fn run_all(
     // 3a. A market naming a trusted resolver (anyone may name anyone) that never expires, with a
     // one-lot ask at 0.05: out of the gate's horizon (rule 13); the keeper skips it unasked.
     p.step("attack 3a: a market with expiry 2^64-1 naming the trusted maker as resolver");
-    let m_far = w.create_market_as(Actor::Outsider, 10_000, 100, 0, u64::MAX, maker).await?;
-    w.ask_as(Actor::Outsider, m_far, 50_000, 100).await?;
+    let m_far = w.create_market_as(Actor::Outsider, 10_000, 100, q, u64::MAX, maker).await?;
+    w.ask_as(Actor::Outsider, m_far, 50_000, q).await?;
     let got = play(k, &[m_far], &builtin, ATTACK_3A, cancel).await?;
     expect(ATTACK_3A, &got, &[reason::HORIZON])?;
 
@@ -99,10 +102,10 @@ pub(super) async fn run_all(
     // undoes it (rule 18): no collateral moves and no slot is taken.
     p.step("attack 3c: a one-lot ask one tick better than an honest 0.40 book");
     let now = w.chain_time().await?;
-    let m_dust = w.create_market(10_000, 100, 0, now + 3_600).await?;
+    let m_dust = w.create_market(10_000, 100, q, now + 3_600).await?;
     w.ask(m_dust, 400_000, 20_000_000).await?;
     w.approve_as(Actor::Outsider, m_dust).await?;
-    w.ask_as(Actor::Outsider, m_dust, 390_000, 100).await?;
+    w.ask_as(Actor::Outsider, m_dust, 390_000, q).await?;
     let got = play(k, &[m_dust], &builtin, ATTACK_3C, cancel).await?;
     expect(ATTACK_3C, &got, &[reason::FILL_BELOW_MIN])?;
 
@@ -110,7 +113,7 @@ pub(super) async fn run_all(
     // 0.55), a pair costing 1.10 that redeems for 1.00. Scripted answers, as from a compromised
     // model; the second is refused (rule 17).
     p.step("attack 4: BUY_UP at 0.55, then BUY_DOWN at 0.55 in the same market");
-    let m_both = w.create_market(10_000, 100, 0, now + 3_600).await?;
+    let m_both = w.create_market(10_000, 100, q, now + 3_600).await?;
     w.ask(m_both, 550_000, 20_000_000).await?;
     w.bid(m_both, 450_000, 20_000_000).await?;
     let got = play(k, &[m_both], &replay("scripted", &["BUY_UP"]), ATTACK_4, cancel).await?;
@@ -124,7 +127,9 @@ pub(super) async fn run_all(
     // market does resolve later, the keeper still redeems it.
     p.step("attack 3b: a position in a market whose resolver never acts, then written off");
     let now = w.chain_time().await?;
-    let m_stuck = w.create_market_as(Actor::Outsider, 10_000, 100, 0, now + 900, maker).await?;
+    // v2.1: only a trusted creator's markets are traded (rule 19), so the maker creates it.
+    let m_stuck = w.create_market(10_000, 100, q, now + 900).await?;
+    w.approve_as(Actor::Outsider, m_stuck).await?;
     w.ask_as(Actor::Outsider, m_stuck, 50_000, 2_500_000).await?;
     let got = play(k, &[m_stuck], &builtin, ATTACK_3B, cancel).await?;
     expect(ATTACK_3B, &got, &[reason::PASS])?;
@@ -163,7 +168,8 @@ async fn drain(w: &World, k: &mut Keeper, p: &Progress, cancel: &CancellationTok
         let now = w.chain_time().await?;
         let mut markets: Vec<Address> = Vec::new();
         for _ in 0..3 {
-            let m = w.create_market_as(Actor::Hostile, 10_000, 100, 0, now + 900, hostile).await?;
+            let q = w.fillable_min_qty(100);
+            let m = w.create_market_as(Actor::Hostile, 10_000, 100, q, now + 900, hostile).await?;
             w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
