@@ -6,8 +6,10 @@
 # The signer is anvil's own dev account 0, whose key anvil publishes (it is public and worthless
 # outside this local chain). It is read from anvil's --config-out file and handed to forge in
 # the environment (DEPLOYER_PRIVATE_KEY), never as a flag, so it shows up in no process list.
-# GATE_* (the bounds and GATE_TRUSTED_RESOLVERS) / KEEPER_ADDRESS from the caller's environment
-# pass through to the deploy script.
+# GATE_* (the bounds, GATE_TRUSTED_RESOLVERS, GATE_TRUSTED_CREATORS) / KEEPER_ADDRESS from the
+# caller's environment pass through to the deploy script. The deploy script has no default for
+# the trusted lists (each role its own address); on this throw-away chain they default to anvil's
+# dev accounts 1 (resolver) and 2 (creator), never the deployer, which is the keeper here.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +36,9 @@ echo "demo-deploy: anvil up at $rpc (chain $chain_id)"
 
 DEPLOYER_PRIVATE_KEY="$(anvil_config private_keys 0)"
 export DEPLOYER_PRIVATE_KEY
+GATE_TRUSTED_RESOLVERS="${GATE_TRUSTED_RESOLVERS:-$(anvil_config available_accounts 1)}"
+GATE_TRUSTED_CREATORS="${GATE_TRUSTED_CREATORS:-$(anvil_config available_accounts 2)}"
+export GATE_TRUSTED_RESOLVERS GATE_TRUSTED_CREATORS
 
 if ! "$FORGE" script script/Deploy.s.sol --rpc-url "$rpc" --broadcast \
   >"$workdir/deploy.log" 2>&1; then
@@ -58,6 +63,8 @@ bounds="$("$CAST" call "$gate" \
   --rpc-url "$rpc")" || die "cast call bounds() on $gate failed"
 resolvers="$("$CAST" call "$gate" "trustedResolvers()(address[])" --rpc-url "$rpc")" \
   || die "cast call trustedResolvers() on $gate failed"
+creators="$("$CAST" call "$gate" "trustedCreators()(address[])" --rpc-url "$rpc")" \
+  || die "cast call trustedCreators() on $gate failed"
 params_hash="$("$CAST" call "$gate" "paramsHash()(bytes32)" --rpc-url "$rpc")" \
   || die "cast call paramsHash() on $gate failed"
 
@@ -67,5 +74,6 @@ echo "bounds:      (minPrice, maxPrice, maxSize, minHeadroom, maxConcurrent, max
 echo "              maxHorizon, maxDrawdown, writeOffGrace, minFillBps)"
 echo "             $bounds"
 echo "resolvers:   $resolvers"
+echo "creators:    $creators"
 echo "paramsHash:  $params_hash"
 echo "(read back from chain $chain_id at $rpc; anvil stops now)"
