@@ -3,7 +3,9 @@
 //! every accepted order and every fill through these; a checker that accepted everything would
 //! make its zero-violation figure meaningless, so each promise has a test that breaks it.
 
-use crate::model::{Bounds, Decision, Quote, Snapshot, BPS, HELD_NONE, PRICE_ONE};
+use crate::model::{
+    Bounds, Decision, Quote, Snapshot, BPS, HELD_NONE, MAX_MATCHES_PER_TAKE, PRICE_ONE,
+};
 use alloy::primitives::{U256, U512};
 
 /// Every promise the gate makes about an accepted order, checked from the bounds, the snapshot
@@ -36,6 +38,9 @@ pub fn check_accepted(
     }
     if !s.resolver_trusted {
         return fail("accepted on a market whose resolver is not trusted");
+    }
+    if !s.creator_trusted {
+        return fail("accepted on a market whose creator is not trusted");
     }
     if s.expiry_sec <= s.now_sec || s.expiry_sec - s.now_sec < u64::from(b.min_headroom_secs) {
         return fail("accepted inside the expiry headroom");
@@ -92,6 +97,16 @@ pub fn check_accepted(
     }
     if !s.lot_size.is_zero() && !(d.quantity % s.lot_size).is_zero() {
         return fail("quantity off the lot grid");
+    }
+    // The minimum fill is reachable within the venue's match cap: 64 resting orders of the
+    // smallest size the venue lets rest fill all of the quantity, or at least minFillBps of it.
+    let smallest = s.min_quantity.max(s.lot_size).max(U256::from(1u8));
+    let reach = U512::from(MAX_MATCHES_PER_TAKE) * U512::from(smallest);
+    let reaches_all = reach >= U512::from(d.quantity);
+    let reaches_minimum =
+        reach * U512::from(BPS) >= U512::from(d.quantity) * U512::from(b.min_fill_bps);
+    if !reaches_all && !reaches_minimum {
+        return fail("the minimum fill is beyond the venue's match cap");
     }
     // cost covers the whole quantity at the limit and is not more than one unit above it.
     let exact = U512::from(d.quantity) * U512::from(limit);
@@ -188,6 +203,7 @@ mod tests {
             resolver_trusted: true,
             held_side: 0,
             high_water_mark: U256::ZERO,
+            creator_trusted: true,
         };
         (b, s)
     }
@@ -274,6 +290,10 @@ mod tests {
             Snapshot { held_side: HELD_DOWN, ..s },
             Snapshot { held_side: 3, ..s },
             Snapshot { high_water_mark: u(1_019_551), ..s },
+            Snapshot { creator_trusted: false, ..s },
+            // Match cap: m = max(3, 1, 1) = 3; 64 * 3 = 192 < 1000 and 192 * 10_000 =
+            // 1_920_000 < 1000 * 2500 = 2_500_000.
+            Snapshot { lot_size: u(1), min_quantity: u(3), ..s },
         ] {
             assert!(check_accepted(&b, &bad, &qu, 1, &d, u(450_000)).is_err(), "{bad:?}");
         }
@@ -283,9 +303,29 @@ mod tests {
             Snapshot { expiry_sec: 96_400, ..s },
             Snapshot { held_side: HELD_UP, ..s },
             Snapshot { high_water_mark: u(1_019_550), ..s },
+            // m = 4: 64 * 4 * 10_000 = 2_560_000 >= 2_500_000, the minimum fill is reachable.
+            Snapshot { lot_size: u(1), min_quantity: u(4), ..s },
+            // m = 1 (no lot, no minimum): 64 * 10_000 = 640_000 < 2_500_000 fails, but with a
+            // quantity of 64 or less the whole order fits the cap (tested with lot 0 below).
         ] {
             assert_eq!(check_accepted(&b, &ok, &qu, 1, &d, u(450_000)), Ok(()), "{ok:?}");
         }
+        // No grid and no minimum, maxSize 64: m = 1, 64 * 1 = 64 >= 64, all of it fits the cap.
+        let small = Bounds { max_size: u(64), ..b };
+        let tiny = Snapshot { lot_size: U256::ZERO, min_quantity: U256::ZERO, ..s };
+        // 64 * 0.45 = 28.8, cost 29.
+        assert_eq!(
+            check_accepted(&small, &tiny, &qu, 1, &pass(450_000, 64, 29), u(450_000)),
+            Ok(())
+        );
+        // maxSize 65: 64 < 65 and 640_000 < 65 * 2500 = 162_500? No: 640_000 >= 162_500, the
+        // minimum (17 units) is reachable, so it passes too; at minFillBps 10_000 it does not
+        // (640_000 < 650_000). 65 * 0.45 = 29.25, cost 30.
+        let d65 = pass(450_000, 65, 30);
+        let bigger = Bounds { max_size: u(65), ..b };
+        assert_eq!(check_accepted(&bigger, &tiny, &qu, 1, &d65, u(450_000)), Ok(()));
+        let all_or_nothing = Bounds { min_fill_bps: 10_000, ..bigger };
+        assert!(check_accepted(&all_or_nothing, &tiny, &qu, 1, &d65, u(450_000)).is_err());
         // Deadline one second before now.
         let stale = Quote { deadline_sec: 9_999, ..qu };
         assert!(check_accepted(&b, &s, &stale, 1, &d, u(450_000)).is_err());

@@ -1,5 +1,5 @@
-//! The reference model of RiskGate v2: `parseVerdict`, `evaluate`, the order's limit and the
-//! constructor's checks, written from the specification (issue 7 and the NatSpec of
+//! The reference model of RiskGate v2.1: `parseVerdict`, `evaluate`, the order's limit and the
+//! constructor's checks, written from the specification (issues 7 and 14 and the NatSpec of
 //! `IRiskGate.sol`), not from the Solidity. Exact integer arithmetic only (256-bit values,
 //! 512-bit sums and products wherever one can exceed 2^256). It must never panic, whatever the
 //! input: a panic here would hide a disagreement with the contract instead of reporting it.
@@ -15,6 +15,11 @@ pub const MIN_HEADROOM_FLOOR_SECS: u32 = 120;
 pub const WRITE_OFF_GRACE_FLOOR_SECS: u32 = 3_600;
 /// The most trusted resolvers a gate takes.
 pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+/// The most trusted creators a gate takes (issue 14: the same rules as the resolvers).
+pub const MAX_TRUSTED_CREATORS: usize = 8;
+/// The most resting orders one immediate-or-cancel take matches on the venue
+/// (`IBinaryMarket.MAX_MATCHES_PER_TAKE`); rule 20 is written against it.
+pub const MAX_MATCHES_PER_TAKE: u64 = 64;
 /// Basis points in 1 (`minFillBps` is in these).
 pub const BPS: u16 = 10_000;
 /// Answers longer than this are refused before any trimming.
@@ -26,9 +31,16 @@ pub const TRIM_BYTES: [u8; 6] = [b' ', b'\t', b'\n', b'\r', b'"', b'\''];
 pub const REASON_INVALID_VERDICT: u8 = 11;
 /// Reason 18 is decided by `submitVerdict` after the market call, never by `evaluate`.
 pub const REASON_FILL_BELOW_MINIMUM: u8 = 18;
+/// Reason 19 (issue 14): the factory's `creatorOf(market)` is not a trusted creator.
+pub const REASON_CREATOR_NOT_TRUSTED: u8 = 19;
+/// Reason 20 (issue 14): one IOC cannot reach the minimum fill within the venue's match cap.
+pub const REASON_MATCH_CAP: u8 = 20;
+/// How many reason codes the gate publishes (0..=20).
+pub const REASON_COUNT: usize = 21;
 
-/// Reason codes and labels, verbatim from the specification (0-11 from v1, 12-18 from issue 7).
-pub const REASON_LABELS: [&str; 19] = [
+/// Reason codes and labels, verbatim from the specification (0-11 from v1, 12-18 from issue 7,
+/// 19-20 from issue 14).
+pub const REASON_LABELS: [&str; REASON_COUNT] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -48,6 +60,8 @@ pub const REASON_LABELS: [&str; 19] = [
     "verdict expired",
     "opposite side already held",
     "fill below minimum",
+    "market creator not trusted",
+    "minimum fill beyond the venue's match cap",
 ];
 
 /// The label of a reason code, `None` for a code the gate never publishes.
@@ -97,6 +111,8 @@ pub struct Snapshot {
     /// 0 none, 1 UP, 2 DOWN; any other value fails rule 17 for both sides.
     pub held_side: u8,
     pub high_water_mark: U256,
+    /// The factory's `creatorOf(market)` is one of the trusted creators (issue 14).
+    pub creator_trusted: bool,
 }
 
 /// The keeper's bound on one answer (`IRiskGate.Quote`). It can only tighten the order.
@@ -303,6 +319,22 @@ pub fn drawdown_exceeded(bounds: &Bounds, snapshot: &Snapshot, cost: U256) -> bo
         > U512::from(bounds.max_drawdown) + U512::from(snapshot.collateral_available)
 }
 
+/// Rule 20, exactly: the most one IOC can fill within the venue's match cap, against resting
+/// orders that are each at least `m = max(minQuantity, lotSize, 1)` units (the venue never lets a
+/// resting order fall below `minQuantity`, and every order is on the lot grid), is
+/// `MAX_MATCHES_PER_TAKE * m` (or the whole quantity). The rule fails when that is below the
+/// quantity and below the minimum fill: `64 m < quantity` and `64 m * 10000 < quantity *
+/// minFillBps`. Only for a quantity above 0. Products in 512 bits.
+pub fn match_cap_below_minimum(bounds: &Bounds, snapshot: &Snapshot, quantity: U256) -> bool {
+    if quantity.is_zero() {
+        return false;
+    }
+    let m = snapshot.min_quantity.max(snapshot.lot_size).max(U256::from(1u8));
+    let most = U512::from(MAX_MATCHES_PER_TAKE) * U512::from(m);
+    let q = U512::from(quantity);
+    most < q && most * U512::from(BPS) < q * U512::from(bounds.min_fill_bps)
+}
+
 /// The pure decision rule of the specification. Never panics. The quote is looked at only for
 /// BUY_UP and BUY_DOWN.
 pub fn evaluate(bounds: &Bounds, snapshot: &Snapshot, quote: &Quote, verdict_code: u8) -> Decision {
@@ -369,6 +401,12 @@ pub fn evaluate(bounds: &Bounds, snapshot: &Snapshot, quote: &Quote, verdict_cod
     if snapshot.held_side != HELD_NONE && snapshot.held_side != verdict.code() {
         fail(17);
     }
+    if !snapshot.creator_trusted {
+        fail(REASON_CREATOR_NOT_TRUSTED);
+    }
+    if match_cap_below_minimum(bounds, snapshot, quantity) {
+        fail(REASON_MATCH_CAP);
+    }
     if mask == 0 {
         Decision {
             reason: 0,
@@ -392,21 +430,71 @@ pub fn fill_below_minimum(bounds: &Bounds, quantity: U256, filled: U256) -> bool
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConstructorError {
     MinPriceZero,
-    PriceBandEmpty { min_price: U256, max_price: U256 },
-    MaxPriceAtCertainty { max_price: U256, ceiling: U256 },
+    PriceBandEmpty {
+        min_price: U256,
+        max_price: U256,
+    },
+    MaxPriceAtCertainty {
+        max_price: U256,
+        ceiling: U256,
+    },
     MaxSizeZero,
-    MinHeadroomBelowFloor { min_headroom: u32, floor: u32 },
+    MinHeadroomBelowFloor {
+        min_headroom: u32,
+        floor: u32,
+    },
     MaxConcurrentZero,
     MaxNotionalZero,
-    MaxHorizonBelowHeadroom { max_horizon: u32, min_headroom: u32 },
+    MaxHorizonBelowHeadroom {
+        max_horizon: u32,
+        min_headroom: u32,
+    },
     MaxDrawdownZero,
-    WriteOffGraceBelowFloor { write_off_grace: u32, floor: u32 },
-    MinFillBpsOutOfRange { min_fill_bps: u16, max: u16 },
+    WriteOffGraceBelowFloor {
+        write_off_grace: u32,
+        floor: u32,
+    },
+    MinFillBpsOutOfRange {
+        min_fill_bps: u16,
+        max: u16,
+    },
     TrustedResolversEmpty,
-    TooManyTrustedResolvers { count: usize, max: usize },
-    TrustedResolverZero { index: usize },
-    TrustedResolversNotAscending { index: usize, previous: Address, current: Address },
-    FactoryCollateralMismatch { factory_collateral: Address, collateral: Address },
+    TooManyTrustedResolvers {
+        count: usize,
+        max: usize,
+    },
+    TrustedResolverZero {
+        index: usize,
+    },
+    TrustedResolversNotAscending {
+        index: usize,
+        previous: Address,
+        current: Address,
+    },
+    TrustedCreatorsEmpty,
+    TooManyTrustedCreators {
+        count: usize,
+        max: usize,
+    },
+    TrustedCreatorZero {
+        index: usize,
+    },
+    TrustedCreatorsNotAscending {
+        index: usize,
+        previous: Address,
+        current: Address,
+    },
+    /// The keeper key may be neither a trusted resolver nor a trusted creator (issue 14).
+    KeeperIsTrustedResolver {
+        keeper: Address,
+    },
+    KeeperIsTrustedCreator {
+        keeper: Address,
+    },
+    FactoryCollateralMismatch {
+        factory_collateral: Address,
+        collateral: Address,
+    },
 }
 
 /// Every rule on the bounds that `bounds` breaks, in the order the specification lists them
@@ -490,11 +578,41 @@ pub fn resolver_errors(resolvers: &[Address]) -> Vec<ConstructorError> {
     errors
 }
 
-/// What the constructor is given, besides the keeper (a fixed, non-zero placeholder).
+/// Every rule on the trusted creator list that `creators` breaks: issue 14 gives it the same
+/// rules as the resolver list (1 to 8, no zero, strictly ascending), each error naming the value.
+pub fn creator_errors(creators: &[Address]) -> Vec<ConstructorError> {
+    use ConstructorError as E;
+    let mut errors = Vec::new();
+    if creators.is_empty() {
+        errors.push(E::TrustedCreatorsEmpty);
+    }
+    if creators.len() > MAX_TRUSTED_CREATORS {
+        errors.push(E::TooManyTrustedCreators { count: creators.len(), max: MAX_TRUSTED_CREATORS });
+    }
+    for (index, &current) in creators.iter().enumerate() {
+        if current.is_zero() {
+            errors.push(E::TrustedCreatorZero { index });
+        }
+        if index > 0 && creators[index - 1] >= current {
+            errors.push(E::TrustedCreatorsNotAscending {
+                index,
+                previous: creators[index - 1],
+                current,
+            });
+        }
+    }
+    errors
+}
+
+/// What the constructor is given (the factory is deployed next to the gate).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GateConfig {
     pub bounds: Bounds,
     pub trusted_resolvers: Vec<Address>,
+    /// Who may create the markets the gate trades (issue 14).
+    pub trusted_creators: Vec<Address>,
+    /// The keeper key: never a trusted resolver or creator. Never zero in this crate.
+    pub keeper: Address,
     pub collateral: Address,
     /// What the factory's `collateral()` returns.
     pub factory_collateral: Address,
@@ -506,6 +624,13 @@ pub struct GateConfig {
 pub fn constructor_errors(config: &GateConfig) -> Vec<ConstructorError> {
     let mut errors = bounds_errors(&config.bounds);
     errors.extend(resolver_errors(&config.trusted_resolvers));
+    errors.extend(creator_errors(&config.trusted_creators));
+    if config.trusted_resolvers.contains(&config.keeper) {
+        errors.push(ConstructorError::KeeperIsTrustedResolver { keeper: config.keeper });
+    }
+    if config.trusted_creators.contains(&config.keeper) {
+        errors.push(ConstructorError::KeeperIsTrustedCreator { keeper: config.keeper });
+    }
     if config.factory_collateral != config.collateral {
         errors.push(ConstructorError::FactoryCollateralMismatch {
             factory_collateral: config.factory_collateral,

@@ -42,6 +42,7 @@ fn snapshot() -> Snapshot {
         resolver_trusted: true,
         held_side: HELD_NONE,
         high_water_mark: U256::ZERO,
+        creator_trusted: true,
     }
 }
 
@@ -640,10 +641,50 @@ fn resolver_list_check_lists_every_broken_rule() {
 }
 
 #[test]
+fn creator_list_check_follows_the_resolver_rules() {
+    use ConstructorError as E;
+    let a = |n: u8| Address::repeat_byte(n);
+    assert!(creator_errors(&[a(1), a(2), a(3), a(4), a(5), a(6), a(7), a(8)]).is_empty());
+    assert_eq!(creator_errors(&[]), vec![E::TrustedCreatorsEmpty]);
+    let nine: Vec<Address> = (1..=9).map(a).collect();
+    assert_eq!(creator_errors(&nine), vec![E::TooManyTrustedCreators { count: 9, max: 8 }]);
+    assert_eq!(creator_errors(&[Address::ZERO, a(1)]), vec![E::TrustedCreatorZero { index: 0 }]);
+    assert_eq!(
+        creator_errors(&[a(3), a(3)]),
+        vec![E::TrustedCreatorsNotAscending { index: 1, previous: a(3), current: a(3) }]
+    );
+}
+
+#[test]
+fn the_keeper_is_never_a_trusted_resolver_or_creator() {
+    use ConstructorError as E;
+    let keeper = Address::repeat_byte(0x4b);
+    let config = GateConfig {
+        bounds: bounds(),
+        trusted_resolvers: vec![Address::repeat_byte(1)],
+        trusted_creators: vec![Address::repeat_byte(2)],
+        keeper,
+        collateral: Address::repeat_byte(0xc0),
+        factory_collateral: Address::repeat_byte(0xc0),
+    };
+    assert!(constructor_errors(&config).is_empty());
+    let resolver =
+        GateConfig { trusted_resolvers: vec![Address::repeat_byte(1), keeper], ..config.clone() };
+    assert_eq!(constructor_errors(&resolver), vec![E::KeeperIsTrustedResolver { keeper }]);
+    let creator = GateConfig { trusted_creators: vec![keeper], ..config.clone() };
+    assert_eq!(constructor_errors(&creator), vec![E::KeeperIsTrustedCreator { keeper }]);
+    // A resolver that is also a creator is allowed (only the keeper is singled out).
+    let shared = GateConfig { trusted_creators: vec![Address::repeat_byte(1)], ..config };
+    assert!(constructor_errors(&shared).is_empty());
+}
+
+#[test]
 fn constructor_checks_the_factory_collateral() {
     let config = GateConfig {
         bounds: bounds(),
         trusted_resolvers: vec![Address::repeat_byte(1)],
+        trusted_creators: vec![Address::repeat_byte(2)],
+        keeper: Address::repeat_byte(0x4b),
         collateral: Address::repeat_byte(0xc0),
         factory_collateral: Address::repeat_byte(0xc0),
     };
@@ -656,13 +697,14 @@ fn constructor_checks_the_factory_collateral() {
             collateral: Address::repeat_byte(0xc0),
         }]
     );
-    // Errors from all three sources are listed together.
+    // Errors from all four sources are listed together.
     let all = GateConfig {
         bounds: Bounds { max_size: U256::ZERO, ..bounds() },
         trusted_resolvers: vec![],
+        trusted_creators: vec![],
         ..other
     };
-    assert_eq!(constructor_errors(&all).len(), 3);
+    assert_eq!(constructor_errors(&all).len(), 4);
 }
 
 #[test]
@@ -677,6 +719,67 @@ fn labels_are_verbatim() {
     assert_eq!(reason_label(16), Some("verdict expired"));
     assert_eq!(reason_label(17), Some("opposite side already held"));
     assert_eq!(reason_label(18), Some("fill below minimum"));
-    assert_eq!(reason_label(19), None);
+    assert_eq!(reason_label(19), Some("market creator not trusted"));
+    assert_eq!(reason_label(20), Some("minimum fill beyond the venue's match cap"));
+    assert_eq!(reason_label(21), None);
     assert_eq!(probability(u(450_000)).to_string(), "0.45");
+}
+
+// --- issue 14: rules 19 and 20
+
+#[test]
+fn an_untrusted_creator_fails_rule_19_alone_or_with_others() {
+    // The healthy BUY_UP passes (ask 0.45, 1000 units, cost 450); with the creator untrusted,
+    // only bit 19 fails.
+    assert_eq!(evaluate(&bounds(), &snapshot(), &up_quote(), 1), pass(450_000, 1_000, 450));
+    let s = Snapshot { creator_trusted: false, ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &s, &up_quote(), 1), refused(1 << 19));
+    // With the resolver untrusted too, 12 is the reason and both bits are set.
+    let both = Snapshot { resolver_trusted: false, ..s };
+    assert_eq!(evaluate(&bounds(), &both, &up_quote(), 1), refused((1 << 12) | (1 << 19)));
+    // ABSTAIN and an invalid code look at nothing else.
+    assert_eq!(evaluate(&bounds(), &s, &up_quote(), 0), refused(1 << 1));
+    assert_eq!(evaluate(&bounds(), &s, &up_quote(), 7), refused(1 << 11));
+}
+
+#[test]
+fn rule_20_fails_exactly_when_64_smallest_orders_miss_the_minimum_fill() {
+    // quantity 1000 (lot 1), minimum fill 25 % = 250 units. m = max(minQuantity, 1, 1).
+    // m = 3: 64 * 3 = 192 < 1000 and 192 * 10_000 = 1_920_000 < 1000 * 2500 = 2_500_000: fails.
+    let s3 = Snapshot { lot_size: u(1), min_quantity: u(3), ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &s3, &up_quote(), 1), refused(1 << 20));
+    // m = 4: 256 * 10_000 = 2_560_000 >= 2_500_000: passes (cost 1000 * 0.45 = 450).
+    let s4 = Snapshot { min_quantity: u(4), ..s3 };
+    assert_eq!(evaluate(&bounds(), &s4, &up_quote(), 1), pass(450_000, 1_000, 450));
+    // The lot counts as the smallest order too: lot 4, minimum 0 -> m = 4, passes.
+    let lot4 = Snapshot { lot_size: u(4), min_quantity: U256::ZERO, ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &lot4, &up_quote(), 1), pass(450_000, 1_000, 450));
+    // No grid and no minimum: m = 1, 640_000 < 2_500_000: fails, for BUY_DOWN as well.
+    let none = Snapshot { lot_size: U256::ZERO, min_quantity: U256::ZERO, ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &none, &down_quote(), 2), refused(1 << 20));
+    // ... unless the whole quantity fits in 64 orders: maxSize 64 -> 64 * 1 >= 64. Cost
+    // 64 * 0.45 = 28.8 -> 29.
+    let small = Bounds { max_size: u(64), ..bounds() };
+    assert_eq!(evaluate(&small, &none, &up_quote(), 1), pass(450_000, 64, 29));
+    // minFillBps 10_000 and maxSize 65: 64 < 65 and 640_000 < 650_000: fails.
+    let strict = Bounds { max_size: u(65), min_fill_bps: 10_000, ..bounds() };
+    assert_eq!(evaluate(&strict, &none, &up_quote(), 1), refused(1 << 20));
+    // Quantity 0 (lot 2000 > maxSize): rule 6, never 20.
+    let zero = Snapshot { lot_size: u(2_000), min_quantity: U256::ZERO, ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &zero, &up_quote(), 1), refused(1 << 6));
+    // Rule 20 does not need the side to be there: no ask and m = 3 -> 4 and 20.
+    let empty = Snapshot { best_ask: U256::ZERO, ..s3 };
+    assert_eq!(evaluate(&bounds(), &empty, &up_quote(), 1), refused((1 << 4) | (1 << 20)));
+}
+
+#[test]
+fn rule_20_never_overflows() {
+    // maxSize 2^256 - 1, no grid: 64 * 1 * 10_000 < (2^256 - 1) * bps, exact in 512 bits.
+    let huge = Bounds { max_size: U256::MAX, max_notional: U256::MAX, ..bounds() };
+    let none = Snapshot { lot_size: U256::ZERO, min_quantity: U256::ZERO, ..snapshot() };
+    assert_ne!(evaluate(&huge, &none, &up_quote(), 1).failed_mask & (1 << 20), 0);
+    // A minimum of 2^256 - 1 makes m huge: 64 m >= quantity, rule 20 passes (7 fails instead,
+    // since 1000 < minQuantity).
+    let s = Snapshot { min_quantity: U256::MAX, ..snapshot() };
+    assert_eq!(evaluate(&bounds(), &s, &up_quote(), 1), refused(1 << 7));
 }
