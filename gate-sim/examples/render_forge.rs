@@ -15,6 +15,8 @@ fn main() {
     let config = GateConfig {
         bounds: sim::default_bounds(),
         trusted_resolvers: vec![Address::with_last_byte(1), Address::repeat_byte(0xab)],
+        trusted_creators: vec![Address::with_last_byte(2)],
+        keeper: abi::DUMMY_KEEPER,
         collateral: abi::DUMMY_COLLATERAL,
         factory_collateral: abi::DUMMY_COLLATERAL,
     };
@@ -33,6 +35,7 @@ fn main() {
         resolver_trusted: true,
         held_side: model::HELD_UP,
         high_water_mark: U256::MAX,
+        creator_trusted: true,
     };
     let quote = Quote { max_price_paid: U256::from(470_000u64), deadline_sec: 1_000 };
     let unused = Outcome::Halted("not run".into());

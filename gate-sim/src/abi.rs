@@ -21,6 +21,8 @@ pub use IRiskGate::{Params, Quote as SolQuote, Snapshot as SolSnapshot};
 pub const DUMMY_COLLATERAL: Address = Address::new([0xc0; 20]);
 /// The collateral of a second factory, which the constructor must refuse.
 pub const OTHER_COLLATERAL: Address = Address::new([0xc1; 20]);
+/// The keeper of every differential gate: never in a trusted list the strategies draw, unless a
+/// case puts it there on purpose to see the constructor refuse it.
 pub const DUMMY_KEEPER: Address = Address::new([0x4b; 20]);
 
 impl From<&Bounds> for Params {
@@ -57,6 +59,7 @@ impl From<&Snapshot> for SolSnapshot {
             resolverTrusted: s.resolver_trusted,
             heldSide: s.held_side,
             highWaterMark: s.high_water_mark,
+            creatorTrusted: s.creator_trusted,
         }
     }
 }
@@ -78,6 +81,7 @@ impl From<&SolSnapshot> for Snapshot {
             resolver_trusted: s.resolverTrusted,
             held_side: s.heldSide,
             high_water_mark: s.highWaterMark,
+            creator_trusted: s.creatorTrusted,
         }
     }
 }
@@ -94,22 +98,31 @@ impl From<&SolQuote> for Quote {
     }
 }
 
-/// The constructor arguments `(Params bounds, address[] trustedResolvers, address collateral,
-/// address marketFactory, address keeper)`, ABI-encoded to be appended to the creation code.
-pub fn constructor_args(config: &GateConfig, factory: Address, keeper: Address) -> Vec<u8> {
+/// The constructor arguments of v2.1 `(Params bounds, address[] trustedResolvers,
+/// address[] trustedCreators, address collateral, address marketFactory, address keeper)`,
+/// ABI-encoded to be appended to the creation code. The keeper is `config.keeper`.
+pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
     (
         Params::from(&config.bounds),
         config.trusted_resolvers.clone(),
+        config.trusted_creators.clone(),
         config.collateral,
         factory,
-        keeper,
+        config.keeper,
     )
         .abi_encode_params()
 }
 
-/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers))`.
+/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators))` (issue 14).
 pub fn params_hash(config: &GateConfig) -> B256 {
-    keccak256((Params::from(&config.bounds), config.trusted_resolvers.clone()).abi_encode_params())
+    keccak256(
+        (
+            Params::from(&config.bounds),
+            config.trusted_resolvers.clone(),
+            config.trusted_creators.clone(),
+        )
+            .abi_encode_params(),
+    )
 }
 
 pub fn parse_verdict_calldata(raw: &[u8]) -> Bytes {
@@ -228,6 +241,16 @@ pub fn constructor_error_data(e: &ConstructorError) -> Bytes {
         E::TrustedResolversNotAscending { index, previous, current } => {
             I::TrustedResolversNotAscending { index: n(index), previous, current }.abi_encode()
         }
+        E::TrustedCreatorsEmpty => I::TrustedCreatorsEmpty {}.abi_encode(),
+        E::TooManyTrustedCreators { count, max } => {
+            I::TooManyTrustedCreators { count: n(count), max: n(max) }.abi_encode()
+        }
+        E::TrustedCreatorZero { index } => I::TrustedCreatorZero { index: n(index) }.abi_encode(),
+        E::TrustedCreatorsNotAscending { index, previous, current } => {
+            I::TrustedCreatorsNotAscending { index: n(index), previous, current }.abi_encode()
+        }
+        E::KeeperIsTrustedResolver { keeper } => I::KeeperIsTrustedResolver { keeper }.abi_encode(),
+        E::KeeperIsTrustedCreator { keeper } => I::KeeperIsTrustedCreator { keeper }.abi_encode(),
         E::FactoryCollateralMismatch { factory_collateral, collateral } => {
             I::FactoryCollateralMismatch { factoryCollateral: factory_collateral, collateral }
                 .abi_encode()

@@ -105,19 +105,25 @@ impl GateArtifact {
             ("redeem", G::redeemCall::SELECTOR.into()),
             ("highWaterMark", G::highWaterMarkCall::SELECTOR.into()),
             ("paramsHash", G::paramsHashCall::SELECTOR.into()),
+            ("deposit", G::depositCall::SELECTOR.into()),
+            ("trustedCreators", G::trustedCreatorsCall::SELECTOR.into()),
+            ("accountedCollateral", G::accountedCollateralCall::SELECTOR.into()),
         ])?;
         let out = path.parent().and_then(Path::parent).unwrap_or_else(|| Path::new("."));
         let factory = Artifact::load(&out.join("MarketFactory.sol/MarketFactory.json"))?;
-        factory
-            .require(&[("createMarket", abi::IMarketFactory::createMarketCall::SELECTOR.into())])?;
+        factory.require(&[
+            ("createMarket", abi::IMarketFactory::createMarketCall::SELECTOR.into()),
+            ("creatorOf", abi::IMarketFactory::creatorOfCall::SELECTOR.into()),
+        ])?;
         let collateral = Artifact::load(&out.join("TestCollateral.sol/TestCollateral.json"))?;
         collateral.require(&[("mint", abi::ITestCollateral::mintCall::SELECTOR.into())])?;
         Ok(Self { gate, factory, collateral, path: path.to_path_buf() })
     }
 
-    /// Gate creation code followed by the ABI-encoded constructor arguments.
-    pub fn initcode(&self, config: &GateConfig, factory: Address, keeper: Address) -> Bytes {
-        self.gate.with_args(&abi::constructor_args(config, factory, keeper))
+    /// Gate creation code followed by the ABI-encoded constructor arguments (the keeper is
+    /// `config.keeper`).
+    pub fn initcode(&self, config: &GateConfig, factory: Address) -> Bytes {
+        self.gate.with_args(&abi::constructor_args(config, factory))
     }
 
     /// `new MarketFactory(collateral)`.

@@ -187,11 +187,13 @@ pub fn run_contract(
     let config = GateConfig {
         bounds,
         trusted_resolvers: vec![Address::with_last_byte(1)],
+        trusted_creators: vec![Address::with_last_byte(2)],
+        keeper: abi::DUMMY_KEEPER,
         collateral: abi::DUMMY_COLLATERAL,
         factory_collateral: abi::DUMMY_COLLATERAL,
     };
     let fixture = diff::Fixture::deploy(chain, artifact)?;
-    let gate = match chain.deploy(artifact.initcode(&config, fixture.factory, abi::DUMMY_KEEPER))? {
+    let gate = match chain.deploy(artifact.initcode(&config, fixture.factory))? {
         Deployed::At(a) => a,
         other => return Err(Error::Deploy(other)),
     };

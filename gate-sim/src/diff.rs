@@ -1,8 +1,10 @@
 //! The differential: every case runs on the compiled RiskGate (revm or anvil) and on the
 //! reference model, and the two must agree byte for byte on `parseVerdict` (returned value or
 //! exact revert data) and `evaluate` (all five outputs), on whether the constructor accepts its
-//! bounds, trusted resolvers and factory (and with which error), and on the views that report the
-//! configuration back (`paramsHash`, `trustedResolvers`, `isTrustedResolver`). A disagreement is shrunk by proptest and printed as a ready-to-paste forge test.
+//! bounds, trusted resolvers and creators, keeper and factory (and with which error), and on the
+//! views that report the configuration back (`paramsHash`, `trustedResolvers`,
+//! `isTrustedResolver`, `trustedCreators`, `isTrustedCreator`, `keeper`). A disagreement is
+//! shrunk by proptest and printed as a ready-to-paste forge test.
 
 use crate::{
     abi,
@@ -181,8 +183,7 @@ pub fn check_case(
     let config = &case.config;
     let expected_errors: Vec<Bytes> =
         model::constructor_errors(config).iter().map(abi::constructor_error_data).collect();
-    let deployed =
-        chain.deploy(artifact.initcode(config, fixture.factory_for(config), abi::DUMMY_KEEPER))?;
+    let deployed = chain.deploy(artifact.initcode(config, fixture.factory_for(config)))?;
     let gate = match (&deployed, expected_errors.is_empty()) {
         (Deployed::At(address), true) => *address,
         (Deployed::Failed(Outcome::Reverted(data)), false) if expected_errors.contains(data) => {
@@ -218,22 +219,29 @@ pub fn check_case(
     Ok(None)
 }
 
-/// What the deployed gate must report about its own configuration: `paramsHash`, the trusted
-/// list as given, and `isTrustedResolver` true for a listed address and false for one next to it
-/// that is not listed.
+/// What the deployed gate must report about its own configuration: `paramsHash`, both trusted
+/// lists as given, `isTrustedResolver` and `isTrustedCreator` true for a listed address and false
+/// for one next to it that is not listed, and the keeper.
 pub fn check_views(
     chain: &mut dyn Chain,
     gate: Address,
     config: &GateConfig,
 ) -> Result<Option<Mismatch>> {
     use abi::IRiskGate as G;
-    let listed = config.trusted_resolvers.first().copied().unwrap_or_default();
     // The first listed address with its last byte plus one (wrapping): usually not listed, and
     // when it is, the expected answer says so.
-    let mut unlisted = listed;
-    unlisted.0[19] = unlisted.0[19].wrapping_add(1);
+    let next_to = |a: Address| {
+        let mut b = a;
+        b.0[19] = b.0[19].wrapping_add(1);
+        b
+    };
+    let listed = config.trusted_resolvers.first().copied().unwrap_or_default();
+    let unlisted = next_to(listed);
     let is_listed = |a: Address| config.trusted_resolvers.contains(&a);
-    let views: [(&'static str, Bytes, Bytes); 4] = [
+    let creator = config.trusted_creators.first().copied().unwrap_or_default();
+    let not_creator = next_to(creator);
+    let is_creator = |a: Address| config.trusted_creators.contains(&a);
+    let views: [(&'static str, Bytes, Bytes); 8] = [
         (
             "paramsHash",
             G::paramsHashCall {}.abi_encode().into(),
@@ -253,6 +261,26 @@ pub fn check_views(
             "isTrustedResolver",
             G::isTrustedResolverCall { resolver: unlisted }.abi_encode().into(),
             G::isTrustedResolverCall::abi_encode_returns(&is_listed(unlisted)).into(),
+        ),
+        (
+            "trustedCreators",
+            G::trustedCreatorsCall {}.abi_encode().into(),
+            G::trustedCreatorsCall::abi_encode_returns(&config.trusted_creators).into(),
+        ),
+        (
+            "isTrustedCreator",
+            G::isTrustedCreatorCall { creator }.abi_encode().into(),
+            G::isTrustedCreatorCall::abi_encode_returns(&is_creator(creator)).into(),
+        ),
+        (
+            "isTrustedCreator",
+            G::isTrustedCreatorCall { creator: not_creator }.abi_encode().into(),
+            G::isTrustedCreatorCall::abi_encode_returns(&is_creator(not_creator)).into(),
+        ),
+        (
+            "keeper",
+            G::keeperCall {}.abi_encode().into(),
+            G::keeperCall::abi_encode_returns(&config.keeper).into(),
         ),
     ];
     for (name, calldata, want) in views {

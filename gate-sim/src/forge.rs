@@ -50,6 +50,11 @@ fn deploy_lines(out: &mut String, config: &GateConfig) {
     for (i, a) in config.trusted_resolvers.iter().enumerate() {
         let _ = writeln!(out, "        trusted[{i}] = {};", address(*a));
     }
+    let n = config.trusted_creators.len();
+    let _ = writeln!(out, "        address[] memory creators = new address[]({n});");
+    for (i, a) in config.trusted_creators.iter().enumerate() {
+        let _ = writeln!(out, "        creators[{i}] = {};", address(*a));
+    }
     let _ = writeln!(
         out,
         "        MarketFactory factory = new MarketFactory({});",
@@ -57,13 +62,13 @@ fn deploy_lines(out: &mut String, config: &GateConfig) {
     );
 }
 
-/// `new RiskGate(...)` with the same placeholder collateral and keeper the differential deploys
-/// with, and the real factory deployed just before.
+/// `new RiskGate(...)` with the same placeholder collateral and the keeper the differential
+/// deploys with, and the real factory deployed just before.
 fn new_gate(config: &GateConfig) -> String {
     format!(
-        "new RiskGate(bounds, trusted, {}, address(factory), {})",
+        "new RiskGate(bounds, trusted, creators, {}, address(factory), {})",
         address(config.collateral),
-        address(abi::DUMMY_KEEPER)
+        address(config.keeper)
     )
 }
 
@@ -82,7 +87,8 @@ fn snapshot_lines(out: &mut String, s: &Snapshot, q: &Quote) {
     let _ = writeln!(out, "            collateralAvailable: {},", num(s.collateral_available));
     let _ = writeln!(out, "            resolverTrusted: {},", s.resolver_trusted);
     let _ = writeln!(out, "            heldSide: {},", s.held_side);
-    let _ = writeln!(out, "            highWaterMark: {}", num(s.high_water_mark));
+    let _ = writeln!(out, "            highWaterMark: {},", num(s.high_water_mark));
+    let _ = writeln!(out, "            creatorTrusted: {}", s.creator_trusted);
     let _ = writeln!(out, "        }});");
     let _ = writeln!(
         out,

@@ -132,23 +132,43 @@ fn resolver_address() -> impl Strategy<Value = Address> {
     .prop_map(|a| if a.is_zero() { Address::with_last_byte(1) } else { a })
 }
 
-/// A list the constructor accepts: 1 to 8 distinct non-zero addresses, strictly ascending.
+/// A list the constructor accepts: 1 to 8 distinct non-zero addresses, strictly ascending,
+/// without the keeper (which the constructor refuses in either list).
 pub fn valid_resolvers() -> impl Strategy<Value = Vec<Address>> {
     vec(resolver_address(), 1..=model::MAX_TRUSTED_RESOLVERS).prop_map(|mut list| {
+        for a in &mut list {
+            if *a == abi::DUMMY_KEEPER {
+                *a = Address::with_last_byte(3);
+            }
+        }
         list.sort();
         list.dedup();
         list
     })
 }
 
+/// A trusted creator list the constructor accepts: the same rules as the resolvers'. Sometimes
+/// it shares addresses with the resolver list (allowed: only the keeper is excluded).
+pub fn valid_creators() -> impl Strategy<Value = Vec<Address>> {
+    valid_resolvers()
+}
+
 /// A configuration the constructor accepts: its factory trades its collateral.
 pub fn valid_config() -> impl Strategy<Value = GateConfig> {
-    (valid_bounds(), valid_resolvers()).prop_map(|(bounds, trusted_resolvers)| GateConfig {
-        bounds,
-        trusted_resolvers,
-        collateral: abi::DUMMY_COLLATERAL,
-        factory_collateral: abi::DUMMY_COLLATERAL,
-    })
+    (
+        valid_bounds(),
+        valid_resolvers(),
+        valid_creators(),
+        prop_oneof![4 => Just(false), 1 => Just(true)],
+    )
+        .prop_map(|(bounds, trusted_resolvers, creators, same)| GateConfig {
+            bounds,
+            trusted_creators: if same { trusted_resolvers.clone() } else { creators },
+            trusted_resolvers,
+            keeper: abi::DUMMY_KEEPER,
+            collateral: abi::DUMMY_COLLATERAL,
+            factory_collateral: abi::DUMMY_COLLATERAL,
+        })
 }
 
 /// One way to break the constructor's rules, applied to a valid configuration.
@@ -177,7 +197,65 @@ enum Breaker {
     ResolverDuplicate(u8),
     /// The list in descending order (a one-element list gets a smaller second element).
     ResolversDescending,
+    CreatorsEmpty,
+    /// This many ascending creators (more than 8).
+    CreatorsTooMany(u8),
+    /// The zero address at this index (modulo the length).
+    CreatorZero(u8),
+    /// The creator at this index repeated right after it.
+    CreatorDuplicate(u8),
+    CreatorsDescending,
+    /// The keeper added to the trusted resolvers (kept ascending).
+    KeeperResolver,
+    /// The keeper added to the trusted creators (kept ascending).
+    KeeperCreator,
     FactoryOtherCollateral,
+}
+
+/// The list rules broken the same way in either trusted list.
+fn break_list(list: &mut Vec<Address>, breaker: Breaker) {
+    let len = std::num::NonZeroUsize::new(list.len());
+    match breaker {
+        Breaker::ResolversEmpty | Breaker::CreatorsEmpty => list.clear(),
+        Breaker::ResolversTooMany(n) | Breaker::CreatorsTooMany(n) => {
+            *list = (1..=n).map(Address::with_last_byte).collect();
+        }
+        Breaker::ResolverZero(i) | Breaker::CreatorZero(i) => {
+            if let Some(len) = len {
+                list[usize::from(i) % len.get()] = Address::ZERO;
+            }
+        }
+        Breaker::ResolverDuplicate(i) | Breaker::CreatorDuplicate(i) => {
+            if let Some(len) = len {
+                let at = usize::from(i) % len.get();
+                let a = list[at];
+                list.insert(at + 1, a);
+            }
+        }
+        Breaker::ResolversDescending | Breaker::CreatorsDescending => {
+            // Sorted descending rather than reversed, so that applying it twice still breaks.
+            if list.len() == 1 {
+                let first = list[0];
+                list.push(if first == Address::with_last_byte(1) {
+                    Address::ZERO
+                } else {
+                    Address::with_last_byte(1)
+                });
+            } else {
+                list.sort_by(|a, b| b.cmp(a));
+            }
+        }
+        Breaker::KeeperResolver | Breaker::KeeperCreator => {
+            // Kept sorted if it was, so that the keeper rule is the one broken.
+            let sorted = list.windows(2).all(|w| w[0] < w[1]);
+            list.push(abi::DUMMY_KEEPER);
+            if sorted {
+                list.sort();
+                list.dedup();
+            }
+        }
+        _ => {}
+    }
 }
 
 fn break_config(mut c: GateConfig, breakers: &[Breaker]) -> GateConfig {
@@ -199,35 +277,18 @@ fn break_config(mut c: GateConfig, breakers: &[Breaker]) -> GateConfig {
             Breaker::DrawdownZero => b.max_drawdown = U256::ZERO,
             Breaker::Grace(g) => b.write_off_grace_secs = g,
             Breaker::FillBps(bps) => b.min_fill_bps = bps,
-            Breaker::ResolversEmpty => c.trusted_resolvers.clear(),
-            Breaker::ResolversTooMany(n) => {
-                c.trusted_resolvers = (1..=n).map(Address::with_last_byte).collect();
-            }
-            Breaker::ResolverZero(i) => {
-                if let Some(len) = std::num::NonZeroUsize::new(c.trusted_resolvers.len()) {
-                    c.trusted_resolvers[usize::from(i) % len.get()] = Address::ZERO;
-                }
-            }
-            Breaker::ResolverDuplicate(i) => {
-                if let Some(len) = std::num::NonZeroUsize::new(c.trusted_resolvers.len()) {
-                    let at = usize::from(i) % len.get();
-                    let a = c.trusted_resolvers[at];
-                    c.trusted_resolvers.insert(at + 1, a);
-                }
-            }
-            Breaker::ResolversDescending => {
-                // Sorted descending rather than reversed, so that applying it twice still breaks.
-                if c.trusted_resolvers.len() == 1 {
-                    let first = c.trusted_resolvers[0];
-                    c.trusted_resolvers.push(if first == Address::with_last_byte(1) {
-                        Address::ZERO
-                    } else {
-                        Address::with_last_byte(1)
-                    });
-                } else {
-                    c.trusted_resolvers.sort_by(|a, b| b.cmp(a));
-                }
-            }
+            Breaker::ResolversEmpty
+            | Breaker::ResolversTooMany(_)
+            | Breaker::ResolverZero(_)
+            | Breaker::ResolverDuplicate(_)
+            | Breaker::ResolversDescending
+            | Breaker::KeeperResolver => break_list(&mut c.trusted_resolvers, *breaker),
+            Breaker::CreatorsEmpty
+            | Breaker::CreatorsTooMany(_)
+            | Breaker::CreatorZero(_)
+            | Breaker::CreatorDuplicate(_)
+            | Breaker::CreatorsDescending
+            | Breaker::KeeperCreator => break_list(&mut c.trusted_creators, *breaker),
             Breaker::FactoryOtherCollateral => c.factory_collateral = abi::OTHER_COLLATERAL,
         }
     }
@@ -263,6 +324,14 @@ pub fn invalid_config() -> impl Strategy<Value = GateConfig> {
         Breaker::ResolverDuplicate(0),
         Breaker::ResolverDuplicate(3),
         Breaker::ResolversDescending,
+        Breaker::CreatorsEmpty,
+        Breaker::CreatorsTooMany(9),
+        Breaker::CreatorZero(0),
+        Breaker::CreatorZero(5),
+        Breaker::CreatorDuplicate(2),
+        Breaker::CreatorsDescending,
+        Breaker::KeeperResolver,
+        Breaker::KeeperCreator,
         Breaker::FactoryOtherCollateral,
     ]);
     (valid_config(), vec(breaker, 1..=2)).prop_map(|(c, br)| break_config(c, &br))
@@ -422,10 +491,23 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
             b.max_size.saturating_sub(U256::from(1)),
             b.max_size / U256::from(2),
         ]),
-        around(vec![u(0), u(1), b.max_size, U256::MAX]),
+        // The venue minimum, also next to rule 20's boundaries for an unsnapped quantity:
+        // ceil(maxSize / 64) (64 orders hold it all) and ceil(maxSize * minFillBps / 640_000)
+        // (64 orders hold the minimum fill).
+        around(vec![
+            u(0),
+            u(1),
+            b.max_size,
+            U256::MAX,
+            b.max_size.div_ceil(u(model::MAX_MATCHES_PER_TAKE)),
+            match_cap_boundary(b.max_size, b.min_fill_bps),
+        ]),
     );
     let v2_state = (
-        prop_oneof![5 => Just(true), 1 => Just(false)],
+        (
+            prop_oneof![5 => Just(true), 1 => Just(false)],
+            prop_oneof![5 => Just(true), 1 => Just(false)],
+        ),
         prop_oneof![6 => Just(0u8), 3 => Just(1u8), 3 => Just(2u8), 1 => Just(3u8), 1 => Just(255u8)],
         place(),
     );
@@ -447,7 +529,7 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
             book,
             time,
             (open_positions, notional, collateral),
-            (resolver_trusted, held_side, hwm),
+            ((resolver_trusted, creator_trusted), held_side, hwm),
             (mpp, deadline_delta),
             healthy,
         )| {
@@ -464,6 +546,7 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
                 finalized,
                 open_positions,
                 resolver_trusted,
+                creator_trusted,
                 held_side,
                 mpp,
                 deadline_delta,
@@ -489,6 +572,7 @@ pub fn row(bounds: Bounds) -> impl Strategy<Value = Row> {
                 resolver_trusted: draw.resolver_trusted,
                 held_side: draw.held_side,
                 high_water_mark: U256::ZERO,
+                creator_trusted: draw.creator_trusted,
             };
             // The quote around this order's price, then notional, collateral and the high-water
             // mark around this order's exact worst-case cost.
@@ -524,6 +608,7 @@ struct Draw {
     finalized: bool,
     open_positions: u8,
     resolver_trusted: bool,
+    creator_trusted: bool,
     held_side: u8,
     mpp: QuotePlace,
     deadline_delta: i128,
@@ -546,6 +631,20 @@ enum Flip {
     Notional,
     Collateral,
     Drawdown,
+    /// The market's creator not trusted (rule 19).
+    UntrustedCreator,
+    /// The venue minimum one unit below rule 20's boundary.
+    MatchCap,
+}
+
+/// The smallest order size `m` at which 64 orders of `m` hold the minimum fill of `quantity`:
+/// `ceil(quantity * minFillBps / (64 * 10000))`, saturating. Rule 20 passes exactly when
+/// `max(minQuantity, lotSize, 1) >= ` this (with minFillBps at most 10000, the "64 orders hold
+/// it all" arm is implied by it).
+pub fn match_cap_boundary(quantity: U256, min_fill_bps: u16) -> U256 {
+    let per = U512::from(model::MAX_MATCHES_PER_TAKE) * U512::from(model::BPS);
+    let need = U512::from(quantity) * U512::from(min_fill_bps);
+    model::narrow_saturating(need.div_ceil(per))
 }
 
 /// A row where every state rule passes, on or next to its boundary, except at most the one in
@@ -571,6 +670,8 @@ fn healthy() -> impl Strategy<Value = Option<Healthy>> {
         Flip::Notional,
         Flip::Collateral,
         Flip::Drawdown,
+        Flip::UntrustedCreator,
+        Flip::MatchCap,
     ]);
     prop_oneof![
         1 => Just(None),
@@ -597,7 +698,19 @@ impl Healthy {
         d.lot_size =
             [U256::ZERO, U256::from(1), b.max_size, b.max_size / U256::from(2)][(p / 2) % 4];
         let quantity = model::round_down_to_grid(b.max_size, d.lot_size);
-        d.min_quantity = [U256::ZERO, U256::from(1), quantity][(p / 3) % 3];
+        // The venue minimum at or above rule 20's boundary (so one IOC can reach the minimum
+        // fill within the match cap), and never above the quantity (rule 7). The boundary is at
+        // most ceil(quantity / 64) <= quantity. The flip puts it one unit below the boundary on
+        // a grid of 0 or 1 (it fails only when the boundary is at least 2).
+        let boundary = match_cap_boundary(quantity, b.min_fill_bps);
+        if is(Flip::MatchCap) {
+            d.lot_size = U256::from((p % 2) as u64).min(d.lot_size);
+            let quantity = model::round_down_to_grid(b.max_size, d.lot_size);
+            d.min_quantity = match_cap_boundary(quantity, b.min_fill_bps).saturating_sub(u(1));
+        } else {
+            d.min_quantity =
+                [boundary, boundary.saturating_add(u(1)).min(quantity), quantity][(p / 3) % 3];
+        }
         // Room for the horizon above now.
         d.now_sec = d.now_sec.min(u64::MAX - u64::from(u32::MAX) - 1);
         d.finalized = is(Flip::Finalized);
@@ -615,6 +728,7 @@ impl Healthy {
             [0, b.max_concurrent.saturating_sub(1)][p % 2]
         };
         d.resolver_trusted = !is(Flip::Untrusted);
+        d.creator_trusted = !is(Flip::UntrustedCreator);
         let other = if verdict == 1 { model::HELD_DOWN } else { model::HELD_UP };
         d.held_side = if is(Flip::Held) { other } else { [model::HELD_NONE, verdict][p % 2] };
         d.deadline_delta = if is(Flip::Deadline) { -1 } else { [0, 1, 60][p % 3] };
@@ -901,9 +1015,9 @@ mod tests {
     #[test]
     fn strategies_reach_every_reason_code() {
         let mut runner = TestRunner::deterministic();
-        // Every code evaluate can return, 0..=17, as the lowest failing rule (18 is decided
-        // after the market call).
-        let mut seen = [0u32; 18];
+        // Every code evaluate can return, 0..=20 but 18, as the lowest failing rule (18 is
+        // decided after the market call).
+        let mut seen = [0u32; model::REASON_COUNT];
         let strat = gate_case();
         for _ in 0..400 {
             let Ok(tree) = strat.new_tree(&mut runner) else { continue };
@@ -917,8 +1031,9 @@ mod tests {
             }
         }
         println!("rows by reason: {seen:?}");
+        assert_eq!(seen[18], 0, "evaluate returned 18: {seen:?}");
         for (code, n) in seen.iter().enumerate() {
-            assert!(*n > 0, "reason {code} never produced: {seen:?}");
+            assert!(*n > 0 || code == 18, "reason {code} never produced: {seen:?}");
         }
     }
 }

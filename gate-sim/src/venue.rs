@@ -10,8 +10,8 @@ use alloy::primitives::{Address, U256};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Resting orders one immediate-or-cancel order matches at most; the rest of it is cancelled.
-/// `IBinaryMarket.MAX_MATCHES_PER_TAKE`; the attacks here never rest more than a few a level.
-pub const MAX_MATCHES: usize = 64;
+/// `IBinaryMarket.MAX_MATCHES_PER_TAKE`.
+pub const MAX_MATCHES: usize = crate::model::MAX_MATCHES_PER_TAKE as usize;
 
 /// Why the venue refuses a call (`IBinaryMarket`'s errors, without their data).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,8 +168,10 @@ impl Market {
 
     /// Immediate-or-cancel. `buy_up`: buys UP from asks priced at or below `up_limit`, paying the
     /// ask. Otherwise buys DOWN from bids priced at or above `up_limit`, paying `1e6 - bid`.
-    /// Best levels first, oldest order first, at most `MAX_MATCHES` resting orders. Returns
-    /// `(filled, spent)`; every on-grid fill costs an exact integer amount.
+    /// Best levels first, oldest order first, at most `MAX_MATCHES` resting orders. A maker order
+    /// a partial fill leaves below `minQuantity` is cancelled (its maker refunded), so no resting
+    /// order is ever below the minimum (issue 14). Returns `(filled, spent)`; every on-grid fill
+    /// costs an exact integer amount.
     pub fn take(
         &mut self,
         taker: Address,
@@ -180,6 +182,7 @@ impl Market {
     ) -> Result<(U256, U256), VenueError> {
         self.open(now_sec)?;
         let one = U256::from(PRICE_ONE);
+        let min_quantity = self.min_quantity;
         let (mut filled, mut spent_scaled, mut matches) = (U256::ZERO, U256::ZERO, 0usize);
         let mut fills: Vec<(Address, U256)> = Vec::new();
         while filled < quantity && matches < MAX_MATCHES {
@@ -195,7 +198,8 @@ impl Market {
             let fill = front.quantity.min(quantity - filled);
             front.quantity -= fill;
             fills.push((front.owner, fill));
-            if front.quantity.is_zero() {
+            if front.quantity.is_zero() || front.quantity < min_quantity {
+                // Filled, or left below the minimum: the remainder is cancelled and refunded.
                 level.pop_front();
             }
             if level.is_empty() {
@@ -289,6 +293,33 @@ mod tests {
         m.resolve(maker, false, 1_000).unwrap();
         assert_eq!(m.redeem(taker), Ok(u(5_000_000)));
         assert_eq!(m.redeem(taker), Ok(U256::ZERO));
+    }
+
+    #[test]
+    fn a_partial_fill_never_leaves_a_resting_order_below_the_minimum() {
+        let (maker, taker) = (Address::with_last_byte(1), Address::with_last_byte(2));
+        // lot 1 tUSD, minimum 5 tUSD; one ask of 12 tUSD at 0.42, another of 10 at 0.43.
+        let mut m = Market::new(10_000, u(1_000_000), u(5_000_000), 1_000, maker, 0).unwrap();
+        m.place(maker, false, 420_000, u(12_000_000), 0).unwrap();
+        m.place(maker, false, 430_000, u(10_000_000), 0).unwrap();
+        // Taking 8 leaves 4 < 5 at 0.42: the 4 are cancelled, the best ask becomes 0.43.
+        assert_eq!(m.take(taker, true, 500_000, u(8_000_000), 1), Ok((u(8_000_000), u(3_360_000))));
+        assert_eq!(m.best_ask(), 430_000);
+        // Taking 5 of the 10 leaves exactly the minimum: it stays.
+        assert_eq!(m.take(taker, true, 500_000, u(5_000_000), 1), Ok((u(5_000_000), u(2_150_000))));
+        assert_eq!(m.best_ask(), 430_000);
+    }
+
+    #[test]
+    fn an_ioc_matches_at_most_64_resting_orders() {
+        let (maker, taker) = (Address::with_last_byte(1), Address::with_last_byte(2));
+        // tick 0.01, lot 100 units (1e4 * 100 = 1e6), minimum 100: 70 one-lot asks at 0.42.
+        let mut m = Market::new(10_000, u(100), u(100), 1_000, maker, 0).unwrap();
+        for _ in 0..70 {
+            m.place(maker, false, 420_000, u(100), 0).unwrap();
+        }
+        // 64 matches of 100 = 6_400 units for 6_400 * 0.42 = 2_688; the rest is dropped.
+        assert_eq!(m.take(taker, true, 420_000, u(100_000), 1), Ok((u(6_400), u(2_688))));
     }
 
     #[test]

@@ -24,6 +24,8 @@ fn config(bounds: Bounds) -> GateConfig {
     GateConfig {
         bounds,
         trusted_resolvers: vec![Address::with_last_byte(1), Address::repeat_byte(0xff)],
+        trusted_creators: vec![Address::with_last_byte(2)],
+        keeper: abi::DUMMY_KEEPER,
         collateral: abi::DUMMY_COLLATERAL,
         factory_collateral: abi::DUMMY_COLLATERAL,
     }
@@ -88,6 +90,7 @@ fn snapshot_edges() -> Vec<Snapshot> {
         resolver_trusted: true,
         held_side: 0,
         high_water_mark: U256::ZERO,
+        creator_trusted: true,
     };
     let mut out = vec![base];
     for v in [u(0), u(1), u(499_999), u(500_000), u(999_999), u(1_000_000), u(1_000_001), U256::MAX]
@@ -129,6 +132,13 @@ fn snapshot_edges() -> Vec<Snapshot> {
         out.push(Snapshot { high_water_mark: h, collateral_available: U256::MAX, ..base });
     }
     out.push(Snapshot { resolver_trusted: false, ..base });
+    out.push(Snapshot { creator_trusted: false, ..base });
+    out.push(Snapshot { creator_trusted: false, resolver_trusted: false, ..base });
+    // Rule 20 around its boundary for the first bounds set (quantity 1000, 25 %): the smallest
+    // resting order m must reach ceil(1000 * 2500 / 640_000) = 4; and m = 1 with no grid.
+    for (lot, min) in [(1u64, 3u64), (1, 4), (3, 0), (4, 0), (0, 0), (0, 1), (1, 1), (2, 3)] {
+        out.push(Snapshot { lot_size: u(lot), min_quantity: u(min), ..base });
+    }
     out.push(Snapshot { finalized: true, ..base });
     out.push(Snapshot {
         best_ask: U256::MAX,
@@ -168,7 +178,7 @@ fn every_edge_agrees_with_the_reference_in_revm() {
     let mut checked = 0;
     for bounds in bounds_edges() {
         let config = config(bounds);
-        let initcode = artifact.initcode(&config, fixture.factory, abi::DUMMY_KEEPER);
+        let initcode = artifact.initcode(&config, fixture.factory);
         let Deployed::At(gate) = chain.deploy(initcode).expect("deploys") else {
             panic!("{config:?} must deploy");
         };
@@ -193,18 +203,17 @@ fn every_edge_agrees_with_the_reference_in_revm() {
 }
 
 #[test]
-fn reason_labels_are_verbatim_and_19_is_unknown() {
+fn reason_labels_are_verbatim_and_21_is_unknown() {
     let artifact = common::gate_artifact();
     let mut chain = RevmChain::new();
     let fixture = Fixture::deploy(&mut chain, &artifact).expect("factories deploy");
     let config = config(bounds_edges()[0]);
-    let Deployed::At(gate) = chain
-        .deploy(artifact.initcode(&config, fixture.factory, abi::DUMMY_KEEPER))
-        .expect("deploys")
+    let Deployed::At(gate) =
+        chain.deploy(artifact.initcode(&config, fixture.factory)).expect("deploys")
     else {
         panic!("must deploy");
     };
-    for reason in 0u8..=19 {
+    for reason in 0u8..=21 {
         let got = chain
             .call(gate, Bytes::from(IRiskGate::reasonLabelCall { reason }.abi_encode()))
             .expect("call runs");
@@ -221,15 +230,37 @@ fn reason_labels_are_verbatim_and_19_is_unknown() {
 }
 
 #[test]
+fn the_constructor_refuses_a_keeper_that_is_trusted() {
+    let artifact = common::gate_artifact();
+    let mut chain = RevmChain::new();
+    let fixture = Fixture::deploy(&mut chain, &artifact).expect("factories deploy");
+    let keeper = abi::DUMMY_KEEPER;
+    let base = config(bounds_edges()[0]);
+    // 0x4b.. sorts between 0x00..01 and 0xff..: the lists stay ascending.
+    let as_resolver = GateConfig {
+        trusted_resolvers: vec![Address::with_last_byte(1), keeper, Address::repeat_byte(0xff)],
+        ..base.clone()
+    };
+    let as_creator = GateConfig { trusted_creators: vec![keeper], ..base };
+    for (config, error) in [
+        (as_resolver, model::ConstructorError::KeeperIsTrustedResolver { keeper }),
+        (as_creator, model::ConstructorError::KeeperIsTrustedCreator { keeper }),
+    ] {
+        assert_eq!(model::constructor_errors(&config), vec![error]);
+        let got = chain.deploy(artifact.initcode(&config, fixture.factory)).expect("runs");
+        let expected = abi::constructor_error_data(&error);
+        assert_eq!(got, Deployed::Failed(Outcome::Reverted(expected)), "{error:?}");
+    }
+}
+
+#[test]
 fn the_constructor_refuses_a_factory_over_another_collateral() {
     let artifact = common::gate_artifact();
     let mut chain = RevmChain::new();
     let fixture = Fixture::deploy(&mut chain, &artifact).expect("factories deploy");
     let config =
         GateConfig { factory_collateral: abi::OTHER_COLLATERAL, ..config(bounds_edges()[0]) };
-    let got = chain
-        .deploy(artifact.initcode(&config, fixture.wrong_factory, abi::DUMMY_KEEPER))
-        .expect("runs");
+    let got = chain.deploy(artifact.initcode(&config, fixture.wrong_factory)).expect("runs");
     let expected =
         abi::constructor_error_data(&model::ConstructorError::FactoryCollateralMismatch {
             factory_collateral: abi::OTHER_COLLATERAL,
