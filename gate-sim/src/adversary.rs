@@ -1,7 +1,10 @@
-//! The attacks of issue 7, each its own scenario over a [`World`] (the reference gate and venue,
-//! or the compiled contracts in revm): markets an attacker creates and resolves against the gate
-//! (with the attacker untrusted, then trusted), sandwiches between the keeper's read and its
-//! submission, dust asks one tick better than the book, and markets that never resolve. Every
+//! The attacks of issues 7 and 14, each its own scenario over a [`World`] (the reference gate and
+//! venue, or the compiled contracts in revm): markets an attacker creates and resolves against
+//! the gate (with the attacker untrusted, then a trusted resolver), sandwiches between the
+//! keeper's read and its submission, dust asks one tick better than the book, markets that never
+//! resolve, both sides of one market, an owner or treasury that tops the gate up after every loss
+//! (issue 14: total loss over the gate's life stays within maxDrawdown), and markets created by
+//! an outsider naming a trusted resolver (issue 14: rule 19, no slot taken). Every
 //! decision is recorded; every accepted order and kept fill is re-checked (`checks`); a refusal
 //! must leave the gate's balance, notional and slots as they were; after every step the
 //! drawdown invariant `balance >= H - maxDrawdown` must hold and no slot may be held past
@@ -11,9 +14,14 @@
 use crate::{
     checks,
     ledger::{self, Refusal},
-    model::{self, Bounds, Decision, GateConfig, Quote, Verdict, PRICE_ONE, REASON_LABELS},
+    model::{
+        self, Bounds, Decision, GateConfig, Quote, Verdict, PRICE_ONE, REASON_COUNT, REASON_LABELS,
+    },
     sim::{self, Rng},
-    world::{self, MarketSpec, Row, World, ATTACKER, HONEST_RESOLVER, MAKER, SILENT_RESOLVER},
+    world::{
+        self, GateState, MarketSpec, Row, World, ATTACKER, DEPLOYER, HONEST_RESOLVER, KEEPER,
+        MAKER, SILENT_RESOLVER, TREASURY,
+    },
 };
 use alloy::primitives::{Address, U256};
 use std::{
@@ -40,16 +48,24 @@ pub enum Adversary {
     NeverResolve,
     /// Both sides of one market at 0.95 each, through a compromised keeper.
     BothSides,
+    /// An owner or treasury that takes out what was lost and puts it back, or keeps the gate
+    /// funded by deposits and plain transfers, while a trusted resolver drains it (issue 14).
+    TopUp,
+    /// Anyone creates markets naming a trusted resolver, expiring exactly `maxHorizon` away,
+    /// offering the minimum fill at a price the model likes (issue 14).
+    HostileCreator,
 }
 
 impl Adversary {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 8] = [
         Self::UntrustedDrain,
         Self::TrustedDrain,
         Self::Sandwich,
         Self::Dust,
         Self::NeverResolve,
         Self::BothSides,
+        Self::TopUp,
+        Self::HostileCreator,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,18 +76,22 @@ impl Adversary {
             Self::Dust => "dust",
             Self::NeverResolve => "never-resolve",
             Self::BothSides => "both-sides",
+            Self::TopUp => "top-up",
+            Self::HostileCreator => "hostile-creator",
         }
     }
 
     /// What the scenario does and what it expects, for the report.
     pub fn description(self) -> &'static str {
         match self {
-            Self::UntrustedDrain => "Each round the attacker creates a market that expires `minHeadroom` seconds out with itself as resolver, lists an ask at 0.42 and a bid at 0.38, and the keeper submits a buy on it (alternately honest, quoting the book plus 50 bps, and compromised, quoting 0.95 with no deadline). After expiry the attacker resolves against the side asked for and calls `redeem`. Expected: every attempt refused with reason 12, loss 0.",
-            Self::TrustedDrain => "The attacker's address is among the trusted resolvers. Each round it creates `maxConcurrent` markets expiring `minHeadroom` seconds out, lists 100 tUSD at 0.42 (rounds with an honest keeper) or 0.95 (rounds with a compromised keeper quoting 0.95 and no deadline), lets the gate buy, resolves every market against the gate and calls `redeem` to free the slots. Halfway through, the owner withdraws 1,000 tUSD (the high-water mark drops by as much, so the drawdown budget is unchanged). Expected: the loss (net of the withdrawal) stops at or below `maxDrawdown` (rule 14 refuses the order that would cross it).",
+            Self::UntrustedDrain => "Each round the attacker creates a market that expires `minHeadroom` seconds out with itself as resolver, lists an ask at 0.42 and a bid at 0.38, and the keeper submits a buy on it (alternately honest, quoting the book plus 50 bps, and compromised, quoting 0.95 with no deadline). After expiry the attacker resolves against the side asked for and calls `redeem`. Expected: every attempt refused with reason 12 (rule 19 fails too: the attacker is not a trusted creator), loss 0.",
+            Self::TrustedDrain => "The attacker's address is among the trusted resolvers. Each round the trusted creator makes `maxConcurrent` markets naming the attacker as resolver, expiring `minHeadroom` seconds out; the attacker lists 100 tUSD at 0.42 (rounds with an honest keeper) or 0.95 (rounds with a compromised keeper quoting 0.95 and no deadline), lets the gate buy, resolves every market against the gate and calls `redeem` to free the slots. Halfway through, the owner withdraws 1,000 tUSD (the high-water mark drops by as much, so the drawdown budget is unchanged). Expected: the loss (net of the withdrawal) stops at or below `maxDrawdown` (rule 14 refuses the order that would cross it).",
             Self::Sandwich => "Each round an honest market rests 150 tUSD at 0.420 (asks) and 0.380 (bids) on a 0.001 tick; the keeper reads the book and quotes the side's price plus 50 bps; before its submission lands the attacker lifts the level and re-offers worse, in six variants: everything re-offered at 0.95 (expected 15), 30 tUSD left (expected PASS at the old price), 20 tUSD left (expected 18, below the 25 % minimum fill), re-offered exactly at the quoted limit (expected PASS within the quote), one tick past it (expected 15), and no attack (PASS). The loss measured is what the gate paid above the price the model was shown; its bound is the slippage the operator allowed (quantity filled x (maxPricePaid - price shown)).",
             Self::Dust => "Each round an honest market rests 500 tUSD at 0.50 / 0.45; the attacker adds k lots one tick better (0.49 ask or 0.46 bid), k cycling 1, 1, 24, 25, 1; the keeper quotes from the book it reads (so its limit is the dust's price). Expected: reason 18 whenever the dust is below the 25 % minimum fill, with no collateral moved and no slot taken; at k = 25 the fill is kept (the boundary). The loss measured is collateral moved plus slots taken by refused rows; bound 0.",
             Self::NeverResolve => "Each round: one market expiring at 2^64 - 1 (expected 13) and four markets expiring in an hour whose trusted resolver never acts; the gate buys where the caps allow (the fourth is refused with 8 while three slots are held). A `writeOff` exactly at expiry + writeOffGrace must be refused (too early); one second later anyone writes every position off and the slots are free again (a `redeem` before that is refused: the market is not final). After the last round the silent resolver wakes up on the first market and the kept claim redeems. Expected: loss <= maxDrawdown (rule 14 stops the buying once the written-off losses approach it), and no slot held past expiry + grace.",
             Self::BothSides => "Each round an honest market rests 300 tUSD at 0.95 on both sides (an ask at 0.95, a bid at 0.05, so DOWN also costs 0.95); a compromised keeper quotes 0.95 with no deadline and submits one side, then the other side (expected: rule 17 fails once the first side is held), then the first side again (adding to a position is allowed within the caps). The market resolves honestly (a coin). The loss measured is the pairs bought, units held on both sides of one market, which would redeem for 1.00 after costing 1.90; bound 0. The drawdown bound holds for the rest.",
+            Self::TopUp => "A trusted resolver turned hostile drains the gate as in `trusted-drain` (the trusted creator's markets name it; it lists 100 tUSD at 0.95, a compromised keeper quotes 0.95 with no deadline, and every market resolves against the gate), while the owner's treasury routine makes the gate whole after every round, cycling four ways: withdraw what was lost and deposit it back; deposit it and then withdraw it; send it by plain transfer (a donation); deposit it. Against v2 each top-up reset the drawdown (issue 14 measured 1,485 tUSD lost from 10,000 in two round trips with maxDrawdown 500). Expected: every deposit, withdrawal and donation leaves `H - equity` unchanged (H as the next settlement leaves it), and the total loss over the gate's life, everything put in (initial funding, deposits, donations) minus everything taken out (withdrawals) minus the final balance, stays at or below `maxDrawdown`: rule 14 stops the drain for good.",
+            Self::HostileCreator => "Each round an outsider creates `maxConcurrent` markets that name the trusted resolver, expire exactly `maxHorizon` seconds out and rest only the minimum fill (25 tUSD of a 100 tUSD order) at 0.42; the keeper submits BUY_UP on each (alternately honest and compromised). Against v2 three such markets took every slot for 604,800 s. Then the trusted creator's own market (100 tUSD at 0.42, an hour out) is bought and settles honestly, to show the slots stayed free. Expected: every outsider attempt refused with reason 19 and nothing else in its mask, 0 slots taken, no collateral moved; the honest market PASSes (or 14 once the drawdown is spent).",
         }
     }
 }
@@ -115,9 +135,9 @@ pub struct AdversaryReport {
     pub backend: &'static str,
     pub config: AdversaryConfig,
     pub decisions: u64,
-    pub by_reason: [u64; 19],
+    pub by_reason: [u64; REASON_COUNT],
     /// Decisions that failed each rule (every bit of the mask).
-    pub by_rule: [u64; 19],
+    pub by_rule: [u64; REASON_COUNT],
     /// What the scenario measures as its loss, and its value.
     pub loss_label: &'static str,
     pub loss: U256,
@@ -127,6 +147,9 @@ pub struct AdversaryReport {
     pub final_balance: U256,
     /// Collateral the owner withdrew during the attack (not a loss).
     pub withdrawn: U256,
+    /// Collateral deposited and sent by plain transfer during the attack (not gains).
+    pub deposited: U256,
+    pub donated: U256,
     /// The largest `H - balance` seen after any step.
     pub peak_drawdown: U256,
     pub write_offs: u64,
@@ -271,6 +294,12 @@ impl Run<'_> {
         if !ledger::drawdown_holds(state.balance, state.high_water_mark, self.bounds.max_drawdown) {
             self.violation(format!("balance below H - maxDrawdown: {state:?}"));
         }
+        // The lifetime form, with H as the next settlement leaves it (a donation not yet counted
+        // must not hide a drawdown).
+        let settled_h = state.settled_high_water_mark();
+        if !ledger::drawdown_holds(state.equity(), settled_h, self.bounds.max_drawdown) {
+            self.violation(format!("H {settled_h} - equity above maxDrawdown: {state:?}"));
+        }
         let drawdown = state.high_water_mark.saturating_sub(state.balance);
         self.report.peak_drawdown = self.report.peak_drawdown.max(drawdown);
         let now = self.world.now();
@@ -344,16 +373,24 @@ impl Run<'_> {
     }
 }
 
-/// The trusted list a scenario deploys with, sorted as the constructor requires.
+/// The trusted lists a scenario deploys with, sorted as the constructor requires; the honest
+/// maker is the one trusted creator, and the keeper is neither.
 fn config_with(bounds: Bounds, mut trusted: Vec<Address>) -> GateConfig {
     trusted.sort();
     trusted.dedup();
     GateConfig {
         bounds,
         trusted_resolvers: trusted,
+        trusted_creators: vec![MAKER],
+        keeper: KEEPER,
         collateral: Address::ZERO,
         factory_collateral: Address::ZERO,
     }
+}
+
+/// `H` as the next settlement leaves it, and the equity: their difference is the drawdown used.
+fn gap(state: &GateState) -> (U256, U256) {
+    (state.settled_high_water_mark(), state.equity())
 }
 
 /// Runs one attack from a fresh world (`artifact` set: the compiled contracts in revm).
@@ -364,7 +401,7 @@ pub fn run(
 ) -> Result<AdversaryReport> {
     let started = Instant::now();
     let trusted = match adversary {
-        Adversary::TrustedDrain => vec![ATTACKER, HONEST_RESOLVER],
+        Adversary::TrustedDrain | Adversary::TopUp => vec![ATTACKER, HONEST_RESOLVER],
         Adversary::NeverResolve => vec![SILENT_RESOLVER, HONEST_RESOLVER],
         _ => vec![HONEST_RESOLVER],
     };
@@ -379,8 +416,8 @@ pub fn run(
             backend: world.backend(),
             config: config.clone(),
             decisions: 0,
-            by_reason: [0; 19],
-            by_rule: [0; 19],
+            by_reason: [0; REASON_COUNT],
+            by_rule: [0; REASON_COUNT],
             loss_label: "collateral lost (initial balance - final balance - withdrawn)",
             loss: U256::ZERO,
             bound_label: String::new(),
@@ -388,6 +425,8 @@ pub fn run(
             initial_balance,
             final_balance: U256::ZERO,
             withdrawn: U256::ZERO,
+            deposited: U256::ZERO,
+            donated: U256::ZERO,
             peak_drawdown: U256::ZERO,
             write_offs: 0,
             max_submit_gas: None,
@@ -410,12 +449,15 @@ pub fn run(
         Adversary::Dust => dust(&mut run, config.rounds, &mut rng)?,
         Adversary::NeverResolve => never_resolve(&mut run, config.rounds)?,
         Adversary::BothSides => both_sides(&mut run, config.rounds, &mut rng)?,
+        Adversary::TopUp => top_up(&mut run, config.rounds)?,
+        Adversary::HostileCreator => hostile_creator(&mut run, config.rounds, &mut rng)?,
     }
     let final_balance = run.world.state()?.balance;
     run.report.final_balance = final_balance;
     if run.report.loss_label.starts_with("collateral lost") {
-        run.report.loss =
-            initial_balance.saturating_sub(final_balance).saturating_sub(run.report.withdrawn);
+        // Everything put in, minus everything taken out, minus what is left.
+        let put_in = initial_balance + run.report.deposited + run.report.donated;
+        run.report.loss = put_in.saturating_sub(run.report.withdrawn).saturating_sub(final_balance);
     }
     let disagreements = run.world.disagreements().to_vec();
     run.report.disagreements = disagreements.len() as u64;
@@ -463,11 +505,8 @@ fn trusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
             run.world.withdraw(amount)?;
             run.report.withdrawn += amount;
             let after = run.world.state()?;
-            // H is first raised to the equity, then lowered by the amount.
-            let expected_h = before
-                .high_water_mark
-                .max(before.balance.saturating_add(before.open_notional))
-                .saturating_sub(amount);
+            // The account is settled first (H raised to the equity), then H drops by the amount.
+            let expected_h = before.settled_high_water_mark().saturating_sub(amount);
             if after.high_water_mark != expected_h || after.balance + amount != before.balance {
                 run.violation(format!("withdrawing {amount}: {before:?} -> {after:?}"));
             }
@@ -478,7 +517,8 @@ fn trusted_drain(run: &mut Run, rounds: usize) -> Result<()> {
         let expiry = now + headroom;
         let mut markets = Vec::new();
         for i in 0..slots {
-            let m = run.world.create_market(ATTACKER, &spec(TICK, expiry, ATTACKER))?;
+            // A trusted creator's market naming the hostile trusted resolver.
+            let m = run.world.create_market(MAKER, &spec(TICK, expiry, ATTACKER))?;
             let side = if (r + i) % 2 == 0 { Verdict::BuyUp } else { Verdict::BuyDown };
             // The gate's side priced at 0.95 (compromised rounds) or 0.42 (honest rounds).
             let paid = if compromised { 950_000 } else { 420_000 };
@@ -743,6 +783,176 @@ fn both_sides(run: &mut Run, rounds: usize, rng: &mut Rng) -> Result<()> {
     Ok(())
 }
 
+/// One money movement of the treasury routine, with the check issue 14 pins: `H - equity` (H as
+/// the next settlement leaves it) is the same before and after.
+fn money_move(
+    run: &mut Run,
+    what: &str,
+    moved: &mut dyn FnMut(&mut dyn World) -> Result<()>,
+) -> Result<()> {
+    let before = run.world.state()?;
+    moved(&mut *run.world)?;
+    let after = run.world.state()?;
+    let ((h0, e0), (h1, e1)) = (gap(&before), gap(&after));
+    if !ledger::gap_unchanged(h0, e0, h1, e1) {
+        run.violation(format!("{what} changed H - equity: {before:?} -> {after:?}"));
+    }
+    run.step()
+}
+
+fn top_up(run: &mut Run, rounds: usize) -> Result<()> {
+    run.report.bound_label = format!(
+        "maxDrawdown ({} tUSD), over the gate's whole life",
+        sim::usdc(run.bounds.max_drawdown)
+    );
+    run.report.bound = run.bounds.max_drawdown;
+    let headroom = u64::from(run.bounds.min_headroom_secs);
+    let slots = usize::from(run.bounds.max_concurrent);
+    let mut moves = [0u64; 4];
+    for r in 0..rounds {
+        let now = run.world.now();
+        let expiry = now + headroom;
+        let mut markets = Vec::new();
+        for i in 0..slots {
+            let m = run.world.create_market(MAKER, &spec(TICK, expiry, ATTACKER))?;
+            let side = if (r + i) % 2 == 0 { Verdict::BuyUp } else { Verdict::BuyDown };
+            match side {
+                Verdict::BuyUp => run.world.place(m, ATTACKER, false, 950_000, tusd(100))?,
+                _ => run.world.place(m, ATTACKER, true, PRICE_ONE - 950_000, tusd(100))?,
+            };
+            run.submit(m, side, &compromised_quote())?;
+            markets.push((m, side));
+        }
+        run.advance(expiry + 1)?;
+        for (m, side) in markets {
+            run.settle(m, ATTACKER, side == Verdict::BuyDown)?;
+        }
+        // What has been lost (the drawdown used, H - equity): the treasury puts it back, every
+        // round, in one of four ways. Against v2 each of them reset the drawdown to 0.
+        let (h, e) = gap(&run.world.state()?);
+        let lost = h.saturating_sub(e);
+        if lost.is_zero() {
+            continue;
+        }
+        let variant = r % 4;
+        moves[variant] += 1;
+        match variant {
+            0 => {
+                money_move(run, "withdrawing what was lost", &mut |w| w.withdraw(lost))?;
+                run.report.withdrawn += lost;
+                money_move(run, "depositing it back", &mut |w| deposit_ok(w, lost))?;
+                run.report.deposited += lost;
+            }
+            1 => {
+                money_move(run, "depositing what was lost", &mut |w| deposit_ok(w, lost))?;
+                run.report.deposited += lost;
+                money_move(run, "withdrawing it again", &mut |w| w.withdraw(lost))?;
+                run.report.withdrawn += lost;
+            }
+            2 => {
+                money_move(run, "a plain transfer of what was lost", &mut |w| {
+                    w.donate(TREASURY, lost)
+                })?;
+                run.report.donated += lost;
+            }
+            _ => {
+                money_move(run, "a top-up deposit", &mut |w| deposit_ok(w, lost))?;
+                run.report.deposited += lost;
+            }
+        }
+    }
+    // A deposit of 0 is refused and moves nothing.
+    let before = run.world.state()?;
+    match run.world.deposit(DEPLOYER, U256::ZERO)? {
+        Err(Refusal::DepositZero) => {}
+        other => run.violation(format!("deposit(0): {other:?}")),
+    }
+    if run.world.state()? != before {
+        run.violation("a refused deposit moved the gate's figures".into());
+    }
+    let state = run.world.state()?;
+    let put_in = run.report.initial_balance + run.report.deposited + run.report.donated;
+    let lifetime_loss = put_in.saturating_sub(run.report.withdrawn).saturating_sub(state.balance);
+    run.note(format!(
+        "Total loss over the gate's life: {} tUSD (bound {} tUSD) = put in {} tUSD (initial {}, deposited {}, donated {}) - withdrawn {} tUSD - final balance {} tUSD. Treasury rounds: {} withdraw-then-redeposit, {} deposit-then-withdraw, {} plain transfers, {} deposits. Orders refused by rule 14: {}; H - equity at the end {} tUSD.",
+        sim::usdc(lifetime_loss),
+        sim::usdc(run.bounds.max_drawdown),
+        sim::usdc(put_in),
+        sim::usdc(run.report.initial_balance),
+        sim::usdc(run.report.deposited),
+        sim::usdc(run.report.donated),
+        sim::usdc(run.report.withdrawn),
+        sim::usdc(state.balance),
+        moves[0],
+        moves[1],
+        moves[2],
+        moves[3],
+        run.report.by_reason[14],
+        sim::usdc(state.settled_high_water_mark().saturating_sub(state.equity())),
+    ));
+    Ok(())
+}
+
+/// A deposit the scenario needs to go through.
+fn deposit_ok(world: &mut dyn World, amount: U256) -> Result<()> {
+    match world.deposit(DEPLOYER, amount)? {
+        Ok(received) if received == amount => Ok(()),
+        other => Err(world::Error::Reverted {
+            what: format!("deposit({amount})"),
+            revert: format!("{other:?}"),
+        }),
+    }
+}
+
+fn hostile_creator(run: &mut Run, rounds: usize, rng: &mut Rng) -> Result<()> {
+    run.report.loss_label = "slots taken and collateral moved by outsiders' markets";
+    run.report.bound_label = "0 (a market from an untrusted creator is never traded)".into();
+    let horizon = u64::from(run.bounds.max_horizon_secs);
+    let slots = usize::from(run.bounds.max_concurrent);
+    let (mut attempts, mut taken, mut honest_bought) = (0u64, U256::ZERO, 0u64);
+    // The minimum fill of a 100 tUSD order at 25 %: 100 * 2_500 / 10_000 = 25 tUSD.
+    let minimum =
+        run.bounds.max_size * U256::from(run.bounds.min_fill_bps) / U256::from(model::BPS);
+    for r in 0..rounds {
+        let now = run.world.now();
+        for i in 0..slots {
+            let m =
+                run.world.create_market(ATTACKER, &spec(TICK, now + horizon, HONEST_RESOLVER))?;
+            run.world.place(m, ATTACKER, false, 420_000, minimum)?;
+            let quote = if (r + i) % 2 == 1 {
+                compromised_quote()
+            } else {
+                run.honest_quote(m, Verdict::BuyUp)?
+            };
+            let before = run.world.state()?;
+            let row = run.submit(m, Verdict::BuyUp, &quote)?;
+            let after = run.world.state()?;
+            attempts += 1;
+            if (row.reason, row.failed_mask) != (model::REASON_CREATOR_NOT_TRUSTED, 1 << 19) {
+                run.violation(format!("an outsider's market was not refused by 19 alone: {row:?}"));
+            }
+            taken += U256::from(after.open_positions.saturating_sub(before.open_positions))
+                + before.balance.abs_diff(after.balance);
+        }
+        // The trusted creator's market still trades: the outsiders took no slot.
+        let expiry = now + 3_600;
+        let m = run.world.create_market(MAKER, &spec(TICK, expiry, HONEST_RESOLVER))?;
+        run.world.place(m, MAKER, false, 420_000, tusd(100))?;
+        let quote = run.honest_quote(m, Verdict::BuyUp)?;
+        let row = run.submit(m, Verdict::BuyUp, &quote)?;
+        run.expect_reason(&row, &[0, 14], "the trusted creator's market");
+        honest_bought += u64::from(row.reason == 0);
+        run.advance(expiry + 1)?;
+        run.settle(m, HONEST_RESOLVER, rng.chance(500_000))?;
+    }
+    run.report.loss = taken;
+    run.note(format!(
+        "Outsider markets submitted: {attempts}, refused with reason 19: {}; slots taken by them: 0 expected, {} measured; the trusted creator's markets bought afterwards: {honest_bought} of {rounds}.",
+        run.report.by_reason[19], taken
+    ));
+    Ok(())
+}
+
 // --- the report
 
 /// The summary table of every attack, then one section each.
@@ -827,7 +1037,7 @@ pub fn markdown(reports: &[AdversaryReport], command: &str) -> String {
 }
 
 /// `12 x10, 0 x3` style: every reason that occurred, with its label on hover-free markdown.
-fn reasons(by_reason: &[u64; 19]) -> String {
+fn reasons(by_reason: &[u64; REASON_COUNT]) -> String {
     let parts: Vec<String> = by_reason
         .iter()
         .enumerate()

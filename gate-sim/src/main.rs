@@ -67,7 +67,7 @@ enum Command {
         #[command(flatten)]
         contract: ContractArgs,
     },
-    /// Simulate markets, models and settlement through the gate, then the attacks of issue 7;
+    /// Simulate markets, models and settlement through the gate, then the attacks of issues 7 and 14;
     /// write results/SIMULATION.md.
     Simulate {
         #[arg(long, default_value_t = 100)]
@@ -89,7 +89,7 @@ enum Command {
             long,
             value_enum,
             value_delimiter = ',',
-            default_value = "untrusted-drain,trusted-drain,sandwich,dust,never-resolve,both-sides"
+            default_value = "untrusted-drain,trusted-drain,sandwich,dust,never-resolve,both-sides,top-up,hostile-creator"
         )]
         adversary: Vec<Adversary>,
         /// Rounds of each attack (0 skips them).
@@ -287,7 +287,7 @@ fn run_simulate(
     let artifact = if use_evm { Some(GateArtifact::load(artifact_path)?) } else { None };
     let evm_flag = if use_evm { " --evm" } else { "" };
     let mut doc = String::from("# Simulation\n\n");
-    doc.push_str("Written by `gate-sim simulate`. First the market models: synthetic binary markets drift around a hidden probability; a model answers each step; every decision goes through the gate; positions settle when markets resolve or are written off when they never do. Then the adversaries of issue 7, each its own scenario against a fresh gate.\n\n");
+    doc.push_str("Written by `gate-sim simulate`. First the market models: synthetic binary markets drift around a hidden probability; a model answers each step; every decision goes through the gate; positions settle when markets resolve or are written off when they never do. Then the adversaries of issues 7 and 14, each its own scenario against a fresh gate.\n\n");
     doc.push_str(sim::CHECKS);
     doc.push_str("\n\n");
     let mut total_violations = 0;

@@ -144,12 +144,12 @@ const LOTS: [u64; 10] = [
 const MIN_QUANTITIES: [u64; 8] = [0, 0, 1, 1_000_000, 1_000_000, 5_000_000, 20_000_000, 80_000_000];
 
 /// How often (per million) a market of each model is hostile in each way:
-/// (untrusted resolver, never resolves, expiry past the horizon).
-fn market_hazards(model: ModelKind) -> (u64, u64, u64) {
+/// (untrusted resolver, never resolves, expiry past the horizon, untrusted creator).
+fn market_hazards(model: ModelKind) -> (u64, u64, u64, u64) {
     match model {
-        ModelKind::Builtin => (0, 20_000, 0),
-        ModelKind::Random => (50_000, 50_000, 20_000),
-        ModelKind::Hostile => (150_000, 100_000, 100_000),
+        ModelKind::Builtin => (0, 20_000, 0, 0),
+        ModelKind::Random => (50_000, 50_000, 20_000, 50_000),
+        ModelKind::Hostile => (150_000, 100_000, 100_000, 150_000),
     }
 }
 
@@ -164,6 +164,8 @@ struct Market {
     expiry: u64,
     resolve_at: u64,
     resolver_trusted: bool,
+    /// Created by one of the trusted creators (issue 14).
+    creator_trusted: bool,
     never_resolves: bool,
     finalized: bool,
     up_won: bool,
@@ -171,7 +173,7 @@ struct Market {
 
 impl Market {
     fn new(rng: &mut Rng, now: u64, serial: u64, model: ModelKind) -> Self {
-        let (untrusted, silent, far) = market_hazards(model);
+        let (untrusted, silent, far, outsider) = market_hazards(model);
         let hidden_p = rng.range(20_000, 980_000);
         let expiry = if rng.chance(far) {
             now + rng.range(604_801, 700_000)
@@ -190,6 +192,7 @@ impl Market {
             expiry,
             resolve_at: expiry + rng.range(0, 600),
             resolver_trusted: !rng.chance(untrusted),
+            creator_trusted: !rng.chance(outsider),
             never_resolves: rng.chance(silent),
             finalized: false,
             up_won: false,
@@ -382,8 +385,8 @@ pub struct SimReport {
     pub config: SimConfig,
     pub backend: &'static str,
     pub decisions: u64,
-    pub by_reason: [u64; 19],
-    pub by_rule: [u64; 19],
+    pub by_reason: [u64; model::REASON_COUNT],
+    pub by_rule: [u64; model::REASON_COUNT],
     pub by_verdict: [u64; 4],
     pub violations: u64,
     pub violation_examples: Vec<String>,
@@ -422,10 +425,12 @@ fn open_gate(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<Gate
     let gate_config = GateConfig {
         bounds: config.bounds,
         trusted_resolvers: vec![world::HONEST_RESOLVER],
+        trusted_creators: vec![world::MAKER],
+        keeper: abi::DUMMY_KEEPER,
         collateral: abi::DUMMY_COLLATERAL,
         factory_collateral: abi::DUMMY_COLLATERAL,
     };
-    match chain.deploy(a.initcode(&gate_config, fixture.factory, abi::DUMMY_KEEPER))? {
+    match chain.deploy(a.initcode(&gate_config, fixture.factory))? {
         Deployed::At(address) => Ok(Gate::Evm { chain: Box::new(chain), address }),
         other => Err(Error::Deploy(other)),
     }
@@ -477,8 +482,8 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
         config: config.clone(),
         backend: if artifact.is_some() { "compiled RiskGate in revm" } else { "reference model" },
         decisions: 0,
-        by_reason: [0; 19],
-        by_rule: [0; 19],
+        by_reason: [0; model::REASON_COUNT],
+        by_rule: [0; model::REASON_COUNT],
         by_verdict: [0; 4],
         violations: 0,
         violation_examples: Vec::new(),
@@ -495,8 +500,9 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
         peak_open_positions: 0,
         elapsed: Duration::ZERO,
     };
+    // Funded by a plain transfer before the first call: the first settlement counts it.
     let mut ledger = Ledger::new(bounds);
-    ledger.balance = config.initial_collateral;
+    ledger.donate(config.initial_collateral);
 
     for _ in 0..config.steps {
         now += config.step_secs;
@@ -508,7 +514,7 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
                 continue;
             }
             if ledger.positions.contains_key(&market.address) {
-                match ledger.write_off(market.address, now, market.expiry, false) {
+                match ledger.write_off(market.address, now, market.expiry, false, false) {
                     Ok(_) => report.written_off += 1,
                     Err(e) => violation(&mut report, format!("write-off refused: {e:?}")),
                 }
@@ -538,7 +544,8 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
             let is_buy =
                 matches!(model::parse_verdict(&raw), Ok(Verdict::BuyUp | Verdict::BuyDown));
             if is_buy {
-                ledger.raise_high_water_mark();
+                // submitVerdict settles the account (and raises H) before evaluating a buy.
+                ledger.settle();
             }
             let position = ledger.position(market.address);
             let snapshot = Snapshot {
@@ -556,6 +563,7 @@ pub fn run(config: &SimConfig, artifact: Option<&GateArtifact>) -> Result<SimRep
                 resolver_trusted: market.resolver_trusted,
                 held_side: position.held_side(),
                 high_water_mark: ledger.high_water_mark,
+                creator_trusted: market.creator_trusted,
             };
             let (code, mut d) =
                 decide(&mut gate, &bounds, &raw, &snapshot, &quote, &mut report.disagreements)?;
@@ -651,6 +659,10 @@ fn step_invariants(report: &mut SimReport, ledger: &Ledger, markets: &[Market], 
     if !ledger::drawdown_holds(ledger.balance, ledger.high_water_mark, b.max_drawdown) {
         let (bal, h) = (ledger.balance, ledger.high_water_mark);
         violation(report, format!("balance {bal} below H {h} - maxDrawdown"));
+    }
+    if !ledger.equity_drawdown_holds() {
+        let (e, h) = (ledger.equity(), ledger.high_water_mark);
+        violation(report, format!("equity {e} below H {h} - maxDrawdown"));
     }
     report.peak_drawdown =
         report.peak_drawdown.max(ledger.high_water_mark.saturating_sub(ledger.balance));
@@ -771,4 +783,4 @@ pub fn markdown(r: &SimReport, command: &str) -> String {
 }
 
 /// The checks listed once at the top of the report.
-pub const CHECKS: &str = "Every accepted order is re-checked from the bounds, the snapshot and the keeper's quote alone (`checks::check_accepted`): a buy verdict; market not finalized, its resolver trusted, at least `minHeadroom` and at most `maxHorizon` seconds before expiry; the quote's deadline not passed; not the side opposite the one held; price paid inside [minPrice, maxPrice], below 1.0 and at most the quote's maxPricePaid; the limit at most min(maxPrice, maxPricePaid), at least the price paid, on the grid of the price the market gets and no tighter than the grid needs; the price paid marketable and on the tick grid; quantity on the lot grid, in (0, maxSize] and at least the venue minimum; cost exactly ceil(quantity x limit / 1e6); open positions below the cap; openNotional + cost <= maxNotional; cost <= collateral available; balance - cost >= H - maxDrawdown. Each kept fill (`checks::check_kept_fill`): filled <= quantity and at least minFillBps of it, spent <= cost and on average no more than the limit per unit. After every step: balance >= H - maxDrawdown, no slot held past expiry + writeOffGrace while the market is unresolved, open notional <= maxNotional and open positions <= maxConcurrent.";
+pub const CHECKS: &str = "Every accepted order is re-checked from the bounds, the snapshot and the keeper's quote alone (`checks::check_accepted`): a buy verdict; market not finalized, its resolver and its creator trusted, at least `minHeadroom` and at most `maxHorizon` seconds before expiry; the quote's deadline not passed; not the side opposite the one held; price paid inside [minPrice, maxPrice], below 1.0 and at most the quote's maxPricePaid; the limit at most min(maxPrice, maxPricePaid), at least the price paid, on the grid of the price the market gets and no tighter than the grid needs; the price paid marketable and on the tick grid; quantity on the lot grid, in (0, maxSize] and at least the venue minimum; the minimum fill within reach of one IOC under the venue's 64-match cap (64 x max(minQuantity, lotSize, 1) >= the quantity or its minFillBps share); cost exactly ceil(quantity x limit / 1e6); open positions below the cap; openNotional + cost <= maxNotional; cost <= collateral available; balance - cost >= H - maxDrawdown. Each kept fill (`checks::check_kept_fill`): filled <= quantity and at least minFillBps of it, spent <= cost and on average no more than the limit per unit. After every step: balance >= H - maxDrawdown and H - equity <= maxDrawdown (the lifetime bound of issue 14), no slot held past expiry + writeOffGrace while the market is unresolved, open notional <= maxNotional and open positions <= maxConcurrent.";

@@ -2,7 +2,9 @@
 //! disagreements with the reference, for every model and every adversary; and each adversary's
 //! own expectation (reason 12 only and no loss for the untrusted drain, loss within maxDrawdown
 //! for the trusted one and for markets that never resolve, 15/18/PASS within the quote for the
-//! sandwich, 18 and nothing moved for dust, 17 and no pair held for both sides of one market).
+//! sandwich, 18 and nothing moved for dust, 17 and no pair held for both sides of one market,
+//! total loss within maxDrawdown over the gate's life for the top-up routine, and 19 with no slot
+//! taken for the hostile creator).
 
 mod common;
 
@@ -93,6 +95,24 @@ fn check_expectations(r: &adversary::AdversaryReport) {
             assert!(r.by_rule[17] > 0 && r.by_reason[0] > 0, "{:?}", r.by_rule);
             assert!(r.loss.is_zero());
         }
+        Adversary::TopUp => {
+            // The drain went through until rule 14 stopped it, and the treasury moved money in
+            // every way (24 rounds cycle four routines).
+            assert!(r.by_reason[0] > 0 && r.by_reason[14] > 0, "{:?}", r.by_reason);
+            assert!(!r.deposited.is_zero() && !r.withdrawn.is_zero() && !r.donated.is_zero());
+            // A compromised keeper pays 95 for 100 units that lose: rule 14 lets through the
+            // buys while H - (balance - 95) <= 500, i.e. 5 of them (475), and never a 6th
+            // (570 > 500), whatever is deposited. Every buy costs 95: the loss is a multiple.
+            assert!(!r.loss.is_zero() && r.loss <= r.config.bounds.max_drawdown);
+            assert_eq!(r.loss, alloy::primitives::U256::from(475_000_000u64), "{r:?}");
+        }
+        Adversary::HostileCreator => {
+            // 3 outsider markets and 1 honest one per round; every outsider one is 19.
+            assert_eq!(r.by_reason[19], 3 * r.config.rounds as u64, "{:?}", r.by_reason);
+            assert_eq!(r.by_reason[0] + r.by_reason[14] + r.by_reason[19], r.decisions);
+            assert!(r.by_reason[0] > 0);
+            assert!(r.loss.is_zero());
+        }
     }
 }
 
@@ -132,6 +152,8 @@ fn a_planted_disagreement_in_the_compiled_world_is_reported() {
     let config = GateConfig {
         bounds: adversary::default_bounds(),
         trusted_resolvers: vec![world::HONEST_RESOLVER],
+        trusted_creators: vec![world::MAKER],
+        keeper: world::KEEPER,
         collateral: Default::default(),
         factory_collateral: Default::default(),
     };
@@ -171,6 +193,8 @@ fn abstain_and_a_100_kb_answer_move_nothing_on_the_compiled_gate() {
     let config = GateConfig {
         bounds: adversary::default_bounds(),
         trusted_resolvers: vec![world::HONEST_RESOLVER],
+        trusted_creators: vec![world::MAKER],
+        keeper: world::KEEPER,
         collateral: Default::default(),
         factory_collateral: Default::default(),
     };
