@@ -1,6 +1,7 @@
-//! gate-sim: an independent reference model of RiskGate v2, differential fuzzing of the compiled
-//! contract against it (in revm and on anvil), a hostile answer corpus, a market-model simulator
-//! and the attacks of issue 7 run against the reference and the compiled contracts. The
+//! gate-sim: an independent reference model of RiskGate v2.1, differential fuzzing of the
+//! compiled contract against it (in revm and on anvil), a hostile answer corpus, a market-model
+//! simulator and the attacks of issues 7 and 14 run against the reference and the compiled
+//! contracts. The
 //! reference model is written from the specification; it must never be "fixed" to match the
 //! contract without deciding from the specification which side is right.
 
