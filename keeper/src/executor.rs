@@ -41,6 +41,12 @@ pub enum ExecError {
     Sign(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("no signer: a dry run sends nothing")]
     NoSigner,
+    /// `eth_estimateGas` on the pending state says the call reverts: nothing was signed.
+    #[error("{call} would revert (eth_estimateGas on the pending state): {revert}; nothing was signed or sent")]
+    WouldRevert { call: &'static str, revert: String },
+    /// The estimate is above the worst case the keeper allows for the call: nothing was signed.
+    #[error("{call} needs {estimate} gas on the pending state, above the {cap} the worst case allows ({why}); nothing was signed or sent")]
+    AboveCap { call: &'static str, estimate: u64, cap: u64, why: &'static str },
 }
 
 pub type Result<T> = std::result::Result<T, ExecError>;
@@ -134,17 +140,71 @@ impl From<Attempt> for Fees {
     }
 }
 
-/// Gas limit for one submitVerdict. A PASS against one level measures about 250k and the venue
-/// matches a bounded number of resting orders per call, so 2M leaves room for a fill across many
-/// levels; the answer adds calldata (EIP-7623 floor: 40 gas per non-zero byte) and hashing, never
-/// a log of its own (the gate logs 64 bytes of it).
-pub fn submit_gas_limit(raw: &str) -> u64 {
-    2_000_000 + 48 * raw.len() as u64
+/// The most gas one `submitVerdict` can need before its answer's bytes: one IOC at the venue's
+/// match cap in the worst book there is. Derivation: the venue matches at most
+/// `MAX_MATCHES_PER_TAKE` = 64 resting orders per take; the dearest match is one that empties
+/// a price level of its own and mints to a maker no earlier match touched (cold slots for the
+/// maker's balance, the order, the level and its links), plus one cancelled remainder refunded
+/// to yet another cold maker. Issue 14 measured 2.44M for 64 distinct makers at one level and
+/// 3.26M across levels; `keeper/tests/gas.rs` builds that book (64 makers at distinct
+/// addresses on 64 distinct levels, then real liquidity inside the limit): the keeper's mined
+/// PASS used 2,636,032 gas after the refunds of the 64 deleted orders, and its estimate, the
+/// gas that must be AVAILABLE for the self-call (63/64 forwarding, refunds paid only at the
+/// end), was above 3,176,000 (its limit was capped, so estimate × 1.25 + 30,000 > the cap).
+/// The cap is the issue's 3.26M plus about 23 % for the gate's paths around the take
+/// (account settling, events), a cancelled remainder's refund and opcode repricing: 4,000,000.
+/// Below every public chain's block gas limit (30M+).
+pub const SUBMIT_GAS_WORST_IOC: u64 = 4_000_000;
+
+/// Per byte of answer on top of [`SUBMIT_GAS_WORST_IOC`]: calldata at EIP-7623's floor (40
+/// gas per non-zero byte), the copy and the keccak256 over it (the gate logs only 64 bytes of
+/// it, never the whole answer).
+pub const SUBMIT_GAS_PER_ANSWER_BYTE: u64 = 48;
+
+/// The cap on one `submitVerdict`'s gas: the worst case of one IOC at the match cap plus the
+/// answer's bytes. A submission is signed with less whenever its estimate allows
+/// ([`gas_with_margin`]); this is the most it is ever signed with.
+pub fn submit_gas_cap(raw: &str) -> u64 {
+    SUBMIT_GAS_WORST_IOC + SUBMIT_GAS_PER_ANSWER_BYTE * raw.len() as u64
 }
 
-/// Gas limits of the keeper's other calls (measured well under these on anvil).
-pub const REDEEM_GAS: u64 = 500_000;
-pub const WRITE_OFF_GAS: u64 = 300_000;
+/// The margin over an `eth_estimateGas` figure, as a fraction (numerator over 4: +25 %) and a
+/// fixed part. Why: the estimate is taken on the pending state, and the transaction runs on
+/// the state it is mined on. The book may have changed in between (another order matched, a
+/// level emptied by someone else, a cold slot warm no longer), and each extra match of a
+/// distinct maker costs about 45,000 gas; the fixed 30,000 covers the first such difference on
+/// any estimate, the 25 % a sweep that grew in proportion. Node estimators already account for
+/// the 63/64 of gas a call forwards (they search for the least gas that succeeds), so the
+/// margin is for state drift only. A change bigger than the margin runs out of gas and reverts
+/// (a status-0 receipt, recorded off chain with its cause); a capped limit bounds what that
+/// can ever cost.
+pub const GAS_MARGIN_QUARTERS: u64 = 1;
+pub const GAS_MARGIN_FIXED: u64 = 30_000;
+
+/// `estimate` plus the margin ([`GAS_MARGIN_QUARTERS`], [`GAS_MARGIN_FIXED`]), capped at `cap`.
+/// An estimate above the cap is refused (the cap is the worst case: a higher figure means the
+/// call is not what the keeper thinks it is), and nothing is signed.
+pub fn gas_with_margin(call: &'static str, estimate: u64, cap: u64) -> Result<u64> {
+    if estimate > cap {
+        return Err(ExecError::AboveCap {
+            call,
+            estimate,
+            cap,
+            why: "one IOC at the venue's match cap plus the answer's bytes",
+        });
+    }
+    let with = estimate
+        .saturating_add(estimate.saturating_mul(GAS_MARGIN_QUARTERS) / 4)
+        .saturating_add(GAS_MARGIN_FIXED);
+    Ok(with.min(cap))
+}
+
+/// Caps of the keeper's other calls. `redeem` pays out one position (the market's redeem, a
+/// transfer, the account settled twice); `writeOff` of a final market tries the market's redeem
+/// once and undoes it. Measured under 200,000 each on anvil; these are the worst cases the
+/// keeper allows them, estimates plus margin are what they are signed with.
+pub const REDEEM_GAS_CAP: u64 = 500_000;
+pub const WRITE_OFF_GAS_CAP: u64 = 500_000;
 /// A plain transfer to self, used to fill a nonce gap.
 pub const GAP_FILL_GAS: u64 = 21_000;
 
@@ -341,6 +401,7 @@ pub enum Mined {
     Reverted {
         tx: TxHash,
         block: u64,
+        gas_used: u64,
     },
     /// Mined and successful but no `Decision` from `gate` in it (not a submission).
     Other {
@@ -370,7 +431,7 @@ pub fn decode_receipt(gate: Address, r: &TransactionReceipt) -> Mined {
     let tx = r.transaction_hash;
     let block = r.block_number.unwrap_or_default();
     if !r.status() {
-        return Mined::Reverted { tx, block };
+        return Mined::Reverted { tx, block, gas_used: r.gas_used };
     }
     r.inner
         .logs()
@@ -396,6 +457,82 @@ pub async fn receipt(provider: &DynProvider, tx: TxHash) -> Result<Option<Transa
 /// Whether the node knows `tx` at all (mined or in its pool).
 pub async fn known(provider: &DynProvider, tx: TxHash) -> Result<bool> {
     Ok(provider.get_transaction_by_hash(tx).await.map_err(rpc)?.is_some())
+}
+
+/// `eth_estimateGas` of a call from `from` to `to` on the PENDING state: the gas it needs, or
+/// [`ExecError::WouldRevert`] with the revert decoded into the contracts' errors (`GatePaused`,
+/// `WriteOffTooEarly { .. }`), so a call the keeper can see will fail is never signed. A
+/// transport failure is [`ExecError::Rpc`].
+pub async fn estimate(
+    provider: &DynProvider,
+    call: &'static str,
+    from: Address,
+    to: Address,
+    input: &Bytes,
+) -> Result<u64> {
+    let req = TransactionRequest::default().with_from(from).with_to(to).with_input(input.clone());
+    match provider.estimate_gas(req).pending().await {
+        Ok(g) => Ok(g),
+        Err(TransportError::ErrorResp(resp)) => {
+            let revert = match resp.as_revert_data() {
+                Some(data) => riskgate_kit::revert::describe_data(&data),
+                None => crate::chain::short(&resp.message),
+            };
+            Err(ExecError::WouldRevert { call, revert })
+        }
+        Err(e) => Err(rpc(e)),
+    }
+}
+
+/// The gas limit a call is signed with: its pending-state estimate plus the margin, capped at
+/// `cap` ([`estimate`], [`gas_with_margin`]).
+pub async fn gas_for(
+    provider: &DynProvider,
+    call: &'static str,
+    from: Address,
+    to: Address,
+    input: &Bytes,
+    cap: u64,
+) -> Result<u64> {
+    let est = estimate(provider, call, from, to, input).await?;
+    gas_with_margin(call, est, cap)
+}
+
+/// Why a mined transaction of the keeper's reverted: the call replayed with its own sender,
+/// input and gas limit on the state of the block it was mined in (`eth_call` at that block),
+/// decoded into the contracts' errors; when the replay does not revert (the transactions
+/// before it in its block changed what it saw), what the receipt alone says: the gas it used
+/// of its limit.
+pub async fn replay_revert(
+    provider: &DynProvider,
+    from: Address,
+    to: Address,
+    input: &Bytes,
+    gas: u64,
+    block: u64,
+    gas_used: u64,
+) -> String {
+    let req = TransactionRequest::default()
+        .with_from(from)
+        .with_to(to)
+        .with_input(input.clone())
+        .with_gas_limit(gas);
+    let used = format!("it used {gas_used} of its gas limit {gas}");
+    match provider.call(req).block(BlockId::number(block)).await {
+        Ok(_) => format!(
+            "reverted on chain ({used}); replayed on block {block}'s state it does not revert, so              the state it ran on differed"
+        ),
+        Err(TransportError::ErrorResp(resp)) => match resp.as_revert_data() {
+            Some(data) if !data.is_empty() => {
+                format!("{} ({used})", riskgate_kit::revert::describe_data(&data))
+            }
+            _ => format!("{} ({used})", crate::chain::short(&resp.message)),
+        },
+        Err(e) => format!(
+            "reverted on chain ({used}); replaying it on block {block} failed: {}",
+            crate::chain::short(&e.to_string())
+        ),
+    }
 }
 
 /// Simulates one submitVerdict from `from` (dry run): the reason it would publish, or the
@@ -443,28 +580,31 @@ pub async fn wait_receipt(
     }
 }
 
-/// The calldata of `redeem(market)`, after simulating it so a revert is reported decoded
-/// instead of burning a transaction.
+/// The calldata of `redeem(market)` from `from` and the gas to sign it with: estimated on the
+/// pending state first, so a revert is reported decoded instead of burning a transaction.
 pub async fn redeem_calldata(
     provider: &DynProvider,
     gate: Address,
+    from: Address,
     market: Address,
-) -> Result<Bytes> {
-    let c = IRiskGate::new(gate, provider);
-    c.redeem(market).call().await.map_err(CallFailed::on("redeem"))?;
-    Ok(IRiskGate::redeemCall { market }.abi_encode().into())
+) -> Result<(Bytes, u64)> {
+    let input: Bytes = IRiskGate::redeemCall { market }.abi_encode().into();
+    let gas = gas_for(provider, "redeem", from, gate, &input, REDEEM_GAS_CAP).await?;
+    Ok((input, gas))
 }
 
-/// The calldata of `writeOff(market)`, simulated first like redeem: too early, already final
-/// or already written off is reported decoded (`WriteOffTooEarly { .. }`).
+/// The calldata of `writeOff(market)` and its gas, estimated first like redeem: too early,
+/// redeemable or already written off is reported decoded (`WriteOffTooEarly { .. }`,
+/// `MarketRedeemable { .. }`).
 pub async fn write_off_calldata(
     provider: &DynProvider,
     gate: Address,
+    from: Address,
     market: Address,
-) -> Result<Bytes> {
-    let c = IRiskGate::new(gate, provider);
-    c.writeOff(market).call().await.map_err(CallFailed::on("writeOff"))?;
-    Ok(IRiskGate::writeOffCall { market }.abi_encode().into())
+) -> Result<(Bytes, u64)> {
+    let input: Bytes = IRiskGate::writeOffCall { market }.abi_encode().into();
+    let gas = gas_for(provider, "writeOff", from, gate, &input, WRITE_OFF_GAS_CAP).await?;
+    Ok((input, gas))
 }
 
 #[cfg(test)]
@@ -486,6 +626,22 @@ mod tests {
         // A zero-priority transaction still rises (0 * 9 / 8 + 1 = 1).
         let zero = Fees { max_fee_per_gas: 8, max_priority_fee_per_gas: 0 };
         assert_eq!(bumped(zero, calm), Fees { max_fee_per_gas: 10, max_priority_fee_per_gas: 1 });
+    }
+
+    #[test]
+    fn gas_is_the_estimate_plus_its_margin_under_the_worst_case_cap() {
+        let cap = submit_gas_cap("BUY_UP");
+        // 4,000,000 + 48 × 6 bytes.
+        assert_eq!(cap, 4_000_288);
+        // 200,000 + 200,000 / 4 + 30,000 = 280,000.
+        assert_eq!(gas_with_margin("submitVerdict", 200_000, cap).unwrap(), 280_000);
+        // 3,300,000 + 825,000 + 30,000 = 4,155,000 > cap: the cap.
+        assert_eq!(gas_with_margin("submitVerdict", 3_300_000, cap).unwrap(), cap);
+        // Exactly the cap is allowed (with no margin left); one more is refused.
+        assert_eq!(gas_with_margin("submitVerdict", cap, cap).unwrap(), cap);
+        let e = gas_with_margin("submitVerdict", cap + 1, cap).unwrap_err();
+        assert!(matches!(e, ExecError::AboveCap { estimate, .. } if estimate == cap + 1));
+        assert!(e.to_string().contains("nothing was signed or sent"), "{e}");
     }
 
     #[test]

@@ -361,7 +361,7 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
             .with_input(Bytes::from(data))
             .with_nonce(nonce + i as u64)
             .with_chain_id(chain_id)
-            .with_gas_limit(executor::submit_gas_limit(raw))
+            .with_gas_limit(executor::submit_gas_cap(raw))
             .with_max_fee_per_gas(fees.max_fee_per_gas)
             .with_max_priority_fee_per_gas(fees.max_priority_fee_per_gas);
         let env = tx.build(&wallet).await.map_err(|e| BenchError::Sign(Box::new(e)))?;
@@ -613,7 +613,7 @@ async fn submit_gas(w: &World, market: Address, raw: &str, quote: Quote) -> Resu
     let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     let tx = g
         .submitVerdict(market, raw.to_string(), B256::ZERO, quote)
-        .gas(executor::submit_gas_limit(raw))
+        .gas(executor::submit_gas_cap(raw))
         .send()
         .await
         .map_err(CallFailed::on("submitVerdict"))?;

@@ -117,8 +117,9 @@ impl Keeper {
             }
             match mined {
                 Some(m) if m.block() > step.safe.number => out.awaiting_confirmations += 1,
-                Some(Mined::Reverted { tx, block }) => {
-                    let why = self.revert_reason(&t.sub).await;
+                Some(Mined::Reverted { tx, block, gas_used }) => {
+                    let why = self.revert_reason(&t.sub, block, gas_used).await;
+                    warn!(market = %t.sub.market, %tx, block, gas_used, revert = %why, "submission reverted on chain");
                     self.offchain(
                         t.sub.market,
                         Some(t.sub.prompt_hash),
@@ -249,20 +250,26 @@ impl Keeper {
         }
     }
 
-    pub(super) async fn revert_reason(&self, sub: &Submission) -> String {
+    /// Why a submission mined in `block` reverted: replayed with its own gas limit on that
+    /// block's state, decoded ([`executor::replay_revert`]).
+    pub(super) async fn revert_reason(
+        &self,
+        sub: &Submission,
+        block: u64,
+        gas_used: u64,
+    ) -> String {
         let quote = Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline };
-        executor::simulate_submit(
+        let input = executor::submit_calldata(sub.market, &sub.raw, sub.prompt_hash, &quote);
+        executor::replay_revert(
             &self.provider,
-            self.gate,
             self.keeper_addr,
-            sub.market,
-            &sub.raw,
-            sub.prompt_hash,
-            &quote,
+            self.gate,
+            &input,
+            sub.gas,
+            block,
+            gas_used,
         )
         .await
-        .err()
-        .map_or_else(|| "reverted on chain".to_string(), |e| crate::error_chain(&e))
     }
 }
 

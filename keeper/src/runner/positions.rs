@@ -2,7 +2,7 @@
 //! never settled, each as the keeper's own transaction.
 
 use super::*;
-use alloy::providers::Provider;
+use alloy::{providers::Provider, sol_types::SolCall};
 
 const REDEEM: &str = "redeem";
 const WRITE_OFF: &str = "writeOff";
@@ -26,14 +26,16 @@ impl Keeper {
                 println!("{}", serde_json::json!({"dry_run": true, "would_redeem": m.to_string()}));
                 continue;
             }
-            let input = match executor::redeem_calldata(&self.provider, self.gate, m).await {
+            let own =
+                executor::redeem_calldata(&self.provider, self.gate, self.keeper_addr, m).await;
+            let (input, gas) = match own {
                 Ok(i) => i,
                 Err(e) => {
-                    warn!(market = %m, error = %crate::error_chain(&e), "redeem refused in simulation");
+                    warn!(market = %m, error = %crate::error_chain(&e), "redeem not sent: its estimate reverts");
                     continue;
                 }
             };
-            if self.own_call(m, REDEEM, input, executor::REDEEM_GAS).await? {
+            if self.own_call(m, REDEEM, input, gas).await? {
                 redeemed += 1;
             }
         }
@@ -63,8 +65,25 @@ impl Keeper {
             }
             let fin =
                 crate::bindings::IBinaryMarket::new(m, &self.provider).finalized().call().await;
-            if !matches!(fin, Ok(false)) {
-                continue; // final: redeem_final closes it; unreadable: try again next cycle
+            match fin {
+                Ok(false) => {}
+                // Final: redeem_final closes it, unless the market cannot pay (its redeem
+                // reverts): v2.1 writes such a position off like an unresolved one.
+                Ok(true) => {
+                    let input = crate::bindings::IRiskGate::redeemCall { market: m }.abi_encode();
+                    let redeem = executor::estimate(
+                        &self.provider,
+                        REDEEM,
+                        self.keeper_addr,
+                        self.gate,
+                        &input.into(),
+                    )
+                    .await;
+                    if !matches!(redeem, Err(ExecError::WouldRevert { .. })) {
+                        continue;
+                    }
+                }
+                Err(_) => continue, // unreadable: try again next cycle
             }
             if self.dry_run {
                 println!(
@@ -73,14 +92,16 @@ impl Keeper {
                 );
                 continue;
             }
-            let input = match executor::write_off_calldata(&self.provider, self.gate, m).await {
+            let own =
+                executor::write_off_calldata(&self.provider, self.gate, self.keeper_addr, m).await;
+            let (input, gas) = match own {
                 Ok(i) => i,
                 Err(e) => {
-                    warn!(market = %m, error = %crate::error_chain(&e), "writeOff refused in simulation");
+                    warn!(market = %m, error = %crate::error_chain(&e), "writeOff not sent: its estimate reverts");
                     continue;
                 }
             };
-            if self.own_call(m, WRITE_OFF, input, executor::WRITE_OFF_GAS).await? {
+            if self.own_call(m, WRITE_OFF, input, gas).await? {
                 written += 1;
             }
         }
@@ -122,7 +143,7 @@ impl Keeper {
             OwnPending {
                 what,
                 nonce,
-                input,
+                input: input.clone(),
                 gas,
                 attempts: vec![signed.attempt],
                 sent: Instant::now(),
@@ -133,7 +154,7 @@ impl Keeper {
             Ok(r) => {
                 self.own_pending.remove(&market);
                 if !r.status() {
-                    warn!(%market, %tx, "{what} reverted");
+                    self.own_reverted(market, what, &input, gas, &r).await?;
                 }
                 Ok(r.status())
             }
@@ -177,7 +198,7 @@ impl Keeper {
                 }
             }
             if let Some(r) = mined {
-                self.own_pending.remove(&market);
+                let Some(own) = self.own_pending.remove(&market) else { continue };
                 if r.status() {
                     if what == REDEEM {
                         done.0 += 1;
@@ -185,7 +206,7 @@ impl Keeper {
                         done.1 += 1;
                     }
                 } else {
-                    warn!(%market, tx = %r.transaction_hash, "{what} reverted");
+                    self.own_reverted(market, what, &own.input, own.gas, &r).await?;
                 }
                 continue;
             }
@@ -225,6 +246,40 @@ impl Keeper {
             }
         }
         Ok(done)
+    }
+}
+
+impl Keeper {
+    /// One of the keeper's own calls was mined and reverted (status 0): an off-chain row with
+    /// the revert, replayed with the call's own gas limit on its block's state and decoded. The
+    /// position is looked at again next cycle.
+    async fn own_reverted(
+        &mut self,
+        market: Address,
+        what: &'static str,
+        input: &alloy::primitives::Bytes,
+        gas: u64,
+        r: &alloy::rpc::types::TransactionReceipt,
+    ) -> Result<()> {
+        let block = r.block_number.unwrap_or_default();
+        let why = executor::replay_revert(
+            &self.provider,
+            self.keeper_addr,
+            self.gate,
+            input,
+            gas,
+            block,
+            r.gas_used,
+        )
+        .await;
+        let tx = r.transaction_hash;
+        warn!(%market, %tx, block, gas_used = r.gas_used, revert = %why, "{what} reverted on chain");
+        self.offchain(
+            market,
+            None,
+            format!("{what} tx {tx} reverted in block {block}: {why}"),
+            Annotation::default(),
+        )
     }
 }
 

@@ -55,9 +55,35 @@ impl Keeper {
                 return Ok(None);
             }
         };
-        let gas = executor::submit_gas_limit(&a.raw);
         let input = executor::submit_calldata(a.market, &a.raw, a.prompt_hash, &a.quote);
         let gate = self.gate;
+        // Gas from the pending state's estimate plus the margin, capped at the worst case of one
+        // IOC at the match cap. A call the estimate shows reverting is never signed: it is an
+        // off-chain row with the decoded revert, and the market is asked again when due.
+        let cap = executor::submit_gas_cap(&a.raw);
+        let gas = match executor::gas_for(
+            &self.provider,
+            "submitVerdict",
+            self.keeper_addr,
+            gate,
+            &input,
+            cap,
+        )
+        .await
+        {
+            Ok(g) => g,
+            Err(e) => {
+                warn!(market = %a.market, error = %crate::error_chain(&e), "submission not sent");
+                self.offchain_at(
+                    a.read,
+                    a.market,
+                    Some(a.prompt_hash),
+                    format!("not sent: {}", crate::error_chain(&e)),
+                    a.note,
+                )?;
+                return Ok(None);
+            }
+        };
         let id = self.journal.next_id();
         for retry in 0..2 {
             let sender = self.sender().await?;
