@@ -216,7 +216,8 @@ async fn report_at(
         return Err(ReportError::Mismatch(problems));
     }
     let LinkCheck { rows: linked, head: head_hash, .. } = links;
-    let verified = vec![
+    let fills = fill_prices(&record);
+    let mut verified = vec![
         format!(
             "verified from chain: {} decision rows (every field re-derived from its log), {answers} \
              published answers (length, head and keccak256 as logged), {RESULTS_FILE} \
@@ -235,6 +236,14 @@ async fn report_at(
              rewrites the feed can rewrite it too): compare {head_hash} with a copy kept elsewhere"
         ),
     ];
+    if !fills.is_empty() {
+        verified.push(format!(
+            "verified from chain: {} rows with a fill, each with its best level price and its \
+             average price paid, ceil(spent × 1e6 / filled): {}",
+            fills.len(),
+            fills.join("; ")
+        ));
+    }
     Ok(ReportOutcome {
         decisions: record.decisions.len(),
         offchain: offchain.len(),
@@ -257,6 +266,29 @@ pub async fn read_chain_record(
     let logs = collectors::gate_logs(provider, gate, from, to, range).await?;
     let times = collectors::block_times(provider, &logs, HashMap::new()).await?;
     Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times)?)
+}
+
+/// `block 12 tx 0x…: best level price 0.300000, average price paid 0.331500` for every row of
+/// the chain record with a fill (a fill the gate undid, reason 18, marked so).
+fn fill_prices(record: &ChainRecord) -> Vec<String> {
+    record
+        .decisions
+        .iter()
+        .filter_map(|d| {
+            let (avg, undone) = match (&d.average_price_paid, &d.attempted_fill) {
+                (Some(a), _) => (a.clone(), ""),
+                (None, Some(f)) => (f.average_price_paid.clone()?, " (fill undone, reason 18)"),
+                _ => return None,
+            };
+            Some(format!(
+                "block {} tx {}: best level price {}, average price paid {}{undone}",
+                d.block,
+                d.tx,
+                markdown::units(&d.price_paid),
+                markdown::units(&avg)
+            ))
+        })
+        .collect()
 }
 
 /// Decision rows carrying any keeper label.

@@ -17,6 +17,8 @@
 //!
 //! Then the gate is paused and a third market asked about: the estimate reverts (`GatePaused`),
 //! so the row is off chain, with the decoded revert, and nothing is signed.
+// One test at a time per binary (`common::serial`), held across awaits on purpose.
+#![allow(clippy::await_holding_lock)]
 
 mod common;
 
@@ -37,6 +39,9 @@ use keeper::{
     recorder::feed,
 };
 use serde_json::json;
+
+/// A maker's signing provider and the asks it rests: (market, UP price, quantity).
+type Seeded = (DynProvider, Vec<(Address, u64, u64)>);
 
 /// Distinct maker addresses, as the attacker used.
 const MAKERS: usize = 64;
@@ -78,8 +83,7 @@ async fn seed(
             (p, asks)
         }
     });
-    let ready: Vec<(DynProvider, Vec<(Address, u64, u64)>)> =
-        stream::iter(jobs).buffer_unordered(8).collect().await;
+    let ready: Vec<Seeded> = stream::iter(jobs).buffer_unordered(8).collect().await;
     // Placements one at a time: each is signed at its own estimate, and another maker's order
     // landing first on the same book could change what it costs.
     for (p, asks) in ready {

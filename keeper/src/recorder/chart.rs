@@ -17,8 +17,9 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
     }
     let mut cumulative = vec![(0i32, 0f64)];
     let mut acc = 0f64;
-    for (i, (_, st)) in chain.settlements.iter().enumerate() {
-        acc += st.pnl.parse::<f64>().unwrap_or(0.0) / 1e6;
+    // Write-offs count as losses when they happen, late payouts as gains when they come.
+    for (i, r) in chain.realised().iter().enumerate() {
+        acc += r.delta as f64 / 1e6;
         cumulative.push((i as i32 + 1, acc));
     }
     let mut svg = String::new();
@@ -69,7 +70,7 @@ pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
             .y_label_area_size(50)
             .build_cartesian_2d(0i32..n.max(1), (lo - pad)..(hi + pad))
             .map_err(e)?;
-        pnl.configure_mesh().x_desc("settlements").draw().map_err(e)?;
+        pnl.configure_mesh().x_desc("settlements and write-offs").draw().map_err(e)?;
         pnl.draw_series(LineSeries::new(cumulative.iter().copied(), &RED)).map_err(e)?;
         root.present().map_err(e)?;
     }

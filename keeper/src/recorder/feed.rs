@@ -299,6 +299,65 @@ impl ChainRecord {
     }
 }
 
+/// One change of realised P&L, in collateral base units, in chain order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Realised {
+    pub block: u64,
+    pub market: String,
+    /// Signed: a write-off is `-notional`; a settlement of a position not written off is
+    /// `payout - notional`; the late settlement of a written-off one is `+payout` (its loss was
+    /// already counted at the write-off).
+    pub delta: i128,
+    pub what: RealisedKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RealisedKind {
+    Settled,
+    WrittenOff,
+    /// A payout that came after the position was written off: a gain when it comes.
+    LatePayout,
+}
+
+fn int(v: &str) -> i128 {
+    v.parse().unwrap_or(0)
+}
+
+impl ChainRecord {
+    /// Realised P&L as it happened: a written-off position counts as a loss of its notional at
+    /// the write-off, and a payout that comes later as a gain when it comes; a position settled
+    /// without a write-off counts `payout - notional` at its settlement. Ordered by block, a
+    /// write-off before a settlement in the same block (a settled position cannot be written
+    /// off).
+    pub fn realised(&self) -> Vec<Realised> {
+        let mut events: Vec<(u64, u8, Realised)> = Vec::new();
+        for (m, w) in &self.write_offs {
+            let r = Realised {
+                block: w.block,
+                market: m.clone(),
+                delta: -int(&w.notional),
+                what: RealisedKind::WrittenOff,
+            };
+            events.push((w.block, 0, r));
+        }
+        for (m, st) in &self.settlements {
+            let written_off = self.write_offs.iter().any(|(wm, w)| wm == m && w.block <= st.block);
+            let (delta, what) = if written_off {
+                (int(&st.payout), RealisedKind::LatePayout)
+            } else {
+                (int(&st.pnl), RealisedKind::Settled)
+            };
+            events.push((
+                st.block,
+                1,
+                Realised { block: st.block, market: m.clone(), delta, what },
+            ));
+        }
+        events.sort_by_key(|(b, k, _)| (*b, *k));
+        events.into_iter().map(|(_, _, r)| r).collect()
+    }
+}
+
 /// Decodes the `abi.encode(Snapshot, Quote)` bytes of a `Decision`: what the gate read and the
 /// keeper's quote it evaluated. Empty means nothing was evaluated (ABSTAIN, unparseable).
 pub fn decode_snapshot(bytes: &[u8]) -> Option<(BookRead, QuoteRead)> {

@@ -10,7 +10,7 @@ use super::{
 use std::{collections::BTreeSet, fmt::Write};
 
 /// Units helper: 1e6 base units shown as a decimal with six places.
-pub(super) fn units(v: &str) -> String {
+pub fn units(v: &str) -> String {
     let neg = v.starts_with('-');
     let digits = v.trim_start_matches('-');
     let padded = format!("{digits:0>7}");
@@ -150,15 +150,17 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     let _ = writeln!(md, "## Latest rows\n");
     let _ = writeln!(
         md,
-        "| block | market | raw answer | verdict | reason | failing rules | price | limit | qty | filled |"
+        "| block | market | raw answer | verdict | reason | failing rules | best level price | \
+         average price paid | limit | qty | filled |"
     );
-    let _ = writeln!(md, "| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |");
+    let _ =
+        writeln!(md, "| ---: | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |");
     for d in decisions.iter().rev().take(15) {
         let rules: Vec<String> = d.failed_rules.iter().map(u8::to_string).collect();
         let short_market = d.market.get(..10).unwrap_or(&d.market);
         let _ = writeln!(
             md,
-            "| {} | `{short_market}` | {} | {} | {} {} | {} | {} | {} | {} | {} |",
+            "| {} | `{short_market}` | {} | {} | {} {} | {} | {} | {} | {} | {} | {} |",
             d.block,
             raw_cell(d),
             d.verdict,
@@ -166,6 +168,7 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
             d.reason_label,
             rules.join(","),
             d.price_paid,
+            average_cell(d),
             d.limit,
             d.quantity,
             d.filled
@@ -174,17 +177,30 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     md
 }
 
-/// One line per market the gate bought in: what it spent, whether the position was written
-/// off, and how it settled.
+/// The average price paid of a row with a fill (`ceil(spent × 1e6 / filled)`); for a fill the
+/// gate undid (reason 18), that of the fill offered, marked as undone; empty without a fill.
+fn average_cell(d: &DecisionRow) -> String {
+    match (&d.average_price_paid, &d.attempted_fill) {
+        (Some(avg), _) => avg.clone(),
+        (None, Some(a)) => {
+            a.average_price_paid.as_ref().map(|p| format!("{p} (undone)")).unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
+/// One line per market the gate bought in: what it spent (at what average price), whether the
+/// position was written off, and how it settled. Realised P&L counts a write-off as a loss of
+/// the position's notional when it happens, and a later payout as a gain when it comes.
 fn positions(md: &mut String, decisions: &[&DecisionRow], chain: &ChainRecord) {
     let _ = writeln!(md, "## Positions and settlements\n");
     let _ = writeln!(
         md,
-        "| market | fills | bought (units) | spent | written off | settled | outcome | payout | P&L |"
+        "| market | fills | bought (units) | spent | average price paid | written off | settled | outcome | payout | P&L |"
     );
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |");
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |");
     let mut seen = BTreeSet::new();
-    let mut realised: i128 = 0;
+    let realised: i128 = chain.realised().iter().map(|r| r.delta).sum();
     for m in decisions.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()) {
         if !seen.insert(m) {
             continue;
@@ -192,6 +208,14 @@ fn positions(md: &mut String, decisions: &[&DecisionRow], chain: &ChainRecord) {
         let fills: Vec<_> = decisions.iter().filter(|d| d.market == m && d.filled != "0").collect();
         let bought: i128 = fills.iter().map(|d| int(&d.filled)).sum();
         let spent: i128 = fills.iter().map(|d| int(&d.spent)).sum();
+        let average = if bought > 0 {
+            let avg = (spent * 1_000_000 + bought - 1) / bought;
+            units(&avg.to_string())
+        } else {
+            String::new()
+        };
+        let written_off: i128 =
+            chain.write_offs.iter().filter(|(wm, _)| wm == m).map(|(_, w)| int(&w.notional)).sum();
         let written: Vec<String> = chain
             .write_offs
             .iter()
@@ -201,18 +225,25 @@ fn positions(md: &mut String, decisions: &[&DecisionRow], chain: &ChainRecord) {
         let written = written.join(", ");
         let settled: Vec<_> = chain.settlements.iter().filter(|(sm, _)| sm == m).collect();
         if settled.is_empty() {
+            // A written-off position is a realised loss of its notional until a payout comes.
+            let pnl = if written_off > 0 {
+                format!("{} (written off)", units(&(-written_off).to_string()))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 md,
-                "| `{m}` | {} | {bought} | {} | {written} | open | | | |",
+                "| `{m}` | {} | {bought} | {} | {average} | {written} | open | | | {pnl} |",
                 fills.len(),
                 units(&spent.to_string())
             );
         }
         for (_, st) in settled {
-            realised += int(&st.pnl);
+            let late =
+                if written_off > 0 { " (loss at write-off, payout when it came)" } else { "" };
             let _ = writeln!(
                 md,
-                "| `{m}` | {} | {bought} | {} | {written} | block {} | {} | {} | {} |",
+                "| `{m}` | {} | {bought} | {} | {average} | {written} | block {} | {} | {} | {}{late} |",
                 fills.len(),
                 units(&spent.to_string()),
                 st.block,
@@ -222,12 +253,66 @@ fn positions(md: &mut String, decisions: &[&DecisionRow], chain: &ChainRecord) {
             );
         }
     }
-    let _ = writeln!(md, "\nRealised P&L: {} collateral units.\n", units(&realised.to_string()));
+    let _ = writeln!(
+        md,
+        "\nRealised P&L: {} collateral units (settlements, with every written-off position \
+         counted as a loss of its notional when written off and any later payout as a gain when \
+         it came).\n",
+        units(&realised.to_string())
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::units;
+
+    #[test]
+    fn a_write_off_is_a_loss_and_a_late_payout_a_gain() {
+        use crate::recorder::feed::{ChainRecord, RealisedKind, Settlement, WriteOff};
+        let wo = |block, notional: &str| WriteOff {
+            block,
+            time: 0,
+            tx: String::new(),
+            up_units: "0".into(),
+            down_units: "0".into(),
+            notional: notional.into(),
+            expiry: 0,
+        };
+        let st = |block, notional: &str, payout: &str, pnl: &str| Settlement {
+            block,
+            tx: String::new(),
+            up_won: true,
+            up_units: "0".into(),
+            down_units: "0".into(),
+            notional: notional.into(),
+            payout: payout.into(),
+            pnl: pnl.into(),
+        };
+        let rec = ChainRecord {
+            // Market a: written off (4.0 at risk) at block 10, paid 10.0 at block 20.
+            // Market b: written off (2.5) at block 12, never paid. Market c: settled at a loss.
+            write_offs: vec![("a".into(), wo(10, "4000000")), ("b".into(), wo(12, "2500000"))],
+            settlements: vec![
+                ("c".into(), st(5, "1000000", "0", "-1000000")),
+                ("a".into(), st(20, "4000000", "10000000", "6000000")),
+            ],
+            ..ChainRecord::default()
+        };
+        let r = rec.realised();
+        let deltas: Vec<(u64, i128, RealisedKind)> =
+            r.iter().map(|e| (e.block, e.delta, e.what)).collect();
+        assert_eq!(
+            deltas,
+            vec![
+                (5, -1_000_000, RealisedKind::Settled),
+                (10, -4_000_000, RealisedKind::WrittenOff),
+                (12, -2_500_000, RealisedKind::WrittenOff),
+                (20, 10_000_000, RealisedKind::LatePayout),
+            ]
+        );
+        // -1.0 - 4.0 - 2.5 + 10.0 = 2.5: a's net is its pnl (+6.0), b's loss (-2.5) counts.
+        assert_eq!(r.iter().map(|e| e.delta).sum::<i128>(), 2_500_000);
+    }
 
     #[test]
     fn units_render_six_places() {
