@@ -348,6 +348,31 @@ async fn scenarios(
     play(&mut k, &[m_short], &replay("scripted", &["BUY_UP"]), "expiry headroom too short", cancel)
         .await?;
 
+    p.step("scenario: an outsider's market naming the trusted resolver (creator not trusted)");
+    let m_creator =
+        w.create_market_as(Actor::Outsider, 10_000, 100, q100, long, w.maker_addr).await?;
+    w.approve_as(Actor::Outsider, m_creator).await?;
+    w.ask_as(Actor::Outsider, m_creator, 400_000, 10_000_000).await?;
+    play(
+        &mut k,
+        &[m_creator],
+        &replay("scripted", &["BUY_UP"]),
+        "market creator not trusted",
+        cancel,
+    )
+    .await?;
+    p.step("scenario: a grid too fine for the match cap (lot 100, minimum 100: 64 x 100 < 2.5)");
+    let m_fine = w.create_market(10_000, 100, 100, long).await?;
+    w.ask(m_fine, 400_000, 10_000_000).await?;
+    play(
+        &mut k,
+        &[m_fine],
+        &replay("scripted", &["BUY_UP"]),
+        "minimum fill beyond the match cap",
+        cancel,
+    )
+    .await?;
+
     p.step("scenario: market finalizes while the model is thinking");
     finalize_while_thinking(w, &mut k, m_final, cancel).await?;
 
@@ -391,7 +416,9 @@ async fn scenarios(
     w.resolve(m_collateral, true).await?; // gate holds UP: wins
     w.resolve(m_down, false).await?; // gate holds DOWN: wins
     w.resolve(m_thin, false).await?; // gate holds UP: loses
-    for m in [m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short, m_expired] {
+    for m in [
+        m_abstain, m_notional, m_band, m_empty, m_lot, m_min, m_short, m_expired, m_creator, m_fine,
+    ] {
         w.resolve(m, true).await?;
     }
     let provider = Model::Builtin;
