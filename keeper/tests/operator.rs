@@ -311,11 +311,15 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
     let url = anvil.url.to_string();
     let dir = tempfile::tempdir().unwrap();
     scratch_root(dir.path());
+    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
     let forge = root().join(".toolchain/bin/forge");
     let out = Command::new(&forge)
         .current_dir(dir.path())
         .args(["script", "script/Deploy.s.sol", "--rpc-url", &url, "--broadcast"])
         .env("DEPLOYER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+        // v2.1: no role defaults to the deployer; the maker resolves and creates markets.
+        .env("GATE_TRUSTED_RESOLVERS", &maker)
+        .env("GATE_TRUSTED_CREATORS", &maker)
         .env("FOUNDRY_OUT", dir.path().join("out"))
         .env("FOUNDRY_CACHE_PATH", dir.path().join("cache"))
         .output()
@@ -381,22 +385,41 @@ async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
     let url = anvil.url.to_string();
     let dir = tempfile::tempdir().unwrap();
     scratch_root(dir.path());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
-    cmd.arg("--root").arg(dir.path());
+    let deployer: Address = chain::dev_signer(anvil.dev_key(KEEPER).unwrap()).unwrap().address();
+    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
+    let deploy = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
+        cmd.arg("--root").arg(dir.path());
+        cmd.args(["deploy", "--rpc-url", &url])
+            .args(extra)
+            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+            .env_remove("KEEPER_KEYSTORE")
+            .output()
+            .unwrap()
+    };
+    // No trusted resolver or creator: no default to the deployer any more; said so.
+    let out = deploy(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("no --trusted-resolver given"), "{err}");
+    let out = deploy(&["--trusted-resolver", &maker]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no --trusted-creator given"), "{err}");
+    // The keeper (the deployer) named as a trusted creator: refused by name, before sending.
+    let me = deployer.to_string();
+    let out = deploy(&["--trusted-resolver", &maker, "--trusted-creator", &me]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("keeper {deployer} is also a trusted creator")), "{err}");
     // A horizon (60 s) below the default headroom (300 s): the constructor's
     // MaxHorizonBelowHeadroom(60, 300).
-    let out = cmd
-        .args(["deploy", "--rpc-url", &url, "--max-horizon", "60"])
-        .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
-        .env_remove("KEEPER_KEYSTORE")
-        .output()
-        .unwrap();
+    let out =
+        deploy(&["--max-horizon", "60", "--trusted-resolver", &maker, "--trusted-creator", &maker]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }"), "{err}");
     assert_eq!(err.matches("MaxHorizonBelowHeadroom").count(), 1, "named once: {err}");
     assert!(err.contains("nothing was deployed"), "{err}");
-    let deployer: Address = chain::dev_signer(anvil.dev_key(KEEPER).unwrap()).unwrap().address();
     let reader = chain::read_provider(&anvil.url).unwrap();
     assert_eq!(reader.get_transaction_count(deployer).await.unwrap(), 0, "no transaction sent");
     assert_eq!(reader.get_block_number().await.unwrap(), 0, "no block mined");

@@ -79,8 +79,11 @@ impl Keeper {
                         &input.into(),
                     )
                     .await;
-                    if !matches!(redeem, Err(ExecError::WouldRevert { .. })) {
-                        continue;
+                    // Redeemable, or already closed (redeemed this cycle): nothing to write off.
+                    match redeem {
+                        Err(ExecError::WouldRevert { revert, .. })
+                            if !revert.starts_with("NoOpenPosition") => {}
+                        _ => continue,
                     }
                 }
                 Err(_) => continue, // unreadable: try again next cycle
