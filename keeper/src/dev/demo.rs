@@ -309,6 +309,32 @@ async fn scenarios(
     w.mint(gate, U256::from(98_000_000u64)).await?;
     p.step("scenario: model abstains");
     play(&mut k, &[m_abstain], &replay("scripted", &["ABSTAIN"]), "model abstains", cancel).await?;
+    // Before any position is open: otherwise rule 8 would be the lowest failing code.
+    p.step("scenario: an outsider's market naming the trusted resolver (creator not trusted)");
+    let m_creator =
+        w.create_market_as(Actor::Outsider, 10_000, 100, q100, long, w.maker_addr).await?;
+    w.approve_as(Actor::Outsider, m_creator).await?;
+    w.ask_as(Actor::Outsider, m_creator, 400_000, 10_000_000).await?;
+    play(
+        &mut k,
+        &[m_creator],
+        &replay("scripted", &["BUY_UP"]),
+        "market creator not trusted",
+        cancel,
+    )
+    .await?;
+    p.step("scenario: a grid too fine for the match cap (lot 100, minimum 100: 64 x 100 < 2.5)");
+    let m_fine = w.create_market(10_000, 100, 100, long).await?;
+    w.ask(m_fine, 400_000, 10_000_000).await?;
+    play(
+        &mut k,
+        &[m_fine],
+        &replay("scripted", &["BUY_UP"]),
+        "minimum fill beyond the match cap",
+        cancel,
+    )
+    .await?;
+
     p.step("scenario: PASS, BUY_UP at 0.40 (cost 4.0)");
     play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
     p.step("scenario: PASS, BUY_DOWN against a 0.55 bid (DOWN costs 0.45)");
@@ -347,31 +373,6 @@ async fn scenarios(
     p.step("scenario: 400 s to expiry < 600 s headroom");
     play(&mut k, &[m_short], &replay("scripted", &["BUY_UP"]), "expiry headroom too short", cancel)
         .await?;
-
-    p.step("scenario: an outsider's market naming the trusted resolver (creator not trusted)");
-    let m_creator =
-        w.create_market_as(Actor::Outsider, 10_000, 100, q100, long, w.maker_addr).await?;
-    w.approve_as(Actor::Outsider, m_creator).await?;
-    w.ask_as(Actor::Outsider, m_creator, 400_000, 10_000_000).await?;
-    play(
-        &mut k,
-        &[m_creator],
-        &replay("scripted", &["BUY_UP"]),
-        "market creator not trusted",
-        cancel,
-    )
-    .await?;
-    p.step("scenario: a grid too fine for the match cap (lot 100, minimum 100: 64 x 100 < 2.5)");
-    let m_fine = w.create_market(10_000, 100, 100, long).await?;
-    w.ask(m_fine, 400_000, 10_000_000).await?;
-    play(
-        &mut k,
-        &[m_fine],
-        &replay("scripted", &["BUY_UP"]),
-        "minimum fill beyond the match cap",
-        cancel,
-    )
-    .await?;
 
     p.step("scenario: market finalizes while the model is thinking");
     finalize_while_thinking(w, &mut k, m_final, cancel).await?;
