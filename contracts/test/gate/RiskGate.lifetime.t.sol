@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {GateVenueBase} from "./GateVenueBase.sol";
+import {GateDefaultsBase} from "./GateDefaultsBase.sol";
 import {console} from "../utils/Test.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
@@ -13,36 +13,8 @@ import {FeeCollateral, CallbackCollateral, ITransferHook} from "../utils/FeeColl
 /// description against the v2.1 gate with the deploy defaults (band [0.05, 0.95], 100 tUSD per
 /// order, 3 positions, 250 tUSD notional, 500 tUSD drawdown, 25 % minimum fill) over
 /// 10,000 tUSD. Each asserts the attack is refused or bounded and prints its figure.
-contract RiskGateLifetimeTest is GateVenueBase {
-    uint256 internal constant TUSD = 1e6;
-    uint256 internal constant FUNDS = 10_000 * TUSD;
-    uint256 internal constant ORDER = 100 * TUSD;
-    uint256 internal constant DRAWDOWN = 500 * TUSD;
-
+contract RiskGateLifetimeTest is GateDefaultsBase {
     address internal owner_ = address(this);
-    address internal resolverKey = makeAddr("trusted-resolver");
-    address internal creatorKey = makeAddr("trusted-creator");
-    address internal attacker = makeAddr("attacker");
-    address internal honestMaker = makeAddr("honest-maker");
-
-    function marketMinimum() internal pure override returns (uint256) {
-        return TUSD;
-    }
-
-    function _defaults() internal pure returns (IRiskGate.Params memory) {
-        return IRiskGate.Params({
-            minPrice: 50_000,
-            maxPrice: 950_000,
-            maxSize: ORDER,
-            minHeadroom: 300,
-            maxConcurrent: 3,
-            maxNotional: 250 * TUSD,
-            maxHorizon: 7 days,
-            maxDrawdown: DRAWDOWN,
-            writeOffGrace: 1 days,
-            minFillBps: 2_500
-        });
-    }
 
     /// @dev A gate on the defaults that trusts the test contract and the attacker as resolvers
     /// (a trusted resolver turned hostile drives the losses) and the test contract as creator.
@@ -199,8 +171,13 @@ contract RiskGateLifetimeTest is GateVenueBase {
         assertEq(g.highWaterMark(), fee.balanceOf(address(g)), "H - equity unchanged (0)");
         // A donation that arrives short is a donation of what arrived.
         fee.transfer(address(g), ORDER);
-        assertEq(g.snapshotOf(_feeMarket(feeVenue)).highWaterMark, fee.balanceOf(address(g)));
-        _print("fee-on-transfer deposit, withdrawal, donation: H - equity after", 0, 0);
+        uint256 settled = g.snapshotOf(_feeMarket(feeVenue)).highWaterMark;
+        assertEq(settled, fee.balanceOf(address(g)), "H - equity unchanged (0)");
+        _print(
+            "fee-on-transfer deposit, withdrawal, donation: H - equity after",
+            settled - fee.balanceOf(address(g)),
+            0
+        );
     }
 
     function _feeMarket(MarketFactory f) internal returns (address) {
@@ -229,47 +206,40 @@ contract RiskGateLifetimeTest is GateVenueBase {
         }
         assertEq(token.balanceOf(address(gate)), FUNDS, "nothing spent");
         console.log("hostile creator: attempts", attempts);
-        _print("hostile creator naming a trusted resolver: slots taken", 0, 0);
+        _print("hostile creator naming a trusted resolver: slots taken", gate.openPositions(), 0);
     }
 
     // --- 3. dust ahead of real liquidity inside the limit
 
-    /// @dev 64 asks of the venue minimum at 0.41, then 100 tUSD at 0.42; the keeper's limit
-    /// covers both (quoted from the real level, 0.42 * 1.005 = 0.4221, limit 0.42).
-    function _dustBook(bool distinctMakers, bool buyDown) internal returns (BinaryMarket m) {
-        m = newMarket();
+    /// @dev 64 orders of the venue minimum one tick inside the real level: asks at 0.41 for
+    /// BUY_UP, bids at 0.59 for BUY_DOWN; from the attacker alone or from 64 makers.
+    function _placeDust(BinaryMarket m, bool distinctMakers, bool buyDown) internal {
         for (uint256 i; i < 64; ++i) {
             address who = distinctMakers ? address(uint160(0xd000 + i)) : attacker;
-            if (buyDown) quoteAs(who, m, true, 590_000, TUSD);
-            else quoteAs(who, m, false, 410_000, TUSD);
+            quoteAs(who, m, buyDown, buyDown ? 590_000 : 410_000, TUSD);
         }
-        if (buyDown) quoteAs(honestMaker, m, true, 580_000, ORDER);
-        else quoteAs(honestMaker, m, false, 420_000, ORDER);
     }
 
+    /// @dev The real liquidity: 100 tUSD at 0.42 for BUY_UP (an ask), or a bid at 0.58 for
+    /// BUY_DOWN, which also pays 1 - 0.58 = 0.42.
+    function _placeReal(BinaryMarket m, bool buyDown) internal {
+        quoteAs(honestMaker, m, buyDown, buyDown ? 580_000 : 420_000, ORDER);
+    }
+
+    /// @dev The keeper reads the book, quotes and submits. Standing dust: it quotes from the
+    /// level the minimum fill needs, 0.42 + 50 bps = 0.4221 (the dust alone, 64 tUSD, would
+    /// reach the 25 tUSD minimum too). Front-run: it reads the clean book and quotes the same
+    /// from it, and the dust lands before its transaction.
     function _dustCase(bool distinctMakers, bool buyDown, bool frontRun) internal {
         _gate();
         string memory answer = buyDown ? "BUY_DOWN" : "BUY_UP";
-        BinaryMarket m;
-        IRiskGate.Quote memory q;
+        BinaryMarket m = newMarket();
+        if (!frontRun) _placeDust(m, distinctMakers, buyDown);
+        _placeReal(m, buyDown);
+        IRiskGate.Quote memory q = IRiskGate.Quote(422_100, uint64(block.timestamp) + 60);
         if (frontRun) {
-            // The keeper reads a clean book and quotes from it; the dust lands before it.
-            m = newMarket();
-            if (buyDown) quoteAs(honestMaker, m, true, 580_000, ORDER);
-            else quoteAs(honestMaker, m, false, 420_000, ORDER);
-            q = keeperQuote(m, answer);
-            for (uint256 i; i < 64; ++i) {
-                address who = distinctMakers ? address(uint160(0xd000 + i)) : attacker;
-                if (buyDown) quoteAs(who, m, true, 590_000, TUSD);
-                else quoteAs(who, m, false, 410_000, TUSD);
-            }
-        } else {
-            m = _dustBook(distinctMakers, buyDown);
-            // Standing dust: the keeper quotes from the level the minimum fill needs (0.42),
-            // not the dust's (the dust alone, 64 tUSD, would also reach the 25 tUSD minimum).
-            q = buyDown
-                ? IRiskGate.Quote(420_000 * 10_050 / 10_000, uint64(block.timestamp) + 60)
-                : IRiskGate.Quote(420_000 * 10_050 / 10_000, uint64(block.timestamp) + 60);
+            assertEq(q.maxPricePaid, keeperQuote(m, answer).maxPricePaid, "the keeper's quote");
+            _placeDust(m, distinctMakers, buyDown);
         }
         uint256 before = token.balanceOf(address(gate));
         vm.prank(keeperAddr);
@@ -375,7 +345,11 @@ contract RiskGateLifetimeTest is GateVenueBase {
         assertEq(r.refused(), 4, "each refused by the lock");
         // H stays exact: the buy moved collateral into notional one for one.
         assertEq(g.highWaterMark(), hook.balanceOf(address(g)) + g.openNotional());
-        _print("reentrancy through a callback collateral: calls that got in", 0, 0);
+        _print(
+            "reentrancy through a callback collateral: calls that got in",
+            r.attempts() - r.refused(),
+            0
+        );
     }
 
     // --- 5. a fee-on-transfer winner that cannot be redeemed is written off
@@ -421,14 +395,18 @@ contract RiskGateLifetimeTest is GateVenueBase {
         g.redeem(address(ms[0]));
         // Within the grace a write-off is still too early; after it, a final market that cannot
         // pay is written off like a silent one, and the slots and the notional come free.
-        vm.warp(uint256(EXPIRY) + 1 days + 1);
+        vm.warp(uint256(EXPIRY) + GRACE + 1);
         for (uint256 i; i < 3; ++i) {
             g.writeOff(address(ms[i]));
         }
         assertEq(uint256(g.openPositions()), 0, "slots free");
         assertEq(g.openNotional(), 0, "notional free");
         assertTrue(g.positionOf(address(ms[0])).writtenOff, "the claim is kept");
-        _print("fee-on-transfer winners: slots and notional held after write-off", 0, 0);
+        _print(
+            "fee-on-transfer winners: slots and notional held after write-off",
+            g.openPositions() + g.openNotional(),
+            0
+        );
     }
 
     function _print(string memory what, uint256 loss, uint256 bound) internal view {
@@ -451,21 +429,26 @@ contract Reenterer is ITransferHook {
         market = market_;
     }
 
+    /// @dev Called on every transfer out of the gate; the first time, tries the four entry
+    /// points, counting each call made and each one the lock refused.
     function onTransfer(address, address, uint256) external {
         if (attempts != 0) return;
-        attempts = 4;
+        attempts += 1;
         try gate.redeem(market) {}
         catch (bytes memory e) {
             if (_isLock(e)) refused += 1;
         }
+        attempts += 1;
         try gate.writeOff(market) {}
         catch (bytes memory e) {
             if (_isLock(e)) refused += 1;
         }
+        attempts += 1;
         try gate.deposit(1) {}
         catch (bytes memory e) {
             if (_isLock(e)) refused += 1;
         }
+        attempts += 1;
         try gate.withdrawCollateral(address(this), 1) {}
         catch (bytes memory e) {
             if (_isLock(e)) refused += 1;
