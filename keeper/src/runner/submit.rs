@@ -5,6 +5,23 @@
 use super::*;
 
 impl Keeper {
+    /// An answer that was never signed: an off-chain row with the whole cause, asked again
+    /// when due.
+    fn not_sent(
+        &mut self,
+        a: Answer,
+        cause: &(dyn std::error::Error + 'static),
+    ) -> Result<Option<u64>> {
+        self.offchain_at(
+            a.read,
+            a.market,
+            Some(a.prompt_hash),
+            format!("not sent: {}", crate::error_chain(cause)),
+            a.note,
+        )?;
+        Ok(None)
+    }
+
     /// Executor stage for one answer: signs it at the next nonce, journals it, then sends it.
     /// Returns the submission id when it is in flight (a refusal is an off-chain row). A dry
     /// run prints what the gate would publish instead.
@@ -44,16 +61,7 @@ impl Keeper {
                 self.fees = Some(f);
                 f
             }
-            Err(e) => {
-                self.offchain_at(
-                    a.read,
-                    a.market,
-                    Some(a.prompt_hash),
-                    format!("not sent: {}", crate::error_chain(&e)),
-                    a.note,
-                )?;
-                return Ok(None);
-            }
+            Err(e) => return self.not_sent(a, &e),
         };
         let input = executor::submit_calldata(a.market, &a.raw, a.prompt_hash, &a.quote);
         let gate = self.gate;
@@ -74,14 +82,7 @@ impl Keeper {
             Ok(g) => g,
             Err(e) => {
                 warn!(market = %a.market, error = %crate::error_chain(&e), "submission not sent");
-                self.offchain_at(
-                    a.read,
-                    a.market,
-                    Some(a.prompt_hash),
-                    format!("not sent: {}", crate::error_chain(&e)),
-                    a.note,
-                )?;
-                return Ok(None);
+                return self.not_sent(a, &e);
             }
         };
         let id = self.journal.next_id();
