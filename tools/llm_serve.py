@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The one language model server process: llama.cpp's OpenAI-compatible HTTP server (the pinned
+xllamacpp wheel, tools/llm.lock) on a loopback address, serving one GGUF file.
+
+    .toolchain/llm/venv/bin/python tools/llm_serve.py --model PATH --port N \
+        [--threads 2] [--parallel 1] [--ctx 2048] [--seed 1] [--host 127.0.0.1]
+
+- Loopback only: a --host that is not a loopback IP address is refused.
+- --port 0 lets the server bind a free port itself; the ready line names the one it bound.
+- It dies with its parent: PR_SET_PDEATHSIG sends it SIGTERM when the thread that started it
+  exits (Linux ties the signal to that thread, not to the parent process).
+- Once the server is listening it prints one line to stdout and flushes it:
+      llm_serve: ready http://127.0.0.1:PORT model=FILE_NAME
+  The model may still be warming up then; a caller waits for GET /health to answer 200.
+- SIGTERM or SIGINT stops the server and exits with status 0.
+- Responses name the model by its alias, the model file's name (not its absolute path, which
+  differs from machine to machine).
+
+Refusals and failures go to stderr with a non-zero exit status.
+"""
+
+import os
+
+# Taken first, so that a parent gone before the death signal was armed is noticed below.
+PARENT = os.getppid()
+
+import argparse
+import ctypes
+import ipaddress
+import signal
+import sys
+import threading
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        sys.exit(f"llm_serve: prctl(PR_SET_PDEATHSIG) failed: {os.strerror(err)}")
+    if os.getppid() != PARENT:
+        sys.exit("llm_serve: the parent exited before the server started")
+
+
+def loopback(host):
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        sys.exit(f"llm_serve: --host {host!r} is not an IP address; use 127.0.0.1")
+    if not address.is_loopback:
+        sys.exit(f"llm_serve: --host {host} is not a loopback address; use 127.0.0.1")
+    return str(address)
+
+
+def positive(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def port(text):
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0 picks a free one)")
+    return value
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="the GGUF file to serve")
+    parser.add_argument("--port", required=True, type=port, help="0 picks a free port")
+    parser.add_argument("--threads", type=positive, default=2)
+    parser.add_argument("--parallel", type=positive, default=1, help="request slots")
+    parser.add_argument("--ctx", type=positive, default=2048, help="context per slot, tokens")
+    parser.add_argument("--seed", type=int, default=1, help="default sampling seed")
+    parser.add_argument("--host", default="127.0.0.1", help="a loopback IP address")
+    args = parser.parse_args()
+
+    die_with_parent()
+    host = loopback(args.host)
+    model = os.path.abspath(args.model)
+    if not os.path.isfile(model):
+        sys.exit(f"llm_serve: no model file at {model}; run `make bootstrap`")
+
+    stop = threading.Event()
+
+    def on_signal(_signum, _frame):
+        stop.set()
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, on_signal)
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = model
+    params.model_alias = {os.path.basename(model)}
+    params.hostnames = [host]
+    params.port = args.port
+    params.n_ctx = args.ctx * args.parallel
+    params.n_parallel = args.parallel
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.sampling.seed = args.seed
+    params.ui = False
+
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as e:  # the server raises a bare exception on a bind or load failure
+        sys.exit(f"llm_serve: the server did not start: {e}")
+    # The server may have installed handlers of its own; ours decide how it stops.
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, on_signal)
+
+    print(f"llm_serve: ready {server.listening_address} model={os.path.basename(model)}", flush=True)
+    while not stop.wait(0.5):
+        pass
+    del server
+    print("llm_serve: stopped", flush=True)
+
+
+if __name__ == "__main__":
+    main()
