@@ -7,6 +7,8 @@
 //! - [`anvil`]: a local anvil on loopback, with `--prune-history` unless history is asked for,
 //!   its per-block state in a folder of its own that is removed when it stops, killed on drop.
 //! - [`compile`]: `contracts/src` compiled with every bytecode setting read from `foundry.toml`.
+//! - [`llm`]: the bundled language model (`tools/llm.lock`) behind llama.cpp's OpenAI-compatible
+//!   server, on loopback, waited for until `/health` answers, killed on drop.
 //!
 //! Nothing here models the gate: gate-sim's reference model is an independent reading of the
 //! specification and must not use this crate's reason table.
@@ -14,6 +16,7 @@
 pub mod anvil;
 pub mod bindings;
 pub mod compile;
+pub mod llm;
 pub mod revert;
 
 use std::path::{Path, PathBuf};
