@@ -24,21 +24,18 @@ mod common;
 
 use alloy::{
     eips::BlockNumberOrTag,
-    primitives::{keccak256, Address, U256},
+    primitives::{Address, U256},
     providers::{DynProvider, Provider},
-    signers::local::PrivateKeySigner,
 };
-use common::{anvil_rpc, builtin_cycle, decisions, offchain, serial, world};
+use common::{builtin_cycle, decisions, offchain, serial, world};
 use futures::{stream, StreamExt};
 use keeper::{
     bindings::{reason, IRiskGate, ITestCollateral},
-    chain,
     dev::world::World,
     executor,
     market::{self, UpOrder},
     recorder::feed,
 };
-use serde_json::json;
 
 /// A maker's signing provider and the asks it rests: (market, UP price, quantity).
 type Seeded = (DynProvider, Vec<(Address, u64, u64)>);
@@ -48,20 +45,11 @@ const MAKERS: usize = 64;
 
 /// Deterministic maker keys (keccak256 of a label), funded with ETH and collateral.
 async fn makers(w: &World) -> Vec<(Address, DynProvider)> {
-    let mut out = Vec::new();
-    for i in 0..MAKERS {
-        let key = keccak256(format!("riskgate gas test maker {i}"));
-        let signer = PrivateKeySigner::from_bytes(&key).expect("a valid key");
-        let addr = signer.address();
-        let ten_eth = U256::from(10u64).pow(U256::from(19u64));
-        anvil_rpc(&w.keeper_rpc, "anvil_setBalance", json!([addr, ten_eth])).await;
-        out.push((addr, chain::signing_provider(&w.anvil.url, signer).unwrap()));
-    }
-    out
+    w.extra_makers("riskgate gas test maker", MAKERS, U256::from(1_000_000_000u64)).await.unwrap()
 }
 
-/// Each maker mints itself collateral (the open faucet) and approves `markets` (makers
-/// concurrently), then rests `asks(i)` (market, UP price, quantity), one order at a time.
+/// Each maker approves `markets` (makers concurrently), then rests `asks(i)` (market, UP
+/// price, quantity), one order at a time.
 async fn seed(
     w: &World,
     makers: &[(Address, DynProvider)],
@@ -69,13 +57,11 @@ async fn seed(
     asks: impl Fn(usize) -> Vec<(Address, u64, u64)>,
 ) {
     let collateral = w.deployment.collateral;
-    let jobs = makers.iter().enumerate().map(|(i, (addr, p))| {
+    let jobs = makers.iter().enumerate().map(|(i, (_, p))| {
         let asks = asks(i);
-        let (addr, p) = (*addr, p.clone());
+        let p = p.clone();
         async move {
             let c = ITestCollateral::new(collateral, &p);
-            let tx = c.mint(addr, U256::from(1_000_000_000u64)).send().await.unwrap();
-            tx.get_receipt().await.unwrap();
             for m in markets {
                 let tx = c.approve(*m, U256::MAX).send().await.unwrap();
                 tx.get_receipt().await.unwrap();

@@ -54,6 +54,8 @@ pub enum WorldError {
     /// A venue chore (create, place, resolve) through the same code `keeper market` runs.
     #[error(transparent)]
     Market(#[from] market::MarketError),
+    #[error("maker key {index} from label {label:?} is not a valid secp256k1 key: {why}")]
+    Key { label: String, index: usize, why: String },
     #[error("reading the chain head failed")]
     Head(#[source] Box<crate::follower::FollowError>),
 }
@@ -261,6 +263,105 @@ impl World {
         let tx = c.mint(to, amount).send().await.map_err(CallFailed::on("mint"))?;
         confirm(&self.maker, "mint", *tx.tx_hash()).await?;
         Ok(())
+    }
+
+    /// `who` moves `amount` of collateral to `to` with a plain ERC-20 transfer (to the gate: a
+    /// donation, which the gate's next settle counts as a deposit).
+    pub async fn transfer_as(&self, who: Actor, to: Address, amount: U256) -> Result<()> {
+        let p = self.signer(who);
+        let c = ITestCollateral::new(self.deployment.collateral, p);
+        let tx = c.transfer(to, amount).send().await.map_err(CallFailed::on("transfer"))?;
+        confirm(p, "transfer", *tx.tx_hash()).await?;
+        Ok(())
+    }
+
+    /// `who` approves the gate and calls `deposit(amount)` (open to anyone).
+    pub async fn deposit_as(&self, who: Actor, amount: U256) -> Result<()> {
+        let p = self.signer(who);
+        let c = ITestCollateral::new(self.deployment.collateral, p);
+        let tx = c
+            .approve(self.deployment.gate, amount)
+            .send()
+            .await
+            .map_err(CallFailed::on("approve"))?;
+        confirm(p, "approve", *tx.tx_hash()).await?;
+        let g = IRiskGate::new(self.deployment.gate, p);
+        let tx = g.deposit(amount).send().await.map_err(CallFailed::on("deposit"))?;
+        confirm(p, "deposit", *tx.tx_hash()).await?;
+        Ok(())
+    }
+
+    /// The owner (the deploying keeper account) withdraws `amount` to itself.
+    pub async fn withdraw(&self, amount: U256) -> Result<()> {
+        let g = IRiskGate::new(self.deployment.gate, &self.keeper_rpc);
+        let tx = g
+            .withdrawCollateral(self.keeper_addr, amount)
+            .send()
+            .await
+            .map_err(CallFailed::on("withdrawCollateral"))?;
+        confirm(&self.keeper_rpc, "withdrawCollateral", *tx.tx_hash()).await?;
+        Ok(())
+    }
+
+    /// `(H, balance)`: the gate's high-water mark and the collateral it holds, read now.
+    pub async fn gate_marks(&self) -> Result<(U256, U256)> {
+        let g = IRiskGate::new(self.deployment.gate, &self.keeper_rpc);
+        let h = g.highWaterMark().call().await.map_err(CallFailed::on("highWaterMark"))?;
+        let c = ITestCollateral::new(self.deployment.collateral, &self.keeper_rpc);
+        let b =
+            c.balanceOf(self.deployment.gate).call().await.map_err(CallFailed::on("balanceOf"))?;
+        Ok((h, b))
+    }
+
+    /// How many positions the gate holds now.
+    pub async fn open_positions(&self) -> Result<u8> {
+        let g = IRiskGate::new(self.deployment.gate, &self.keeper_rpc);
+        Ok(g.openPositions().call().await.map_err(CallFailed::on("openPositions"))?)
+    }
+
+    /// An ask from a maker outside the four roles (see [`World::extra_makers`]): approves
+    /// `market`, then rests the order.
+    pub async fn rest_ask_with(
+        &self,
+        signer: &DynProvider,
+        market: Address,
+        price: u64,
+        qty: u64,
+    ) -> Result<()> {
+        let c = ITestCollateral::new(self.deployment.collateral, signer);
+        let tx = c.approve(market, U256::MAX).send().await.map_err(CallFailed::on("approve"))?;
+        confirm(signer, "approve", *tx.tx_hash()).await?;
+        market::place(signer, market, UpOrder { is_bid: false, up_price: price, qty }).await?;
+        Ok(())
+    }
+
+    /// `n` makers at distinct addresses beyond the four roles, from deterministic keys
+    /// (keccak256 of `label` and the index), each given 10 ETH with `anvil_setBalance` and
+    /// `collateral` test collateral. Returns (address, signing provider) per maker.
+    pub async fn extra_makers(
+        &self,
+        label: &str,
+        n: usize,
+        collateral: U256,
+    ) -> Result<Vec<(Address, DynProvider)>> {
+        let mut out = Vec::with_capacity(n);
+        let ten_eth = U256::from(10u64).pow(U256::from(19u64));
+        for i in 0..n {
+            let key = alloy::primitives::keccak256(format!("{label} {i}"));
+            let signer =
+                alloy::signers::local::PrivateKeySigner::from_bytes(&key).map_err(|e| {
+                    WorldError::Key { label: label.to_string(), index: i, why: e.to_string() }
+                })?;
+            let addr = signer.address();
+            let _: serde_json::Value = self
+                .keeper_rpc
+                .raw_request("anvil_setBalance".into(), (addr, ten_eth))
+                .await
+                .map_err(rpc_err("anvil_setBalance"))?;
+            self.mint(addr, collateral).await?;
+            out.push((addr, chain::signing_provider(&self.anvil.url, signer)?));
+        }
+        Ok(out)
     }
 
     /// The smallest `minQuantity` on a `lot` grid with which one IOC of this gate's order can

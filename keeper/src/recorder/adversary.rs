@@ -1,5 +1,5 @@
 //! The adversary section of RESULTS.md: every group of rows whose scenario is labelled
-//! `attack ...` (the demo's replay of issue 7's attacks), with what it cost the gate and the
+//! `attack ...` (the demo's replay of issue 7's and issue 14's attacks), with what it cost the gate and the
 //! bound that held. Every figure is computed from the chain record (decisions, snapshots,
 //! quotes, settlements, write-offs); only the grouping comes from the keeper's labels, so
 //! `keeper report --check` re-derives the section like the rest of the page.
@@ -9,7 +9,7 @@ use super::{
     markdown::{int, units},
     GateFacts,
 };
-use crate::bindings::{reason, verdict, PRICE_ONE};
+use crate::bindings::{reason, verdict, BPS, PRICE_ONE};
 use std::{
     collections::{BTreeMap, BTreeSet},
     fmt::Write,
@@ -55,6 +55,13 @@ fn bounds_held(
             of(reason::RESOLVER_UNTRUSTED)
         ));
     }
+    if of(reason::CREATOR_UNTRUSTED) > 0 {
+        let slots = rows.iter().filter(|d| d.filled != "0").count();
+        out.push(format!(
+            "rule 19 (market creator not trusted) refused {} of {n} attempts; {slots} slots taken",
+            of(reason::CREATOR_UNTRUSTED)
+        ));
+    }
     if let Some(secs) = rows
         .iter()
         .filter(|d| d.reason == reason::HORIZON)
@@ -79,6 +86,32 @@ fn bounds_held(
             units(&cost.to_string()),
             if cost <= max_dd { "yes" } else { "NO" }
         ));
+    }
+    // Money moved in and out between refused attempts: H changed, and H − balance did not.
+    let refused_all = rows.iter().all(|d| d.filled == "0");
+    let marks: Vec<(i128, i128)> = rows
+        .iter()
+        .filter_map(|d| d.book.as_ref())
+        .map(|k| (int(&k.high_water_mark), int(&k.collateral_available)))
+        .collect();
+    if let (Some(lo), Some(hi)) = (marks.iter().map(|m| m.0).min(), marks.iter().map(|m| m.0).max())
+    {
+        if lo != hi && refused_all {
+            let gaps: BTreeSet<i128> = marks.iter().map(|(h, b)| (h - b).max(0)).collect();
+            let gap = match (gaps.first(), gaps.last()) {
+                (Some(a), Some(z)) if a == z => format!("stayed {}", units(&a.to_string())),
+                (Some(a), Some(z)) => {
+                    format!("ranged {} to {}", units(&a.to_string()), units(&z.to_string()))
+                }
+                _ => String::new(),
+            };
+            out.push(format!(
+                "H moved between {} and {} with the money put in and taken out, while H − \
+                 balance {gap} at every attempt",
+                units(&lo.to_string()),
+                units(&hi.to_string())
+            ));
+        }
     }
     for d in rows.iter().filter(|d| d.reason == reason::QUOTE_LIMIT) {
         if let (Some(p), Some(q)) = (book_price(d), &d.quote) {
@@ -127,6 +160,31 @@ fn bounds_held(
             ));
         }
     }
+    let passed: Vec<&&DecisionRow> =
+        rows.iter().filter(|d| d.reason == reason::PASS && d.filled != "0").collect();
+    if !passed.is_empty() {
+        let (filled, spent) =
+            passed.iter().fold((0i128, 0i128), |(f, s), d| (f + int(&d.filled), s + int(&d.spent)));
+        let least = passed.iter().map(|d| int(&d.filled)).min().unwrap_or(0);
+        let quantity = passed.iter().map(|d| int(&d.quantity)).max().unwrap_or(0);
+        let min_fill = quantity * i128::from(b.minFillBps) / BPS as i128;
+        // The average price paid over the group, rounded up as the feed rounds each row's.
+        let average = (spent * PRICE_ONE as i128 + filled - 1) / filled.max(1);
+        out.push(if passed.len() == 1 {
+            format!(
+                "PASS filled {filled} of {quantity} units (minimum fill {min_fill}) at an average \
+                 price of {}",
+                units(&average.to_string())
+            )
+        } else {
+            format!(
+                "{} PASS filled {filled} units in all, the least {least} of {quantity} (minimum \
+                 fill {min_fill}), at an average price of {}",
+                passed.len(),
+                units(&average.to_string())
+            )
+        });
+    }
     let markets: BTreeSet<&str> =
         rows.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
     for (m, w) in chain.write_offs.iter().filter(|(m, _)| markets.contains(m.as_str())) {
@@ -169,7 +227,7 @@ pub fn render(md: &mut String, facts: &GateFacts, decisions: &[&DecisionRow], ch
     let _ = writeln!(md, "## Adversaries\n");
     let _ = writeln!(
         md,
-        "Issue 7's attacks replayed against this gate by real transactions. Cost to the gate = \
+        "Issue 7's and issue 14's attacks replayed against this gate by real transactions. Cost to the gate = \
          collateral spent in the attack's markets − payouts collected there (an open or \
          written-off position counts as lost). Every figure is computed from the chain record.\n"
     );

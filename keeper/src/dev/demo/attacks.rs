@@ -1,10 +1,10 @@
-//! The demo's adversary segment: issue 7's attacks 1-4 replayed against the gate by real
-//! transactions, each labelled `attack ...` so RESULTS.md lists it with what it cost the gate and
-//! the bound that held (computed from the chain record by `recorder::adversary`).
+//! The demo's adversary segment: issue 7's attacks 1-4 and issue 14's 5-7 replayed against the
+//! gate by real transactions, each labelled `attack ...` so RESULTS.md lists it with what it cost
+//! the gate and the bound that held (computed from the chain record by `recorder::adversary`).
 //!
 //! It runs after the ordinary stretch has settled, so it never starves it, and keeps the gate's
-//! position caps free between attacks: each attack leaves no open position behind, except the
-//! drawdown attack (1b), which runs last.
+//! position caps free between attacks: the positions attacks 3b, 4 and 6 open (three, the cap)
+//! are closed before the drawdown attack (1b), which with the top-ups after it (7) runs last.
 
 use super::{play, replay, think, DemoError, Progress, Result};
 use crate::{
@@ -14,7 +14,7 @@ use crate::{
     runner::Keeper,
     strategy::Model,
 };
-use alloy::primitives::Address;
+use alloy::primitives::{Address, U256};
 use tokio_util::sync::CancellationToken;
 
 const ATTACK_1A: &str = "attack 1a: an outsider's markets, resolver not trusted";
@@ -24,6 +24,16 @@ const ATTACK_3A: &str = "attack 3a: slot lock, expiry 2^64-1";
 const ATTACK_3B: &str = "attack 3b: slot lock, a resolver that never acts";
 const ATTACK_3C: &str = "attack 3c: slot lock, a dust ask one tick better";
 const ATTACK_4: &str = "attack 4: both sides of one market";
+const ATTACK_5: &str = "attack 5: a hostile creator's markets naming a trusted resolver";
+const ATTACK_6: &str = "attack 6: 64 one-lot asks from 64 makers ahead of real liquidity";
+const ATTACK_7: &str = "attack 7: top-ups after the drawdown is used";
+
+/// Attack 6's dust makers (distinct addresses, as the review's attacker used: the venue's match
+/// cap, 64, is what the dust tries to exhaust).
+const DUST_MAKERS: usize = crate::bindings::MAX_MATCHES_PER_TAKE as usize;
+/// What attack 7 moves in and out of the gate per round trip: 20 units, half the demo's
+/// `maxDrawdown`, enough to reset a v2 gate's budget.
+const TOP_UP: u64 = 20_000_000;
 
 /// Rounds of attack 1b at most; with the demo's bounds the drawdown stops it in about four.
 const MAX_DRAIN_ROUNDS: usize = 8;
@@ -76,6 +86,35 @@ pub(super) async fn run_all(
         expect(ATTACK_1A, &got, &[reason::RESOLVER_UNTRUSTED; 3])?;
     }
 
+    // 5. A hostile creator: anyone may create a market naming a trusted resolver. The outsider
+    // lists markets that expire exactly maxHorizon out, naming the trusted maker, with only the
+    // minimum fill offered at a price the builtin model buys: v2 let three of them hold every
+    // slot for a week. The keeper never asks about an untrusted creator's market; told to, the
+    // gate refuses each one (rule 19) and no slot is taken.
+    let horizon = u64::from(super::demo_params().maxHorizon);
+    let min_fill = super::demo_params().maxSize.to::<u64>()
+        * u64::from(super::demo_params().minFillBps)
+        / crate::bindings::BPS;
+    for round in 1..=2 {
+        p.step(&format!("attack 5, round {round}: three markets from an untrusted creator"));
+        let now = w.chain_time().await?;
+        let mut markets = Vec::new();
+        for _ in 0..3 {
+            let m =
+                w.create_market_as(Actor::Outsider, 10_000, 100, q, now + horizon, maker).await?;
+            w.ask_as(Actor::Outsider, m, 450_000, min_fill.max(q)).await?;
+            markets.push(m);
+        }
+        let r = k.cycle(&builtin, Some(ATTACK_5), cancel).await?;
+        check(ATTACK_5, r.asked == 0, || {
+            format!("the keeper asked {} markets; untrusted creators must be skipped", r.asked)
+        })?;
+        let got = play(k, &markets, &builtin, ATTACK_5, cancel).await?;
+        expect(ATTACK_5, &got, &[reason::CREATOR_UNTRUSTED; 3])?;
+        let open = w.open_positions().await?;
+        check(ATTACK_5, open == 0, || format!("{open} slots taken; expected 0"))?;
+    }
+
     // 2. Sandwich: the model is shown a 0.42 ask; before the answer lands, someone lifts it and
     // re-offers at 0.95. The quote (0.42 + 50 bps) refuses the moved book (rule 15).
     p.step("attack 2: sandwich, the 0.42 ask is lifted and re-offered at 0.95 before submission");
@@ -109,6 +148,23 @@ pub(super) async fn run_all(
     let got = play(k, &[m_dust], &builtin, ATTACK_3C, cancel).await?;
     expect(ATTACK_3C, &got, &[reason::FILL_BELOW_MIN])?;
 
+    // 6. Dust ahead of real liquidity: 64 makers at distinct addresses each rest the smallest
+    // order the market allows one tick better than the honest book, and the honest offer sits
+    // behind them at the same price, inside the keeper's limit. v2's IOC stopped at the match
+    // cap after 64 one-unit fills (rule 18, every cycle). v2.1's venue never lets a resting order
+    // fall below minQuantity, and rule 20 admits only markets where 64 such orders reach the
+    // minimum fill, so the sweep of the 64 reaches it and the gate buys (64 × 39,100 =
+    // 2,502,400 ≥ 2,500,000). The keeper signs at its estimate for 64 makers.
+    p.step("attack 6: 64 one-lot asks from 64 makers ahead of real liquidity");
+    let m_dust64 = w.create_market(10_000, 100, q, now + 3_600).await?;
+    let dust = w.extra_makers("riskgate demo dust maker", DUST_MAKERS, U256::from(q)).await?;
+    for (_, signer) in &dust {
+        w.rest_ask_with(signer, m_dust64, 390_000, q).await?;
+    }
+    w.ask(m_dust64, 390_000, 20_000_000).await?;
+    let got = play(k, &[m_dust64], &builtin, ATTACK_6, cancel).await?;
+    expect(ATTACK_6, &got, &[reason::PASS])?;
+
     // 4. Both sides of one market: UP at the 0.55 ask, then DOWN against the 0.45 bid (also
     // 0.55), a pair costing 1.10 that redeems for 1.00. Scripted answers, as from a compromised
     // model; the second is refused (rule 17).
@@ -141,6 +197,7 @@ pub(super) async fn run_all(
     w.resolve(m_sandwich, true).await?;
     w.resolve(m_dust, true).await?;
     w.resolve(m_both, false).await?;
+    w.resolve(m_dust64, true).await?;
     let r = k.cycle(&builtin, Some(ATTACK_3B), cancel).await?;
     check(ATTACK_3B, r.written_off == 1 && r.asked == 0, || {
         format!("{} written off and {} asked; expected 1 and 0", r.written_off, r.asked)
@@ -149,7 +206,57 @@ pub(super) async fn run_all(
     w.resolve(m_stuck, false).await?;
     k.cycle(&builtin, Some(ATTACK_3B), cancel).await?;
 
-    drain(w, k, p, cancel).await
+    drain(w, k, p, cancel).await?;
+    top_ups(w, k, p, cancel).await
+}
+
+/// Attack 7, the owner's treasury routine after the drawdown is used: in v2 taking out what was lost
+/// and putting it back (in either order), or any top-up, reset the budget, so total loss had no
+/// bound. Each round moves [`TOP_UP`] in and out (withdraw then deposit, deposit then withdraw,
+/// and a plain transfer that the gate's next settle counts as a deposit), then offers the keeper
+/// a market the builtin model buys: every one is refused by rule 14, and H − balance after the
+/// decision is what it was before the money moved.
+async fn top_ups(
+    w: &World,
+    k: &mut Keeper,
+    p: &Progress,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let builtin = Model::Builtin;
+    let hostile = w.addr(Actor::Hostile);
+    let amount = U256::from(TOP_UP);
+    let gap = |(h, b): (U256, U256)| h.saturating_sub(b);
+    let before = gap(w.gate_marks().await?);
+    let rounds: [&str; 3] = ["withdraw then redeposit", "deposit then withdraw", "a donation"];
+    for (i, how) in rounds.iter().enumerate() {
+        p.step(&format!("attack 7, round {}: {how}, then a market the model buys", i + 1));
+        match i {
+            0 => {
+                w.withdraw(amount).await?;
+                w.deposit_as(Actor::Keeper, amount).await?;
+            }
+            1 => {
+                w.mint(w.addr(Actor::Keeper), amount).await?;
+                w.deposit_as(Actor::Keeper, amount).await?;
+                w.withdraw(amount).await?;
+            }
+            _ => w.transfer_as(Actor::Outsider, w.deployment.gate, amount).await?,
+        }
+        let now = w.chain_time().await?;
+        let q = w.fillable_min_qty(100);
+        let m = w.create_market_as(Actor::Hostile, 10_000, 100, q, now + 900, hostile).await?;
+        w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
+        let from = k.record.decided.len();
+        let r = k.cycle(&builtin, Some(ATTACK_7), cancel).await?;
+        check(ATTACK_7, r.asked == 1, || format!("the keeper asked {} markets, not 1", r.asked))?;
+        let got: Vec<u8> = k.record.decided[from..].iter().map(|d| d.reason).collect();
+        expect(ATTACK_7, &got, &[reason::DRAWDOWN])?;
+        let after = gap(w.gate_marks().await?);
+        check(ATTACK_7, after == before, || {
+            format!("H − balance moved from {before} to {after} after {how}")
+        })?;
+    }
+    Ok(())
 }
 
 /// 1b. A trusted resolver turned hostile: each round it lists three markets that expire in 15
