@@ -291,9 +291,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         bool upWon = m.upWins();
 
         // Anything that arrived before this call is a donation, not part of the payout.
-        _settle(_collateral.balanceOf(address(this)));
+        (, uint256 accounted) = _settle(_collateral.balanceOf(address(this)));
         delete _positions[market];
-        uint256 accounted = _accountedEquity;
         if (!pos.writtenOff) {
             _openPositions -= 1;
             _openNotional -= pos.notional;
@@ -337,12 +336,12 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (m.finalized()) _requireRedeemFails(m);
 
         // Peak equity is taken before the loss, so the loss counts against the drawdown.
-        _settle(_collateral.balanceOf(address(this)));
+        (, uint256 accounted) = _settle(_collateral.balanceOf(address(this)));
         uint256 notional = pos.notional;
         pos.writtenOff = true;
         _openPositions -= 1;
         _openNotional -= notional;
-        _accountedEquity -= notional;
+        _accountedEquity = accounted - notional;
         emit WrittenOff(market, pos.upUnits, pos.downUnits, notional, expiry);
     }
 
@@ -353,12 +352,13 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (amount == 0) revert DepositZero();
         // Whatever arrived before is a donation; what this call brings is measured, so a token
         // that takes a fee on the way in raises H only by what the gate received.
-        uint256 before = _settle(_collateral.balanceOf(address(this)));
+        uint256 before = _collateral.balanceOf(address(this));
+        (uint256 hwm, uint256 accounted) = _settle(before);
         _collateral.safeTransferFrom(msg.sender, address(this), amount);
         uint256 received = _collateral.balanceOf(address(this)) - before;
-        uint256 hwm = _highWaterMark + received;
+        hwm += received;
         _highWaterMark = hwm;
-        _accountedEquity += received;
+        _accountedEquity = accounted + received;
         emit HighWaterMark(hwm);
         emit Deposited(msg.sender, received, hwm);
     }
@@ -378,13 +378,14 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @inheritdoc IRiskGate
     function withdrawCollateral(address to, uint256 amount) external nonReentrant onlyOwner {
         if (to == address(0)) revert ZeroAddress("to");
-        uint256 balance = _settle(_collateral.balanceOf(address(this)));
+        uint256 balance = _collateral.balanceOf(address(this));
+        (uint256 hwm, uint256 accounted) = _settle(balance);
         if (amount > balance) revert WithdrawExceedsBalance(amount, balance);
         // Money taken out is not a loss: the mark and the account drop with it, so the drawdown
         // stays the same. H >= equity >= balance >= amount after settling: no underflow.
-        uint256 lowered = _highWaterMark - amount;
+        uint256 lowered = hwm - amount;
         _highWaterMark = lowered;
-        _accountedEquity -= amount;
+        _accountedEquity = accounted - amount;
         emit HighWaterMark(lowered);
         _collateral.safeTransfer(to, amount);
         emit CollateralWithdrawn(to, amount);
@@ -619,10 +620,19 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// amount (a donation, never a refill of the drawdown budget); then H = max(H, equity).
     /// Returns the new H and the new account.
     function _settled(uint256 balance) internal view returns (uint256 hwm, uint256 accounted) {
+        return _settledFrom(balance, _highWaterMark, _accountedEquity);
+    }
+
+    /// @dev `_settled` from the stored H and account already read (each is read once per
+    /// settle).
+    function _settledFrom(uint256 balance, uint256 storedHwm, uint256 storedAccount)
+        internal
+        view
+        returns (uint256 hwm, uint256 accounted)
+    {
         uint256 equity = GateRules.highWaterMark(0, balance, _openNotional);
-        accounted = _accountedEquity;
-        hwm = _highWaterMark;
-        if (equity > accounted) hwm = GateRules.highWaterMark(0, hwm, equity - accounted);
+        hwm = storedHwm;
+        if (equity > storedAccount) hwm = GateRules.highWaterMark(0, hwm, equity - storedAccount);
         accounted = equity;
         if (equity > hwm) hwm = equity;
     }
@@ -630,11 +640,11 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @dev Settles the account against `balance` and stores what changed: a surplus is a
     /// donation (`Donated`), a deficit a loss (`Shortfall`), and a new H is announced. Every path
     /// that reads the balance to raise H comes through here, so no inflow can lift equity
-    /// without lifting H by as much. Returns `balance`.
-    function _settle(uint256 balance) internal returns (uint256) {
+    /// without lifting H by as much. Returns the settled H and account, as now stored.
+    function _settle(uint256 balance) internal returns (uint256 hwm, uint256 accounted) {
         uint256 storedHwm = _highWaterMark;
         uint256 storedAccount = _accountedEquity;
-        (uint256 hwm, uint256 accounted) = _settled(balance);
+        (hwm, accounted) = _settledFrom(balance, storedHwm, storedAccount);
         if (accounted != storedAccount) {
             _accountedEquity = accounted;
             if (accounted > storedAccount) {
@@ -647,7 +657,6 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             _highWaterMark = hwm;
             emit HighWaterMark(hwm);
         }
-        return balance;
     }
 
     /// @dev Reverts `MarketRedeemable` when the market's `redeem` works for the gate (its effects
@@ -719,8 +728,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _readSnapshot(market, creator, s);
         // The account is settled (a donation raises H by its amount) and H raised to the equity
         // seen now, before the rule reads it.
-        _settle(s.collateralAvailable);
-        s.highWaterMark = _highWaterMark;
+        (s.highWaterMark,) = _settle(s.collateralAvailable);
         GateRules.Outcome memory o = GateRules.evaluate(_bounds(), s, quote, d.verdict);
         d.reason = o.reason;
         d.failedMask = o.failedMask;
