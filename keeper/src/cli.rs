@@ -259,6 +259,9 @@ impl From<SideArg> for Side {
     }
 }
 
+/// The seed `--model bundled` sends unless `--seed` says otherwise.
+pub const BUNDLED_SEED: u64 = 1;
+
 /// Which inference provider answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModelKind {
@@ -266,6 +269,10 @@ pub enum ModelKind {
     Builtin,
     /// Any OpenAI-compatible /v1/chat/completions endpoint (API key from KEEPER_OPENAI_API_KEY).
     Openai,
+    /// The bundled SmolLM2-135M-Instruct (installed by `make bootstrap`), served by llama.cpp
+    /// on 127.0.0.1 for this run and asked through the openai provider. Tiny: it proves the
+    /// path, it does not trade well.
+    Bundled,
     /// Answers read from --replay-file, one JSON-escaped string per line.
     Replay,
 }
@@ -293,6 +300,10 @@ pub struct RunArgs {
     /// Sampling temperature (0 = as deterministic as the server allows).
     #[arg(long, default_value_t = 0.0, env = "KEEPER_TEMPERATURE")]
     pub temperature: f32,
+    /// Sampling seed sent with every request (default: none for --model openai, 1 for
+    /// --model bundled).
+    #[arg(long, env = "KEEPER_SEED")]
+    pub seed: Option<u64>,
     /// Constraint on the answer's shape: a JSON object {"verdict": ...}, the bare verdict string
     /// as a JSON schema, or none.
     #[arg(long, value_enum, default_value_t = ResponseFormatArg::Object, env = "KEEPER_RESPONSE_FORMAT")]
@@ -513,6 +524,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             temperature: self.temperature,
             response_format: self.response_format.into(),
+            seed: self.seed,
         })
     }
 
@@ -525,6 +537,11 @@ impl RunArgs {
                 model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
                 options: self.inference_options()?,
             },
+            ModelKind::Bundled => {
+                let mut options = self.inference_options()?;
+                options.seed = options.seed.or(Some(BUNDLED_SEED));
+                ModelConfig::Bundled { options }
+            }
             ModelKind::Replay => ModelConfig::Replay {
                 path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,
             },

@@ -141,11 +141,18 @@ pub struct InferenceOptions {
     pub max_tokens: u32,
     pub temperature: f32,
     pub response_format: ResponseFormat,
+    /// Sent as the request's `seed` when set (llama.cpp, vLLM and OpenAI honour it).
+    pub seed: Option<u64>,
 }
 
 impl Default for InferenceOptions {
     fn default() -> Self {
-        Self { max_tokens: 256, temperature: 0.0, response_format: ResponseFormat::Object }
+        Self {
+            max_tokens: 256,
+            temperature: 0.0,
+            response_format: ResponseFormat::Object,
+            seed: None,
+        }
     }
 }
 
@@ -161,8 +168,18 @@ pub struct ChainConfig {
 #[derive(Debug, Clone)]
 pub enum ModelConfig {
     Builtin,
-    OpenAi { base_url: String, model: String, options: InferenceOptions },
-    Replay { path: PathBuf },
+    OpenAi {
+        base_url: String,
+        model: String,
+        options: InferenceOptions,
+    },
+    /// The bundled SmolLM2-135M model, served by the keeper itself on loopback.
+    Bundled {
+        options: InferenceOptions,
+    },
+    Replay {
+        path: PathBuf,
+    },
 }
 
 /// `keeper run`, checked.

@@ -188,6 +188,9 @@ pub struct LlmOptions {
     pub ctx: u32,
     /// The sampling seed for requests that give none.
     pub seed: u32,
+    /// The loopback port to listen on; 0 (the default) lets the server bind a free one. A
+    /// fixed port is for bringing a stopped server back where its clients point.
+    pub port: u16,
 }
 
 impl LlmOptions {
@@ -202,6 +205,7 @@ impl LlmOptions {
             parallel: 1,
             ctx: 2048,
             seed: 1,
+            port: 0,
         })
     }
 
@@ -286,7 +290,7 @@ impl LlmServer {
             .arg(options.root.join(SERVE_SCRIPT))
             .arg("--model")
             .arg(&options.model)
-            .args(["--port", "0", "--host", "127.0.0.1"])
+            .args(["--port", &options.port.to_string(), "--host", "127.0.0.1"])
             .args(["--threads", &options.threads.to_string()])
             .args(["--parallel", &options.parallel.to_string()])
             .args(["--ctx", &options.ctx.to_string()])

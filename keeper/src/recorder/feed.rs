@@ -19,9 +19,22 @@ use std::{
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Annotation {
     pub provider: Option<String>,
+    /// Who answered: for a server, the `model` its response named (never only what the keeper
+    /// asked for); for the built-in rules and replays, their label.
     pub model: Option<String>,
     pub strategy_hash: Option<String>,
     pub scenario: Option<String>,
+    /// What answered: "rules", "replay", or "language model: ..." with its size and
+    /// quantisation where known. Absent in rows written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_kind: Option<String>,
+    /// The model file's sha256, where the keeper knows it (the bundled model, whose file
+    /// `make bootstrap` checked against tools/llm.lock and whose server the keeper started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sha256: Option<String>,
+    /// How the answer arrived: content, tool_call, refusal, rules or replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
 }
 
 /// What the gate read, as published in the `Decision` event.

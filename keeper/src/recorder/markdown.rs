@@ -39,6 +39,91 @@ fn esc(s: &str) -> String {
     out
 }
 
+/// A label in a table cell (a model name, what the server said it is): text a server or an
+/// operator chose, so pipes, backticks, angle brackets and line breaks are neutralised, and it
+/// is cut at 80 bytes.
+fn label_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '`' => out.push('\''),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+        if out.len() > 80 {
+            out.push_str("...");
+            break;
+        }
+    }
+    out
+}
+
+/// The Models section: who answered, as each row records it (for a server, the model its
+/// responses named), what it is, its file's hash where known, how its answers arrived, and the
+/// reasons its decisions got.
+fn models(md: &mut String, decisions: &[&DecisionRow]) {
+    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let mut by: std::collections::BTreeMap<Key, Vec<&DecisionRow>> = Default::default();
+    for d in decisions {
+        let n = &d.note;
+        if n.provider.is_none() && n.model.is_none() {
+            continue;
+        }
+        let key = (
+            n.provider.as_deref().unwrap_or("?"),
+            n.model.as_deref().unwrap_or("?"),
+            n.model_kind.as_deref().unwrap_or(""),
+            n.model_sha256.as_deref().unwrap_or(""),
+        );
+        by.entry(key).or_default().push(d);
+    }
+    let _ = writeln!(md, "## Models\n");
+    if by.is_empty() {
+        let _ = writeln!(md, "No keeper annotations (record rebuilt from chain only).\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "Who answered, as each row names it: for a server, the `model` its response named, not \
+         the name the keeper asked for. \"rules\" is the built-in rule-based strategy and \
+         \"replay\" a file of scripted answers; neither is a language model.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| provider | model | what it is | model file sha256 | answers arrived as | decisions | reasons |"
+    );
+    let _ = writeln!(md, "| --- | --- | --- | --- | --- | ---: | --- |");
+    for ((provider, model, kind, sha), rows) in &by {
+        let mut arrivals: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut reasons: std::collections::BTreeMap<u8, usize> = Default::default();
+        for d in rows {
+            *arrivals.entry(d.note.arrival.as_deref().unwrap_or("not recorded")).or_default() += 1;
+            *reasons.entry(d.reason).or_default() += 1;
+        }
+        let arrivals: Vec<String> = arrivals.iter().map(|(a, n)| format!("{a} ×{n}")).collect();
+        let reasons: Vec<String> = reasons.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            label_cell(provider),
+            label_cell(model),
+            if kind.is_empty() { "not recorded".to_string() } else { label_cell(kind) },
+            match (*sha, *kind) {
+                ("", "rules" | "replay") => "n/a (no model file)".to_string(),
+                ("", _) => "not known".to_string(),
+                (sha, _) => format!("`{}`", label_cell(sha)),
+            },
+            arrivals.join(", "),
+            rows.len(),
+            reasons.join(", ")
+        );
+    }
+    let _ = writeln!(md);
+}
+
 /// The answer cell: the answer, or its length and hash when the record does not hold it.
 fn raw_cell(d: &DecisionRow) -> String {
     match &d.raw {
@@ -86,24 +171,7 @@ pub fn render(facts: &GateFacts, rows: &[FeedRow], chain: &ChainRecord) -> Strin
     let _ = writeln!(md, "| collateral | `{}` |", facts.collateral);
     let _ = writeln!(md, "| market factory | `{}` |\n", facts.factory);
 
-    let models: BTreeSet<String> = decisions
-        .iter()
-        .filter_map(|d| match (&d.note.provider, &d.note.model) {
-            (Some(p), Some(m)) => Some(format!("{p} / {m}")),
-            (Some(p), None) => Some(p.clone()),
-            _ => None,
-        })
-        .collect();
-    let _ = writeln!(md, "## Models\n");
-    if models.is_empty() {
-        let _ = writeln!(md, "No keeper annotations (record rebuilt from chain only).\n");
-    }
-    for m in &models {
-        let _ = writeln!(md, "- {m}");
-    }
-    if !models.is_empty() {
-        let _ = writeln!(md);
-    }
+    models(&mut md, &decisions);
 
     let passes = decisions.iter().filter(|d| d.reason == 0).count();
     let _ = writeln!(md, "## Summary\n");

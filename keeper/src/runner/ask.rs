@@ -12,22 +12,31 @@ impl Keeper {
             model: Some(model.model()),
             strategy_hash: Some(strategy_hash(&self.strategy_text).to_string()),
             scenario: scenario.map(str::to_string),
+            ..Annotation::default()
         }
     }
 
     /// Asks about every state concurrently; yields each answer (or failure) as it arrives. A
     /// cancelled ask yields nothing: a shutdown is not a failure.
+    ///
+    /// Each quote's deadline counts from `send_time`, the chain time the next block will carry
+    /// ([`follower::next_block_time`]): on a chain that mines only on demand the last block may
+    /// be minutes old, and a deadline counted from it would be past before the answer lands.
+    /// Retries of a slow or rate-limited model stop once the answer could no longer arrive
+    /// within the quote's life.
     pub(super) fn asks<'a>(
         &self,
         states: Vec<MarketState>,
         model: &'a Model,
         head: BlockRef,
+        send_time: u64,
         scenario: Option<&str>,
         cancel: &'a CancellationToken,
     ) -> impl futures::Stream<Item = std::result::Result<Answer, Unanswered>> + 'a {
         let note = self.note(model, scenario);
         let strategy = self.strategy_text.clone();
         let policy = self.quote;
+        let life = Duration::from_secs(policy.ttl_secs);
         stream::iter(states)
             .map(move |st| {
                 let (strategy, note) = (strategy.clone(), note.clone());
@@ -35,19 +44,25 @@ impl Keeper {
                     let prompt = Prompt::render(&strategy, &st, head.time);
                     let prompt_hash = prompt.hash();
                     let market = st.info.address;
+                    let until = Instant::now() + life;
                     let ans = tokio::select! {
                         _ = cancel.cancelled() => return None,
-                        r = model.ask(&prompt, &st) => r,
+                        r = model.ask_until(&prompt, &st, Some(until)) => r,
                     };
                     Some(match ans {
-                        Ok(raw) => Ok(Answer {
-                            market,
-                            quote: policy.quote(&raw, &st, head.time),
-                            raw,
-                            prompt_hash,
-                            note,
-                            read: head,
-                        }),
+                        Ok(reply) => {
+                            let mut note = note;
+                            model.annotate(&mut note, &reply);
+                            let raw = reply.text;
+                            Ok(Answer {
+                                market,
+                                quote: policy.quote(&raw, &st, send_time),
+                                raw,
+                                prompt_hash,
+                                note,
+                                read: head,
+                            })
+                        }
                         Err(e) => Err(Unanswered {
                             market,
                             prompt_hash,
@@ -72,7 +87,9 @@ impl Keeper {
         scenario: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<Vec<Answer>> {
-        let results: Vec<_> = self.asks(states, model, head, scenario, cancel).collect().await;
+        let send_time = follower::next_block_time(&self.provider, &head).await;
+        let results: Vec<_> =
+            self.asks(states, model, head, send_time, scenario, cancel).collect().await;
         let mut answers = Vec::new();
         for r in results {
             match r {

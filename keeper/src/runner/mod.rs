@@ -338,7 +338,9 @@ impl Keeper {
         let states = self.read_open(&due, step.head).await?;
         let asked = states.len();
         let mut ids = Vec::new();
-        let mut arrivals = Box::pin(self.asks(states, model, step.head, scenario, cancel));
+        let send_time = follower::next_block_time(&self.provider, &step.head).await;
+        let mut arrivals =
+            Box::pin(self.asks(states, model, step.head, send_time, scenario, cancel));
         while let Some(r) = arrivals.next().await {
             match r {
                 Ok(a) => {
@@ -434,7 +436,8 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
         .or_else(|| saved.as_ref().filter(|d| d.gate == gate).map(|d| d.deploy_block))
         .unwrap_or(0);
     let confirmations = cfg.confirmations.unwrap_or_else(|| default_confirmations(chain_id));
-    let model = Model::from_config(&cfg.model, cfg.inference_timeout)?;
+    // The bundled model's server, if any, lives until this function returns.
+    let (model, _model_server) = Model::start(&cfg.model, cfg.inference_timeout, root).await?;
     let mut keeper = Keeper::new(
         reader.clone(),
         chain_id,

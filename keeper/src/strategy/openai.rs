@@ -4,7 +4,10 @@
 //! JSON-schema constraint. The API key is read from KEEPER_OPENAI_API_KEY and never logged.
 //!
 //! What comes back is never filtered or rewritten. An answer that arrived is submitted as is,
-//! even when empty; a tool-call answer is submitted as its `arguments` string. The one reading
+//! even when empty; a tool-call answer is submitted as its `arguments` string, and a refusal
+//! (`message.refusal`, with no content and no tool call) as its text. The row records which of
+//! the three it was ([`Arrival`]) and the `model` the server said answered (llama.cpp's server
+//! reports its model file there, whatever the request asked for). The one reading
 //! the keeper does is in `object` mode: when the content is exactly the schema's object
 //! `{"verdict": "<string>"}`, the `verdict` string is submitted (verbatim); anything else is
 //! submitted whole, and the gate publishes it as reason 11. Only a failure to get an answer at
@@ -35,10 +38,13 @@
 //!
 //! `none` sends no `response_format` at all, for a server that rejects the field.
 
-use super::{InferenceError, Prompt, Result};
+use super::{Arrival, InferenceError, Prompt, Reply, Result};
 use crate::config::{InferenceOptions, ResponseFormat};
 use serde_json::{json, Value};
-use std::time::{Duration, SystemTime};
+use std::{
+    collections::BTreeMap,
+    time::{Duration, SystemTime},
+};
 
 /// The closed set of answers.
 pub const VERDICTS: [&str; 3] = ["BUY_UP", "BUY_DOWN", "ABSTAIN"];
@@ -51,16 +57,31 @@ pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 const BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// At most this much is added to a server's `Retry-After`, so many keepers do not retry at once.
 const RETRY_AFTER_JITTER_MS: u64 = 250;
+/// How long the one `GET /v1/models` at start may take.
+const DESCRIBE_WITHIN: Duration = Duration::from_secs(10);
 /// Bytes of a failed response's body kept in the off-chain row.
 pub const BODY_KEEP_BYTES: usize = 512;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OpenAiClient {
     url: String,
+    models_url: String,
     model: String,
     timeout: Duration,
     options: InferenceOptions,
     http: reqwest::Client,
+    /// A model file the keeper knows by hash: the bundled one, when it started the server.
+    known: Option<KnownModel>,
+    /// What `GET /v1/models` said about each model id ([`OpenAiClient::describe`]).
+    described: BTreeMap<String, String>,
+}
+
+/// The bundled model, as tools/llm.lock pins it.
+#[derive(Debug, Clone)]
+struct KnownModel {
+    file: String,
+    sha256: String,
+    label: String,
 }
 
 impl OpenAiClient {
@@ -76,9 +97,101 @@ impl OpenAiClient {
         } else {
             format!("{base}/v1/chat/completions")
         };
+        let models_url = format!("{}models", url.trim_end_matches("chat/completions"));
         let http =
             reqwest::Client::builder().timeout(timeout).build().map_err(InferenceError::Client)?;
-        Ok(Self { url, model: model.to_string(), timeout, options, http })
+        Ok(Self {
+            url,
+            models_url,
+            model: model.to_string(),
+            timeout,
+            options,
+            http,
+            known: None,
+            described: BTreeMap::new(),
+        })
+    }
+
+    /// Starts the bundled model's server from `root`'s toolchain (`make bootstrap` installed it
+    /// and checked the file's sha256 against tools/llm.lock) and a client for it that knows the
+    /// file by hash. The server stops when the returned handle is dropped.
+    pub async fn bundled(
+        root: &std::path::Path,
+        timeout: Duration,
+        options: InferenceOptions,
+    ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
+        use riskgate_kit::llm;
+        let opts = llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?;
+        let server = llm::LlmServer::start(opts).await.map_err(InferenceError::Bundled)?;
+        let client = Self::for_bundled(&server, timeout, options).await?;
+        Ok((client, server))
+    }
+
+    /// A client for a bundled-model server this process started (so it knows the file by the
+    /// hash tools/llm.lock pins and `make bootstrap` checked).
+    pub async fn for_bundled(
+        server: &riskgate_kit::llm::LlmServer,
+        timeout: Duration,
+        options: InferenceOptions,
+    ) -> Result<Self> {
+        let pinned = riskgate_kit::llm::bundled_model().map_err(InferenceError::Bundled)?;
+        let mut client = Self::new(server.base_url(), &pinned.file, timeout, options)?;
+        client.known =
+            Some(KnownModel { file: pinned.file, sha256: pinned.sha256, label: pinned.label });
+        client.describe().await;
+        Ok(client)
+    }
+
+    /// The same client with another response format (one server asked two ways).
+    pub fn with_format(mut self, format: ResponseFormat) -> Self {
+        self.options.response_format = format;
+        self
+    }
+
+    /// Reads the server's description of its models once (`GET /v1/models`; llama.cpp adds
+    /// each model's parameter count and quantisation in `meta`). A server that does not answer
+    /// it is still used: its rows then say the size was not reported.
+    pub async fn describe(&mut self) {
+        // A server slow to list its models must not hold up the start for the inference
+        // timeout (which may be long for a slow model).
+        let mut req = self.http.get(&self.models_url).timeout(self.timeout.min(DESCRIBE_WITHIN));
+        if let Ok(key) = std::env::var("KEEPER_OPENAI_API_KEY") {
+            if !key.is_empty() {
+                req = req.bearer_auth(key);
+            }
+        }
+        let body = match req.send().await {
+            Ok(r) if r.status().is_success() => r.text().await.unwrap_or_default(),
+            Ok(r) => {
+                tracing::warn!(status = r.status().as_u16(), url = %self.models_url, "the server did not describe its models");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %crate::error_chain(&e), url = %self.models_url, "the server did not describe its models");
+                return;
+            }
+        };
+        self.described = describe_models(&body);
+    }
+
+    /// What answered, for a row: "language model: " and, as far as it is known, its size and
+    /// quantisation (the bundled model's label from tools/llm.lock, else the server's own
+    /// description).
+    pub fn kind_of(&self, served: Option<&str>) -> String {
+        if let (Some(k), Some(m)) = (&self.known, served) {
+            if k.file == m {
+                return format!("language model: {}", k.label);
+            }
+        }
+        match served.and_then(|m| self.described.get(m)) {
+            Some(d) => format!("language model: {d}"),
+            None => "language model (size and quantisation not reported by the server)".into(),
+        }
+    }
+
+    /// The served model file's sha256, when it is the bundled file this keeper started.
+    pub fn sha256_of(&self, served: Option<&str>) -> Option<String> {
+        self.known.as_ref().filter(|k| served == Some(k.file.as_str())).map(|k| k.sha256.clone())
     }
 
     pub fn model(&self) -> &str {
@@ -96,6 +209,9 @@ impl OpenAiClient {
                 {"role": "user", "content": prompt.user},
             ],
         });
+        if let Some(seed) = self.options.seed {
+            body["seed"] = json!(seed);
+        }
         let schema = match self.options.response_format {
             ResponseFormat::Object => Some(json!({
                 "type": "object",
@@ -117,12 +233,27 @@ impl OpenAiClient {
 
     /// Asks for one answer, retrying 429 and 503 as the server says (bounded). The returned
     /// text is submitted as is.
-    pub async fn ask(&self, prompt: &Prompt) -> Result<String> {
+    pub async fn ask(&self, prompt: &Prompt) -> Result<Reply> {
+        self.ask_until(prompt, None).await
+    }
+
+    /// [`OpenAiClient::ask`], retrying only while a retry could still answer before `until`.
+    pub async fn ask_until(
+        &self,
+        prompt: &Prompt,
+        until: Option<std::time::Instant>,
+    ) -> Result<Reply> {
         let body = self.body(prompt);
         let mut attempt = 1;
         loop {
             let err = match self.attempt(&body, attempt).await {
-                Ok(content) => return Ok(submission(&content, self.options.response_format)),
+                Ok(got) => {
+                    return Ok(Reply {
+                        text: submission(&got.text, self.options.response_format),
+                        arrival: got.arrival,
+                        served_model: got.model,
+                    })
+                }
                 Err(e) => e,
             };
             let InferenceError::Http { status, retry_after, .. } = &err else { return Err(err) };
@@ -132,6 +263,13 @@ impl OpenAiClient {
             let wait = retry_wait(*retry_after, attempt);
             if wait > MAX_RETRY_WAIT {
                 return Err(err);
+            }
+            if until.is_some_and(|u| std::time::Instant::now() + wait >= u) {
+                return Err(InferenceError::OutOfTime {
+                    attempt,
+                    retry_in: wait,
+                    last: Box::new(err),
+                });
             }
             tracing::warn!(
                 status = *status,
@@ -144,8 +282,8 @@ impl OpenAiClient {
         }
     }
 
-    /// One request. `Ok` is the answer's text as it arrived (possibly empty).
-    async fn attempt(&self, body: &Value, attempt: u32) -> Result<String> {
+    /// One request. `Ok` is the answer as it arrived (possibly empty).
+    async fn attempt(&self, body: &Value, attempt: u32) -> Result<Extracted> {
         let mut req = self.http.post(&self.url).json(body);
         if let Ok(key) = std::env::var("KEEPER_OPENAI_API_KEY") {
             if !key.is_empty() {
@@ -191,13 +329,49 @@ impl OpenAiClient {
     }
 }
 
+/// Each model id in a `GET /v1/models` body with what the server says it is: "N parameters,
+/// QUANT" from llama.cpp's `meta` (`n_params`, `ftype`), as far as given. Ids the server
+/// describes no further are left out.
+pub fn describe_models(body: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(v) = serde_json::from_str::<Value>(body) else { return out };
+    for m in v.get("data").and_then(Value::as_array).into_iter().flatten() {
+        let (Some(id), Some(meta)) = (m.get("id").and_then(Value::as_str), m.get("meta")) else {
+            continue;
+        };
+        let mut parts = Vec::new();
+        if let Some(n) = meta.get("n_params").and_then(Value::as_u64) {
+            parts.push(format!("{:.1}M parameters", n as f64 / 1e6));
+        }
+        if let Some(q) = meta.get("ftype").and_then(Value::as_str) {
+            parts.push(q.to_string());
+        }
+        if !parts.is_empty() {
+            out.insert(id.to_string(), parts.join(", "));
+        }
+    }
+    out
+}
+
+/// An answer read out of a chat completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted {
+    /// Exactly as sent.
+    pub text: String,
+    pub arrival: Arrival,
+    /// The completion's `model` field: who the server says answered.
+    pub model: Option<String>,
+}
+
 /// The answer in a chat completion, exactly as sent: the first choice's message content or,
-/// when that is empty, its first tool call's `arguments` string (a legacy `function_call` too).
-/// A message with neither is an empty answer, which is still an answer. The error is the reason
-/// the body is not a chat completion, with the choice's `finish_reason` when there was one.
-pub fn extract_answer(body: &str) -> std::result::Result<String, (String, Option<String>)> {
+/// when that is empty, its first tool call's `arguments` string (a legacy `function_call` too),
+/// or else its `refusal` text. A message with none of them is an empty answer (as content),
+/// which is still an answer. The error is the reason the body is not a chat completion, with
+/// the choice's `finish_reason` when there was one.
+pub fn extract_answer(body: &str) -> std::result::Result<Extracted, (String, Option<String>)> {
     let v: Value =
         serde_json::from_str(body).map_err(|e| (format!("body is not JSON: {e}"), None))?;
+    let model = v.get("model").and_then(Value::as_str).map(str::to_string);
     let choice = v
         .get("choices")
         .and_then(|c| c.get(0))
@@ -207,14 +381,17 @@ pub fn extract_answer(body: &str) -> std::result::Result<String, (String, Option
         .get("message")
         .filter(|m| m.is_object())
         .ok_or_else(|| ("no choices[0].message in the completion".to_string(), finish_reason))?;
-    let content = match message.get("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        // Content parts (an array) are an answer too: submitted as their JSON text.
-        Some(other) => other.to_string(),
+    let as_text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        // Content parts (an array) or object arguments are an answer too: their JSON text.
+        other => other.to_string(),
     };
-    if !content.is_empty() {
-        return Ok(content);
+    let got = |text: String, arrival: Arrival| Extracted { text, arrival, model: model.clone() };
+    if let Some(c) = message.get("content").filter(|c| !c.is_null()) {
+        let text = as_text(c);
+        if !text.is_empty() {
+            return Ok(got(text, Arrival::Content));
+        }
     }
     let tool_args = message
         .get("tool_calls")
@@ -222,11 +399,13 @@ pub fn extract_answer(body: &str) -> std::result::Result<String, (String, Option
         .and_then(|t| t.get("function"))
         .or_else(|| message.get("function_call"))
         .and_then(|f| f.get("arguments"));
-    Ok(match tool_args {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => content,
-    })
+    if let Some(a) = tool_args {
+        return Ok(got(as_text(a), Arrival::ToolCall));
+    }
+    if let Some(Value::String(r)) = message.get("refusal") {
+        return Ok(got(r.clone(), Arrival::Refusal));
+    }
+    Ok(got(String::new(), Arrival::Content))
 }
 
 /// What is submitted for an answer: in `object` mode, the `verdict` string when the answer is
@@ -293,18 +472,32 @@ mod tests {
     #[test]
     fn content_is_returned_untouched() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":"\"BUY_UP\"\n"}}]}"#;
-        assert_eq!(extract_answer(body).unwrap(), "\"BUY_UP\"\n");
+        let got = extract_answer(body).unwrap();
+        assert_eq!((got.text.as_str(), got.arrival), ("\"BUY_UP\"\n", Arrival::Content));
+        assert_eq!(got.model, None);
+        let named = r#"{"model":"SmolLM2-135M-Instruct.Q4_1.gguf","choices":[{"message":{"content":"x"}}]}"#;
+        assert_eq!(
+            extract_answer(named).unwrap().model.as_deref(),
+            Some("SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
     }
 
     #[test]
     fn empty_and_tool_call_answers_are_answers() {
         let empty = r#"{"choices":[{"message":{"content":""},"finish_reason":"length"}]}"#;
-        assert_eq!(extract_answer(empty).unwrap(), "");
+        assert_eq!(extract_answer(empty).unwrap().text, "");
         let null = r#"{"choices":[{"message":{"content":null}}]}"#;
-        assert_eq!(extract_answer(null).unwrap(), "");
+        assert_eq!(extract_answer(null).unwrap().text, "");
         let tool = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"type":"function",
             "function":{"name":"verdict","arguments":"{\"verdict\": \"BUY_UP\"}"}}]}}]}"#;
-        assert_eq!(extract_answer(tool).unwrap(), r#"{"verdict": "BUY_UP"}"#);
+        let got = extract_answer(tool).unwrap();
+        assert_eq!(
+            (got.text.as_str(), got.arrival),
+            (r#"{"verdict": "BUY_UP"}"#, Arrival::ToolCall)
+        );
+        let refusal = r#"{"choices":[{"message":{"content":null,"refusal":"I can't help"}}]}"#;
+        let got = extract_answer(refusal).unwrap();
+        assert_eq!((got.text.as_str(), got.arrival), ("I can't help", Arrival::Refusal));
     }
 
     #[test]
@@ -351,6 +544,25 @@ mod tests {
         let s = client(ResponseFormat::String).body(&p);
         assert_eq!(s["response_format"]["json_schema"]["schema"]["type"], "string");
         assert!(client(ResponseFormat::None).body(&p).get("response_format").is_none());
+    }
+
+    #[test]
+    fn a_llama_cpp_model_list_names_size_and_quantisation() {
+        // As llama.cpp's server answers GET /v1/models for the bundled file.
+        let body = r#"{"object":"list","data":[{"id":"SmolLM2-135M-Instruct.Q4_1.gguf",
+            "meta":{"n_params":134515008,"ftype":"Q4_1"}},{"id":"bare"}]}"#;
+        let d = describe_models(body);
+        // 134,515,008 / 1e6 = 134.5
+        assert_eq!(d["SmolLM2-135M-Instruct.Q4_1.gguf"], "134.5M parameters, Q4_1");
+        assert!(!d.contains_key("bare"));
+        assert!(describe_models("not json").is_empty());
+        let c = client(ResponseFormat::Object);
+        assert_eq!(c.models_url, "http://127.0.0.1:1/v1/models");
+        assert_eq!(
+            c.kind_of(Some("x")),
+            "language model (size and quantisation not reported by the server)"
+        );
+        assert_eq!(c.sha256_of(Some("x")), None);
     }
 
     #[test]

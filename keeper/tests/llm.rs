@@ -1,0 +1,226 @@
+//! The real language model answering the gate: the bundled SmolLM2-135M-Instruct (installed by
+//! `make bootstrap`, its file checked against tools/llm.lock) behind llama.cpp's own
+//! OpenAI-compatible server on loopback, a real anvil and the compiled contracts. No stub: the
+//! stub-server tests (`inference.rs`) cover the faults a real server will not produce on demand.
+//! Chain time is a count of blocks (`common::world`), answers are sampled at temperature 0 with
+//! a fixed seed on one server slot, and no assertion depends on how long the model takes (the
+//! inference timeout is far above the ~1 s an answer takes here).
+// One test at a time per binary (`common::serial`), held across awaits on purpose.
+#![allow(clippy::await_holding_lock)]
+
+mod common;
+
+use alloy::{primitives::keccak256, providers::Provider, rpc::types::Filter, sol_types::SolEvent};
+use common::{decisions, offchain, root, serial, world};
+use keeper::{
+    bindings::{reason, IRiskGate},
+    cli::InferenceOptions,
+    config::ResponseFormat,
+    recorder::feed,
+    strategy::{
+        openai::{OpenAiClient, VERDICTS},
+        Model, Prompt,
+    },
+};
+use riskgate_kit::llm::{bundled_model, LlmOptions, LlmServer};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Far above the ~1 s an answer takes on this machine, so only a dead server fails an ask.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+fn options(format: ResponseFormat) -> InferenceOptions {
+    InferenceOptions { max_tokens: 48, temperature: 0.0, response_format: format, seed: Some(1) }
+}
+
+async fn client(server: &LlmServer, format: ResponseFormat) -> Model {
+    Model::OpenAi(OpenAiClient::for_bundled(server, TIMEOUT, options(format)).await.unwrap())
+}
+
+/// Markets with a book on both sides at several prices (UP ask / UP bid): 0.30/0.25,
+/// 0.45/0.40, 0.60/0.55, 0.75/0.70.
+async fn markets(w: &keeper::dev::world::World, n: u64) -> Vec<alloy::primitives::Address> {
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let ask = 300_000 + 150_000 * (i % 4);
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+        w.ask(m, ask, 20_000_000).await.unwrap();
+        w.bid(m, ask - 50_000, 20_000_000).await.unwrap();
+        out.push(m);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_server_reported() {
+    let _g = serial();
+    let pinned = bundled_model().unwrap();
+    let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let cancel = CancellationToken::new();
+
+    // With the JSON-schema constraint: every answer is one of the three tokens.
+    markets(&w, 4).await;
+    let object = client(&server, ResponseFormat::Object).await;
+    let r = k.cycle(&object, Some("object"), &cancel).await.unwrap();
+    assert_eq!((r.asked, r.submitted, r.offchain_failures), (4, 4, 0));
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let ds = decisions(&rows);
+    assert_eq!(ds.len(), 4);
+    for d in &ds {
+        let raw = d.raw.as_deref().unwrap_or("");
+        assert!(VERDICTS.contains(&raw), "answer {raw:?} is not one of the three tokens");
+        // The server's own name for what answered, whatever the request asked for; the hash
+        // is the lock's, because this process started the server on the file bootstrap checked.
+        assert_eq!(d.note.model.as_deref(), Some(pinned.file.as_str()));
+        assert_eq!(d.note.model_sha256.as_deref(), Some(pinned.sha256.as_str()));
+        assert_eq!(d.note.model_kind, Some(format!("language model: {}", pinned.label)));
+        assert_eq!(d.note.arrival.as_deref(), Some("content"));
+    }
+    eprintln!(
+        "llm: object answers {:?}, reasons {:?}",
+        ds.iter().map(|d| d.raw.clone().unwrap_or_default()).collect::<Vec<_>>(),
+        ds.iter().map(|d| d.reason).collect::<Vec<_>>()
+    );
+
+    // Without a constraint the model writes prose; it reaches the chain verbatim (the event's
+    // length and keccak are of the exact text the feed holds) and is refused as reason 11.
+    markets(&w, 2).await;
+    let free = client(&server, ResponseFormat::None).await;
+    let r = k.cycle(&free, Some("none"), &cancel).await.unwrap();
+    assert_eq!((r.asked, r.submitted), (2, 2));
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let ds = decisions(&rows);
+    let prose: Vec<_> = ds.iter().filter(|d| d.note.scenario.as_deref() == Some("none")).collect();
+    assert_eq!(prose.len(), 2);
+    let logs = w
+        .keeper_rpc
+        .get_logs(
+            &Filter::new()
+                .address(w.deployment.gate)
+                .event_signature(IRiskGate::Decision::SIGNATURE_HASH)
+                .from_block(0),
+        )
+        .await
+        .unwrap();
+    for d in &prose {
+        let raw = d.raw.as_deref().unwrap();
+        assert!(!VERDICTS.contains(&raw), "an unconstrained answer was a bare token: {raw:?}");
+        assert_eq!(d.reason, reason::INVALID_VERDICT, "{raw:?}");
+        let ev = logs
+            .iter()
+            .find(|l| l.transaction_hash.map(|h| h.to_string()) == Some(d.tx.clone()))
+            .map(|l| IRiskGate::Decision::decode_log(&l.inner).unwrap().data)
+            .expect("the row's Decision event");
+        assert_eq!(ev.rawHash, keccak256(raw.as_bytes()));
+        assert_eq!(ev.rawLength, alloy::primitives::U256::from(raw.len()));
+        eprintln!("llm: unconstrained answer, published verbatim as reason 11: {raw:?}");
+    }
+    w.stop().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_prompt_asked_three_times_at_temperature_zero_gets_the_same_answer() {
+    let _g = serial();
+    let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
+    let w = world(&[]).await;
+    let m = markets(&w, 1).await[0];
+    let mut k = w.keeper(None);
+    let head = k.follow().await.unwrap().head;
+    let info = k.markets().into_iter().find(|i| i.address == m).expect("the market is followed");
+    let state = keeper::collectors::read_market(&w.keeper_rpc, &info).await.unwrap();
+    let prompt = Prompt::render(&k.strategy_text, &state, head.time);
+    for format in [ResponseFormat::Object, ResponseFormat::None] {
+        let model = client(&server, format).await;
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(model.ask(&prompt, &state).await.unwrap().text);
+        }
+        eprintln!("llm: {format:?} three times: {got:?}");
+        assert!(got.iter().all(|a| *a == got[0]), "{format:?}: {got:?}");
+    }
+    w.stop().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transaction_then_resumes()
+{
+    let _g = serial();
+    let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
+    let port = server.port();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ms = markets(&w, 4).await;
+    let model = client(&server, ResponseFormat::Object).await;
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    // One ask at a time, so the server stops between two of them.
+    k.concurrency = 1;
+    let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let cancel = CancellationToken::new();
+
+    // The cycle runs while the test watches the chain: the moment the first Decision is mined,
+    // the server is stopped, so the asks still to come find nothing listening.
+    let head0 = w.keeper_rpc.get_block_number().await.unwrap();
+    let rpc = w.keeper_rpc.clone();
+    let gate = w.deployment.gate;
+    let stopper = tokio::spawn(async move {
+        loop {
+            let now = rpc.get_block_number().await.unwrap();
+            let logs = if now > head0 {
+                let f = Filter::new()
+                    .address(gate)
+                    .event_signature(IRiskGate::Decision::SIGNATURE_HASH)
+                    .from_block(head0 + 1)
+                    .to_block(now);
+                rpc.get_logs(&f).await.unwrap()
+            } else {
+                Vec::new()
+            };
+            if !logs.is_empty() {
+                server.stop().await;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    let r = k.cycle(&model, None, &cancel).await.unwrap();
+    stopper.await.unwrap();
+    assert_eq!(r.asked, 4);
+    assert!(r.submitted >= 1 && r.offchain_failures >= 1, "{r:?}");
+    assert_eq!(r.submitted + r.offchain_failures, 4, "{r:?}");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off = offchain(&rows);
+    assert_eq!(off.len(), r.offchain_failures);
+    for o in &off {
+        assert!(o.error.contains("inference"), "{}", o.error);
+    }
+    // Nothing was sent without an answer: one transaction per decision, none per failure.
+    let nonce_after = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    assert_eq!(nonce_after - nonce_before, decisions(&rows).len() as u64);
+    eprintln!(
+        "llm: server stopped mid-cycle: {} decisions, {} off-chain rows, {} transactions",
+        r.submitted,
+        r.offchain_failures,
+        nonce_after - nonce_before
+    );
+
+    // The server comes back on the same port; the next cycle asks the markets left unanswered.
+    let again = LlmServer::start(LlmOptions { port, ..LlmOptions::bundled(&root()).unwrap() })
+        .await
+        .unwrap();
+    let r2 = k.cycle(&model, None, &cancel).await.unwrap();
+    assert_eq!((r2.asked, r2.submitted, r2.offchain_failures), (off.len(), off.len(), 0));
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let decided: std::collections::BTreeSet<String> =
+        decisions(&rows).iter().map(|d| d.market.to_lowercase()).collect();
+    for m in &ms {
+        assert!(decided.contains(&m.to_string().to_lowercase()), "market {m} never decided");
+    }
+    w.stop().await;
+    again.stop().await;
+}
