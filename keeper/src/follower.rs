@@ -304,6 +304,20 @@ pub async fn head(rpc: &DynProvider) -> Result<BlockRef> {
     block(rpc, BlockNumberOrTag::Latest).await
 }
 
+/// The chain time the next block will carry, as the node sees it now: its pending block's
+/// timestamp (a node that mines on demand stamps it when asked, so on a quiet chain the next
+/// block is not stamped with the last one's time), never less than `head.time + 1`. A node
+/// that offers no pending block gives `head.time + 1`.
+pub async fn next_block_time(rpc: &DynProvider, head: &BlockRef) -> u64 {
+    let pending = rpc
+        .get_block_by_number(BlockNumberOrTag::Pending)
+        .await
+        .ok()
+        .flatten()
+        .map(|b| b.header.timestamp);
+    pending.unwrap_or(0).max(head.time.saturating_add(1))
+}
+
 async fn block(rpc: &DynProvider, tag: BlockNumberOrTag) -> Result<BlockRef> {
     let b = rpc.get_block_by_number(tag).await.map_err(|e| CollectError::Rpc(Box::new(e)))?.ok_or(
         match tag {

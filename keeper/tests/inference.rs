@@ -20,8 +20,8 @@ use alloy::{
     sol_types::SolEvent,
 };
 use common::{
-    buy_up_market, decisions, eventually, eventually_async, offchain, read_request, root, serial,
-    serve_inference, test_pki, tls_proxy, world, write_canned, Canned, Drained, HANG_GUARD,
+    buy_up_market, decisions, eventually, eventually_async, offchain, read_request_line, root,
+    serial, serve_inference, test_pki, tls_proxy, world, write_canned, Canned, Drained, HANG_GUARD,
 };
 use keeper::{
     bindings::IRiskGate,
@@ -113,6 +113,12 @@ async fn every_answer_that_arrived_is_submitted_verbatim_and_only_transport_fail
         ]
     );
     assert_eq!((ds[3].price_paid.as_str(), ds[3].cost.as_str()), ("400000", "4000000"));
+    // How each answer arrived is recorded: the tool call's arguments say so.
+    let arrivals: Vec<Option<&str>> = ds.iter().map(|d| d.note.arrival.as_deref()).collect();
+    let content = Some("content");
+    assert_eq!(arrivals, vec![content, Some("tool_call"), content, content, content]);
+    // The canned server names no model: the row says so rather than repeating the flag alone.
+    assert_eq!(ds[3].note.model.as_deref(), Some("test-model (the server named no model)"));
 
     let off = offchain(&rows);
     assert_eq!(off.len(), 2);
@@ -301,7 +307,13 @@ async fn serve_holding(policy: impl Fn(&str) -> Hold + Send + Sync + 'static) ->
             let (policy, req_log, ans_log) = (policy.clone(), req_log.clone(), ans_log.clone());
             let mut released = released.clone();
             tokio::spawn(async move {
-                let Some(body) = read_request(&mut sock).await else { return };
+                let Some((line, body)) = read_request_line(&mut sock).await else { return };
+                if line.starts_with("GET ") {
+                    // What it serves (`GET /v1/models`, asked once at start): nothing described.
+                    write_canned(&mut sock, &Canned::status("404 Not Found", "{}")).await;
+                    let _ = sock.shutdown().await;
+                    return;
+                }
                 req_log.lock().unwrap_or_else(|e| e.into_inner()).push(body.clone());
                 let reply = match policy(&body) {
                     Hold::Now(reply) => reply,
@@ -529,5 +541,83 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
     let rb = row(b);
     assert_eq!((rb.raw.as_deref(), rb.reason), (Some("BUY_UP"), 0));
     assert_eq!((rb.price_paid.as_str(), rb.cost.as_str()), ("400000", "4000000"));
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    // The quote lives 10 s; the server says "come back in 4 s" every time. Attempt 1 at ~0 s
+    // (retry at 4 < 10), attempt 2 at ~4 s (retry at 8 < 10), attempt 3 at ~8 s: a retry would
+    // land at 12 > 10, past the deadline, so the keeper gives up there. Each decision has 2 s of
+    // slack on either side for a slow machine; the answer queued fourth is never asked for.
+    let limited = || {
+        Canned::status("429 Too Many Requests", "{\"error\":\"slow down\"}")
+            .header("retry-after", "4")
+    };
+    let server = serve_inference(
+        vec![limited(), limited(), limited(), Canned::content("{\"verdict\":\"BUY_UP\"}")],
+        None,
+    )
+    .await;
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    k.quote.ttl_secs = 10;
+    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let r = k
+        .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!((r.asked, r.submitted, r.offchain_failures), (1, 0, 1));
+    assert_eq!(server.exchanges().len(), 3, "attempts 1-3; the fourth would come too late");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off = offchain(&rows);
+    assert_eq!(off.len(), 1);
+    assert!(off[0].error.contains("gave up after attempt 3"), "{}", off[0].error);
+    assert!(off[0].error.contains("reason 16"), "{}", off[0].error);
+    assert_eq!((off[0].transport.http_status, off[0].transport.attempt), (Some(429), Some(3)));
+    assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let cancel = CancellationToken::new();
+    let head = k.follow().await.unwrap().head;
+    let infos: Vec<_> = k.markets().into_iter().filter(|i| i.address == m).collect();
+    let states = k.read_open(&infos, head).await.unwrap();
+    let answers = k.ask_all(states, &Model::Builtin, head, None, &cancel).await.unwrap();
+    assert_eq!(answers.len(), 1);
+    // Pinned clock: the next block after the read is head + 1, so the deadline is head + 61.
+    let deadline = answers[0].quote.deadline;
+    assert_eq!(deadline, head.time + 1 + 60);
+    // While the model "thought", the chain moved to the deadline itself: the next block would
+    // be one second past it, so the gate would refuse the answer (rule 16).
+    w.mine_at(deadline).await.unwrap();
+    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let sent = k.submit(answers).await.unwrap();
+    assert!(sent.is_empty());
+    assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce);
+    // `submit` journals the row; the feed is written at the end of a cycle.
+    let off = k.offchain_rows();
+    assert_eq!(off.len(), 1);
+    let want = format!(
+        "the next block's chain time {} is past the quote's deadline {deadline}",
+        deadline + 1
+    );
+    assert!(off[0].error.contains(&want), "{}", off[0].error);
+    assert!(k.record.decided.is_empty());
+    drop(dir);
     w.stop().await;
 }

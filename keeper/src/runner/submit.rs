@@ -52,6 +52,27 @@ impl Keeper {
             println!("{line}");
             return Ok(None);
         }
+        // An answer the chain would refuse as expired is never sent: an off-chain row says so,
+        // and the market is asked again when due. (An ABSTAIN or an unparseable answer carries
+        // no deadline; the gate publishes it whenever it lands.)
+        if a.quote.deadline != 0 {
+            if let Ok(head) = follower::head(&self.provider).await {
+                let next = follower::next_block_time(&self.provider, &head).await;
+                if next > a.quote.deadline {
+                    let why = format!(
+                        "not sent: expired before it could be sent: the next block's chain time \
+                         {next} is past the quote's deadline {} (read at block {}, {} s earlier); \
+                         the gate would refuse it (reason 16)",
+                        a.quote.deadline,
+                        a.read.number,
+                        next.saturating_sub(a.read.time)
+                    );
+                    warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
+                    self.offchain_at(a.read, a.market, Some(a.prompt_hash), why, a.note)?;
+                    return Ok(None);
+                }
+            }
+        }
         let fees = match self.fees {
             Some(f) => Ok(f),
             None => executor::current_fees(&self.provider).await,

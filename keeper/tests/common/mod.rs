@@ -186,30 +186,51 @@ pub async fn serve_inference(script: Vec<Canned>, tls: Option<TlsAcceptor>) -> S
         let mut n = 0usize;
         loop {
             let Ok((sock, _)) = listener.accept().await else { return };
-            let reply = script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
-            n += 1;
-            let (tls, log) = (tls.clone(), log.clone());
-            tokio::spawn(async move {
-                match tls {
-                    Some(acceptor) => {
-                        if let Ok(stream) = acceptor.accept(sock).await {
-                            answer(stream, reply, log).await;
-                        }
+            // The request is read here, in arrival order, so a `GET /v1/models` (the keeper
+            // asks once at start what the server serves) is answered 404, as by a server that
+            // describes nothing, without taking a scripted reply.
+            match &tls {
+                Some(acceptor) => {
+                    let Ok(mut stream) = acceptor.accept(sock).await else { continue };
+                    let Some((line, body)) = read_request_line(&mut stream).await else { continue };
+                    if line.starts_with("GET ") {
+                        tokio::spawn(not_found(stream));
+                        continue;
                     }
-                    None => answer(sock, reply, log).await,
+                    let reply =
+                        script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
+                    n += 1;
+                    tokio::spawn(answer(stream, body, reply, log.clone()));
                 }
-            });
+                None => {
+                    let mut sock = sock;
+                    let Some((line, body)) = read_request_line(&mut sock).await else { continue };
+                    if line.starts_with("GET ") {
+                        tokio::spawn(not_found(sock));
+                        continue;
+                    }
+                    let reply =
+                        script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
+                    n += 1;
+                    tokio::spawn(answer(sock, body, reply, log.clone()));
+                }
+            }
         }
     });
     Served { url: format!("{scheme}://{addr}"), log: served_log }
 }
 
+async fn not_found<S: AsyncWrite + Unpin>(mut sock: S) {
+    write_canned(&mut sock, &Canned::status("404 Not Found", "{\"error\":\"not found\"}")).await;
+    let _ = sock.shutdown().await;
+}
+
 async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     mut sock: S,
+    request_body: String,
     reply: Canned,
     log: Arc<Mutex<Vec<Exchange>>>,
 ) {
-    let Some(request_body) = read_request(&mut sock).await else { return };
     let arrived = Instant::now();
     write_canned(&mut sock, &reply).await;
     let answered = Instant::now();
@@ -221,9 +242,15 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     let _ = sock.shutdown().await;
 }
 
-/// Reads one HTTP request whole (headers, then a `Content-Length` body) and returns its body;
-/// `None` when the client closed the connection first.
+/// Reads one HTTP request whole and returns its body; `None` when the client closed the
+/// connection first.
 pub async fn read_request<S: AsyncRead + Unpin>(sock: &mut S) -> Option<String> {
+    read_request_line(sock).await.map(|(_, body)| body)
+}
+
+/// Reads one HTTP request whole (headers, then a `Content-Length` body) and returns its request
+/// line and its body; `None` when the client closed the connection first.
+pub async fn read_request_line<S: AsyncRead + Unpin>(sock: &mut S) -> Option<(String, String)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let body_start = loop {
@@ -247,7 +274,9 @@ pub async fn read_request<S: AsyncRead + Unpin>(sock: &mut S) -> Option<String> 
             }
         }
     };
-    Some(String::from_utf8_lossy(&buf[body_start..]).to_string())
+    let head = String::from_utf8_lossy(&buf[..body_start]);
+    let line = head.lines().next().unwrap_or("").to_string();
+    Some((line, String::from_utf8_lossy(&buf[body_start..]).to_string()))
 }
 
 /// Writes `reply` as a whole HTTP response that closes its connection.
