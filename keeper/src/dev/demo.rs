@@ -79,6 +79,10 @@ pub fn demo_params() -> IRiskGate::Params {
     }
 }
 
+/// The demo chain's genesis time: 2026-12-01 00:00:00 UTC. Every later block is 1 s after the
+/// one before it, or where the demo moves time explicitly.
+pub const DEMO_GENESIS: u64 = 1_796_083_200;
+
 /// The resolvers the demo's gate trusts: the maker, and the resolver that later turns hostile.
 pub const DEMO_TRUSTED: [Actor; 2] = [Actor::Maker, Actor::Hostile];
 /// The market creators the demo's gate trusts: the same two (the hostile resolver lists its
@@ -214,18 +218,27 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
     // Old states are never read back (the record needs blocks, receipts and the final state,
     // which a pruned dump still holds), so anvil keeps none in memory.
-    let anvil_args =
-        ["--dump-state".to_string(), state_path.display().to_string(), "--prune-history".into()];
+    // The chain's clock is pinned (genesis at DEMO_GENESIS, then 1 s per block and explicit
+    // jumps), so two runs of one commit write the same record.
+    let anvil_args = [
+        "--dump-state".to_string(),
+        state_path.display().to_string(),
+        "--prune-history".into(),
+        "--timestamp".into(),
+        DEMO_GENESIS.to_string(),
+    ];
     let anvil = Anvil::start(&anvil_bin, None, &anvil_args).await.map_err(WorldError::from)?;
+    crate::dev::world::pin_clock(&anvil).await?;
     let artifacts = compile::compile(root).map_err(WorldError::from)?;
     let world =
         World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED, &DEMO_CREATORS)
             .await?;
     announce_gate(&world, &progress).await?;
-    let outcome = scenarios(&world, &results, &progress, &cancel).await;
+    let outcome = scenarios(&world, root, &results, &progress, &cancel).await;
     // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
     let meta = world.deployment.clone();
     world.stop().await;
+    canonical_state(&state_path)?;
     progress.done();
     let summary = outcome?;
     let meta_text = serde_json::to_string_pretty(&meta).map_err(DemoError::Encode)?;
@@ -259,6 +272,7 @@ struct Summary {
 
 async fn scenarios(
     w: &World,
+    root: &Path,
     results: &Path,
     p: &Progress,
     cancel: &CancellationToken,
@@ -389,28 +403,41 @@ async fn scenarios(
             .map_err(crate::runner::RunError::from)?;
         let prompt = Prompt::render(&k.strategy_text, &state, head.time);
         let mut answers = Vec::new();
-        while let Ok(raw) = hostile.ask(&prompt, &state).await {
+        while let Ok(reply) = hostile.ask(&prompt, &state).await {
+            let mut note = k.note(&hostile, Some("hostile model segment"));
+            hostile.annotate(&mut note, &reply);
+            let raw = reply.text;
             answers.push(Answer {
                 market: m_abstain,
                 quote: k.quote.quote(&raw, &state, head.time),
                 raw,
                 prompt_hash: prompt.hash(),
-                note: k.note(&hostile, Some("hostile model segment")),
+                note,
                 read: head,
             });
         }
         k.submit(answers).await?;
     }
 
-    p.step("inference unreachable: an off-chain row, nothing submitted");
-    let dead = crate::anvil::free_port().map_err(WorldError::from)?;
-    let unreachable = Model::OpenAi(crate::strategy::openai::OpenAiClient::new(
-        &format!("http://127.0.0.1:{dead}"),
-        "no-server-listening",
-        std::time::Duration::from_secs(2),
+    p.step("inference that never answers: an off-chain row, nothing submitted");
+    // A loopback listener that is never accepted: the kernel completes the connection, the
+    // request goes out and no answer ever comes, so the ask times out. (A refused port would
+    // do too, but its error names the port, which differs between runs.)
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|source| DemoError::Io { action: "bind", path: "127.0.0.1:0".into(), source })?;
+    let silent_port = silent
+        .local_addr()
+        .map_err(|source| DemoError::Io { action: "bind", path: "127.0.0.1:0".into(), source })?
+        .port();
+    let unanswered = Model::OpenAi(crate::strategy::openai::OpenAiClient::new(
+        &format!("http://127.0.0.1:{silent_port}"),
+        "a-server-that-never-answers",
+        std::time::Duration::from_secs(1),
         crate::config::InferenceOptions::default(),
     )?);
-    play(&mut k, &[m_abstain], &unreachable, "inference unreachable", cancel).await?;
+    play(&mut k, &[m_abstain], &unanswered, "inference that never answers", cancel).await?;
+    drop(silent);
 
     p.step("settling the scenario positions (time past expiry, resolve, redeem)");
     w.advance(7_300).await?;
@@ -488,6 +515,8 @@ async fn scenarios(
     // The cycle ends with a sync to the head after its redeems and writes the record.
     k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
 
+    real_model(w, &mut k, p, root, cancel).await?;
+
     attacks::run_all(w, &mut k, p, cancel).await?;
 
     p.step("results written; checking that every reason code was reached");
@@ -519,8 +548,132 @@ async fn scenarios(
     })
 }
 
+/// Rewrites anvil's state dump in one canonical order: blocks by number, transactions by block
+/// and index, every object's keys sorted. anvil writes them in hash-map order, so two dumps of
+/// the same chain differ byte for byte; loading either gives the same chain.
+fn canonical_state(path: &Path) -> Result<()> {
+    use serde_json::Value;
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut items: Vec<(String, Value)> = m.into_iter().collect();
+                items.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(items.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+            other => other,
+        }
+    }
+    fn num(v: &Value) -> u64 {
+        match v {
+            Value::Number(n) => n.as_u64().unwrap_or(0),
+            Value::String(s) => u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let io = |action| move |source| DemoError::Io { action, path: path.to_path_buf(), source };
+    let text = std::fs::read(path).map_err(io("read"))?;
+    let mut state: Value = serde_json::from_slice(&text).map_err(DemoError::Encode)?;
+    if let Some(Value::Array(blocks)) = state.get_mut("blocks") {
+        blocks.sort_by_key(|b| num(&b["header"]["number"]));
+    }
+    if let Some(Value::Array(txs)) = state.get_mut("transactions") {
+        txs.sort_by_key(|t| (num(&t["block_number"]), num(&t["info"]["transaction_index"])));
+    }
+    let out = serde_json::to_vec(&sorted(state)).map_err(DemoError::Encode)?;
+    crate::recorder::write_atomic(path, &out)?;
+    Ok(())
+}
+
+const REAL_OBJECT: &str = "the bundled language model, response format object";
+const REAL_NONE: &str = "the bundled language model, no response format";
+/// Ordinary markets the real model is asked about with the JSON-schema constraint, and how
+/// many more without it.
+const REAL_MARKETS: usize = 12;
+const REAL_UNCONSTRAINED: usize = 3;
+
+/// The real language model: the bundled SmolLM2-135M-Instruct, served by llama.cpp on
+/// loopback, asked about [`REAL_MARKETS`] fresh markets with the `object` constraint (every
+/// answer must be one of the three tokens; the gate decides on each), then about
+/// [`REAL_UNCONSTRAINED`] more with no constraint (whatever it writes is published verbatim and
+/// refused as reason 11). The positions it opens are settled before the attacks, which need
+/// the gate's slots free. Temperature 0, seed 1, one server slot: the answers are a function
+/// of the prompts, which the pinned chain clock makes the same on every run.
+async fn real_model(
+    w: &World,
+    k: &mut Keeper,
+    p: &Progress,
+    root: &Path,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    use crate::{
+        bindings::reason,
+        config::ResponseFormat,
+        strategy::openai::{OpenAiClient, VERDICTS},
+    };
+    p.step("real model: starting the bundled SmolLM2-135M-Instruct (llama.cpp on 127.0.0.1)");
+    let options = crate::config::InferenceOptions {
+        max_tokens: 48,
+        temperature: 0.0,
+        response_format: ResponseFormat::Object,
+        seed: Some(crate::cli::BUNDLED_SEED),
+    };
+    let (client, server) =
+        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options).await?;
+    let constrained = Model::OpenAi(client.clone());
+    let free = Model::OpenAi(client.with_format(ResponseFormat::None));
+    let now = w.chain_time().await?;
+    let q = w.fillable_min_qty(100);
+    let mut markets = Vec::new();
+    for i in 0..(REAL_MARKETS + REAL_UNCONSTRAINED) as u64 {
+        // Books from 0.15/0.10 to 0.85/0.80 in steps of 0.05 (UP ask / UP bid).
+        let ask = 150_000 + 50_000 * (i % 15);
+        let m = w.create_market(10_000, 100, q, now + 3_600).await?;
+        w.ask(m, ask, 20_000_000).await?;
+        w.bid(m, ask - 50_000, 20_000_000).await?;
+        markets.push(m);
+    }
+    let (object_markets, free_markets) = markets.split_at(REAL_MARKETS);
+    p.step(&format!("real model: {REAL_MARKETS} markets, response format object"));
+    let (answers, _) = think(k, object_markets, &constrained, REAL_OBJECT, cancel).await?;
+    let stray: Vec<&str> =
+        answers.iter().map(|a| a.raw.as_str()).filter(|raw| !VERDICTS.contains(raw)).collect();
+    if answers.len() != REAL_MARKETS || !stray.is_empty() {
+        return Err(DemoError::Check {
+            step: REAL_OBJECT.into(),
+            what: format!(
+                "{} answers for {REAL_MARKETS} markets; not one of the three tokens: {stray:?}",
+                answers.len()
+            ),
+        });
+    }
+    k.submit(answers).await?;
+
+    p.step(&format!("real model: {REAL_UNCONSTRAINED} markets, no response format"));
+    let (answers, _) = think(k, free_markets, &free, REAL_NONE, cancel).await?;
+    let raws: Vec<String> = answers.iter().map(|a| a.raw.clone()).collect();
+    let got: Vec<u8> = k.submit(answers).await?.iter().map(|d| d.reason).collect();
+    if got.len() != REAL_UNCONSTRAINED || got.iter().any(|r| *r != reason::INVALID_VERDICT) {
+        return Err(DemoError::Check {
+            step: REAL_NONE.into(),
+            what: format!("answers {raws:?} were published as reasons {got:?}, not 11 each"),
+        });
+    }
+    server.stop().await;
+    p.step("real model: settling its positions before the attacks");
+    w.advance(3_700).await?;
+    for (i, m) in markets.iter().enumerate() {
+        w.resolve(*m, i % 2 == 0).await?;
+    }
+    k.cycle(&Model::Builtin, Some(REAL_OBJECT), cancel).await?;
+    Ok(())
+}
+
 /// Reads the market and asks the model; while it "thinks", more chain time passes than the
-/// quote's TTL; the answer then reaches the gate after its deadline (reason 16).
+/// quote's TTL. The keeper sees that the next block would be past the deadline and does not
+/// send the answer: an off-chain row says why. Then the same market again, an answer sent in
+/// time whose block comes late (the node mines it only after the deadline, as a congested chain
+/// might): the gate refuses it (reason 16).
 async fn expire_while_thinking(
     w: &World,
     k: &mut Keeper,
@@ -531,7 +684,41 @@ async fn expire_while_thinking(
     let (answers, _) =
         think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
     w.advance(k.quote.ttl_secs + 1).await?;
-    k.submit(answers).await?;
+    let sent = k.submit(answers).await?;
+    if !sent.is_empty() {
+        return Err(DemoError::Check {
+            step: scenario.into(),
+            what: format!("{} expired answers were sent", sent.len()),
+        });
+    }
+
+    let scenario = "verdict sent in time, mined after its deadline";
+    let (answers, _) =
+        think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
+    let deadline = answers.first().map_or(0, |a| a.quote.deadline);
+    w.automine(false).await?;
+    let keeper = w.keeper_addr;
+    let late = async {
+        // Once the keeper's transaction is in the pool, one block after the deadline takes it.
+        loop {
+            let pending = w.pending_nonce(keeper).await?;
+            let latest = w.nonce(keeper).await?;
+            if pending > latest {
+                return w.mine_at(deadline + 1).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let (sent, mined) = tokio::join!(k.submit(answers), late);
+    w.automine(true).await?;
+    mined?;
+    let got: Vec<u8> = sent?.iter().map(|d| d.reason).collect();
+    if got != [crate::bindings::reason::EXPIRED] {
+        return Err(DemoError::Check {
+            step: scenario.into(),
+            what: format!("published reasons {got:?}, expected [16]"),
+        });
+    }
     Ok(())
 }
 
@@ -544,7 +731,13 @@ async fn finalize_while_thinking(
     cancel: &CancellationToken,
 ) -> Result<()> {
     let provider = replay("scripted", &["BUY_UP"]);
-    let (answers, _) = think(k, &[market], &provider, "finalized while thinking", cancel).await?;
+    // The quote lives longer than the wait, so the answer is still live when it is sent (an
+    // expired one is never sent) and the gate's refusal is the final market's.
+    let ttl = k.quote.ttl_secs;
+    k.quote.ttl_secs = 1_200;
+    let thought = think(k, &[market], &provider, "finalized while thinking", cancel).await;
+    k.quote.ttl_secs = ttl;
+    let (answers, _) = thought?;
     w.advance(1_000).await?;
     w.resolve(market, true).await?;
     k.submit(answers).await?;

@@ -133,6 +133,20 @@ pub async fn confirm(
     Ok(r)
 }
 
+/// Pins `anvil`'s clock: every later block is exactly 1 s after the one before it, whenever it
+/// is mined, so chain time is a count of blocks (and of [`World::advance`] jumps) and the wall
+/// clock never leaks into it. Call it before anything is mined, on an anvil started with
+/// `--timestamp` (the genesis time), and the chain's every timestamp is fixed by what is sent.
+/// Not kept across an anvil restart.
+pub async fn pin_clock(anvil: &Anvil) -> Result<()> {
+    let p = chain::read_provider(&anvil.url)?;
+    let _: serde_json::Value = p
+        .raw_request("anvil_setBlockTimestampInterval".into(), (1u64,))
+        .await
+        .map_err(rpc_err("anvil_setBlockTimestampInterval"))?;
+    Ok(())
+}
+
 impl World {
     /// Starts anvil (extra args e.g. `--dump-state FILE`), compiles, deploys with `params`,
     /// trusting the maker only.
@@ -226,19 +240,12 @@ impl World {
             .time)
     }
 
-    /// Moves chain time forward and mines a block.
+    /// Mines one block `secs` after the head's timestamp (`evm_setNextBlockTimestamp`, which
+    /// anvil honours whether or not the clock is pinned; `evm_increaseTime` it ignores while
+    /// pinned).
     pub async fn advance(&self, secs: u64) -> Result<()> {
-        let _: serde_json::Value = self
-            .keeper_rpc
-            .raw_request("evm_increaseTime".into(), (secs,))
-            .await
-            .map_err(rpc_err("evm_increaseTime"))?;
-        let _: serde_json::Value = self
-            .keeper_rpc
-            .raw_request("evm_mine".into(), ())
-            .await
-            .map_err(rpc_err("evm_mine"))?;
-        Ok(())
+        let now = self.chain_time().await?;
+        self.mine_at(now + secs.max(1)).await
     }
 
     /// Mines one block at exactly `timestamp` (later than the head), so a test reads a chain
@@ -255,6 +262,34 @@ impl World {
             .await
             .map_err(rpc_err("evm_mine"))?;
         Ok(())
+    }
+
+    /// Turns anvil's automine (a block per transaction, as it arrives) off or on.
+    pub async fn automine(&self, on: bool) -> Result<()> {
+        let _: serde_json::Value = self
+            .keeper_rpc
+            .raw_request("evm_setAutomine".into(), (on,))
+            .await
+            .map_err(rpc_err("evm_setAutomine"))?;
+        Ok(())
+    }
+
+    /// `who`'s nonce counting the transactions in the pool.
+    pub async fn pending_nonce(&self, who: Address) -> Result<u64> {
+        self.keeper_rpc
+            .get_transaction_count(who)
+            .pending()
+            .await
+            .map_err(rpc_err("eth_getTransactionCount (pending)"))
+    }
+
+    /// `who`'s nonce at the head.
+    pub async fn nonce(&self, who: Address) -> Result<u64> {
+        self.keeper_rpc
+            .get_transaction_count(who)
+            .latest()
+            .await
+            .map_err(rpc_err("eth_getTransactionCount"))
     }
 
     /// Mints test collateral (open faucet).
