@@ -621,3 +621,56 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
     drop(dir);
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resumes() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = w.chain_time().await.unwrap();
+    for _ in 0..8 {
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), t0 + 86_400).await.unwrap();
+        w.ask(m, 400_000, 20_000_000).await.unwrap();
+    }
+    // A server that answers every request with HTTP 500 (its script is empty).
+    let down = serve_inference(vec![], None).await;
+    let model = openai(&down.url, Duration::from_secs(10));
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let cancel = CancellationToken::new();
+    // An hour of chain time, a cycle a minute. Pinned clock: the head is at h = t_k and the
+    // next block at h + 1 (the time the breaker runs on), with t_k = s + 60k from the head s
+    // after the setup. Expected from health.rs's defaults:
+    //   k = 0 (s+1): all 8 asked and failing (in flight together); the 5th trips 300 s: until s+301;
+    //   k = 5 (s+301): one probe, fails: 600 s, until s+901;
+    //   k = 15 (s+901): one probe, fails: 1,200 s, until s+2,101;
+    //   k = 35 (s+2,101): one probe, fails: 2,400 s, until s+4,501.
+    // So 8 + 3 = 11 off-chain rows in the hour, against 8 × 60 = 480 with no backoff.
+    let s = w.chain_time().await.unwrap();
+    let mut asked_at = Vec::new();
+    for k_ in 0..60u64 {
+        if k_ > 0 {
+            w.mine_at(s + 60 * k_).await.unwrap();
+        }
+        let r = k.cycle(&model, None, &cancel).await.unwrap();
+        if r.asked > 0 {
+            asked_at.push((k_, r.asked));
+        }
+        assert_eq!(r.submitted, 0);
+    }
+    assert_eq!(asked_at, vec![(0, 8), (5, 1), (15, 1), (35, 1)]);
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(offchain(&rows).len(), 11);
+    eprintln!(
+        "breaker: a model down for an hour of chain time wrote {} off-chain rows for 8 markets \
+         (a cycle a minute; 480 without backoff)",
+        offchain(&rows).len()
+    );
+    // The model is back (the built-in rules stand in for it): the probe at s+4,501 is answered,
+    // which closes the breaker, and the next cycle asks the seven others.
+    w.mine_at(s + 4_500).await.unwrap();
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!((r.asked, r.held_back), (1, 7));
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    assert_eq!(r.asked, 7);
+    w.stop().await;
+}

@@ -209,10 +209,14 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
         nonce_after - nonce_before
     );
 
-    // The server comes back on the same port; the next cycle asks the markets left unanswered.
+    // The server comes back on the same port. The markets left unanswered back off for 60 s
+    // of chain time after their failure (runner/health.rs); a minute later the next cycle asks
+    // them.
     let again = LlmServer::start(LlmOptions { port, ..LlmOptions::bundled(&root()).unwrap() })
         .await
         .unwrap();
+    let now = w.chain_time().await.unwrap();
+    w.mine_at(now + 61).await.unwrap();
     let r2 = k.cycle(&model, None, &cancel).await.unwrap();
     assert_eq!((r2.asked, r2.submitted, r2.offchain_failures), (off.len(), off.len(), 0));
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();

@@ -93,8 +93,11 @@ impl Keeper {
         let mut answers = Vec::new();
         for r in results {
             match r {
-                Ok(a) => answers.push(a),
-                Err(u) => self.unanswered(head, model, scenario, u)?,
+                Ok(a) => {
+                    self.health.answered(a.market);
+                    answers.push(a)
+                }
+                Err(u) => self.unanswered(head, send_time, model, scenario, u)?,
             }
         }
         // In market order, so a scripted run submits in a fixed order.
@@ -102,14 +105,29 @@ impl Keeper {
         Ok(answers)
     }
 
+    /// No answer about `u.market`: an off-chain row, and the market backs off (the breaker
+    /// opens after enough failures in a row), timed by `now`, the next block's chain time.
     pub(super) fn unanswered(
         &mut self,
         head: BlockRef,
+        now: u64,
         model: &Model,
         scenario: Option<&str>,
         u: Unanswered,
     ) -> Result<()> {
         warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
+        if let Some(t) = self.health.failed(u.market, now) {
+            warn!(
+                failures = t.failures,
+                until = t.until,
+                pause_secs = t.cool,
+                "inference breaker open: {} asks failed in a row with no answer; no market is \
+                 asked for {} s (until chain time {}), then one as a probe",
+                t.failures,
+                t.cool,
+                t.until
+            );
+        }
         let note = self.note(model, scenario);
         let mut row = self.offchain_row(head, u.market, Some(u.prompt_hash), u.error, note);
         row.transport = u.detail;

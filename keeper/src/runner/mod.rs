@@ -22,6 +22,7 @@
 
 mod ask;
 mod follow;
+pub mod health;
 mod positions;
 mod read;
 mod record;
@@ -151,6 +152,10 @@ pub struct CycleReport {
     /// the follower, under the same [`DecisionId`].
     pub mined: Vec<Submitted>,
     pub offchain_failures: usize,
+    /// Due markets not asked this cycle because their last asks failed (per-market backoff).
+    pub backing_off: usize,
+    /// Due markets not asked because the inference breaker is open (or only probing).
+    pub held_back: usize,
     pub redeemed: usize,
     pub written_off: usize,
     pub head: u64,
@@ -195,6 +200,8 @@ pub struct Keeper {
     last_step: follower::Step,
     /// Fees for new submissions, read once per cycle (a re-send reads its own).
     fees: Option<Fees>,
+    /// Backoff per market and the breaker over the model (the ask stage's own state).
+    pub health: health::InferenceHealth,
     pub record: ChainRecord,
 }
 
@@ -237,6 +244,7 @@ impl Keeper {
             times: HashMap::new(),
             last_step: follower::Step::default(),
             fees: None,
+            health: health::InferenceHealth::default(),
             record: ChainRecord::default(),
         }
     }
@@ -334,21 +342,34 @@ impl Keeper {
         self.fees = None;
         let step = self.follow().await?;
         let mut settled = self.settle().await?;
+        // The chain time the next block will carry: the quotes' deadlines count from it, and
+        // the inference backoff and breaker run on it.
+        let send_time = follower::next_block_time(&self.provider, &step.head).await;
         let due = self.due_markets(step.head.time);
-        let states = self.read_open(&due, step.head).await?;
+        let admitted = self.health.admit(due, send_time, |m| m.address);
+        if admitted.held > 0 {
+            match admitted.breaker {
+                health::Breaker::Open { until } => info!(
+                    held = admitted.held,
+                    until, "inference breaker open: no market is asked before chain time {until}"
+                ),
+                _ => info!(held = admitted.held, "inference breaker probing: one market is asked"),
+            }
+        }
+        let states = self.read_open(&admitted.ask, step.head).await?;
         let asked = states.len();
         let mut ids = Vec::new();
-        let send_time = follower::next_block_time(&self.provider, &step.head).await;
         let mut arrivals =
             Box::pin(self.asks(states, model, step.head, send_time, scenario, cancel));
         while let Some(r) = arrivals.next().await {
             match r {
                 Ok(a) => {
+                    self.health.answered(a.market);
                     if let Some(id) = self.submit_one(a).await? {
                         ids.push(id);
                     }
                 }
-                Err(u) => self.unanswered(step.head, model, scenario, u)?,
+                Err(u) => self.unanswered(step.head, send_time, model, scenario, u)?,
             }
         }
         drop(arrivals);
@@ -376,6 +397,8 @@ impl Keeper {
             submitted: ids.len(),
             mined,
             offchain_failures: self.journal.offchain().len() - off_before,
+            backing_off: admitted.backing_off,
+            held_back: admitted.held,
             redeemed,
             written_off,
             head: end.head.number,
