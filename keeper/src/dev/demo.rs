@@ -548,9 +548,10 @@ async fn scenarios(
     })
 }
 
-/// Rewrites anvil's state dump in one canonical order: blocks by number, transactions by block
-/// and index, every object's keys sorted. anvil writes them in hash-map order, so two dumps of
-/// the same chain differ byte for byte; loading either gives the same chain.
+/// Rewrites anvil's state dump in one canonical order (blocks by number, transactions by block
+/// and index, every object's keys sorted: anvil writes them in hash-map order, so two dumps of
+/// the same chain differ byte for byte) and without call traces, which keeps the committed file
+/// under 10 MB; loading it gives the same chain, blocks, receipts and logs.
 fn canonical_state(path: &Path) -> Result<()> {
     use serde_json::Value;
     fn sorted(v: Value) -> Value {
@@ -579,6 +580,13 @@ fn canonical_state(path: &Path) -> Result<()> {
     }
     if let Some(Value::Array(txs)) = state.get_mut("transactions") {
         txs.sort_by_key(|t| (num(&t["block_number"]), num(&t["info"]["transaction_index"])));
+        // Each transaction's call trace (for debug_trace* on the loaded node) is over half the
+        // dump; the record is re-derived from blocks, receipts, logs and state, never traces.
+        for t in txs.iter_mut() {
+            if let Some(traces) = t.get_mut("info").and_then(|i| i.get_mut("traces")) {
+                *traces = Value::Array(Vec::new());
+            }
+        }
     }
     let out = serde_json::to_vec(&sorted(state)).map_err(DemoError::Encode)?;
     crate::recorder::write_atomic(path, &out)?;
