@@ -20,8 +20,9 @@ use alloy::{
     sol_types::SolEvent,
 };
 use common::{
-    buy_up_market, decisions, eventually, eventually_async, offchain, read_request_line, root,
-    serial, serve_inference, test_pki, tls_proxy, world, write_canned, Canned, Drained, HANG_GUARD,
+    buy_up_market, decisions, eventually, eventually_async, not_found, offchain, read_request_line,
+    root, serial, serve_inference, test_pki, tls_proxy, world, write_canned, Canned, Drained,
+    HANG_GUARD,
 };
 use keeper::{
     bindings::IRiskGate,
@@ -309,10 +310,7 @@ async fn serve_holding(policy: impl Fn(&str) -> Hold + Send + Sync + 'static) ->
             tokio::spawn(async move {
                 let Some((line, body)) = read_request_line(&mut sock).await else { return };
                 if line.starts_with("GET ") {
-                    // What it serves (`GET /v1/models`, asked once at start): nothing described.
-                    write_canned(&mut sock, &Canned::status("404 Not Found", "{}")).await;
-                    let _ = sock.shutdown().await;
-                    return;
+                    return not_found(sock).await;
                 }
                 req_log.lock().unwrap_or_else(|e| e.into_inner()).push(body.clone());
                 let reply = match policy(&body) {
@@ -549,9 +547,7 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
     let _g = serial();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
-    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    buy_up_market(&w).await;
     // The quote lives 10 s; the server says "come back in 4 s" every time. Attempt 1 at ~0 s
     // (retry at 4 < 10), attempt 2 at ~4 s (retry at 8 < 10), attempt 3 at ~8 s: a retry would
     // land at 12 > 10, past the deadline, so the keeper gives up there. Each decision has 2 s of
@@ -589,9 +585,7 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
     let _g = serial();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
-    w.ask(m, 400_000, 20_000_000).await.unwrap();
+    let m = buy_up_market(&w).await;
     let mut k = w.keeper(Some(dir.path().to_path_buf()));
     let cancel = CancellationToken::new();
     let head = k.follow().await.unwrap().head;
@@ -627,10 +621,8 @@ async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resu
     let _g = serial();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let t0 = w.chain_time().await.unwrap();
     for _ in 0..8 {
-        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), t0 + 86_400).await.unwrap();
-        w.ask(m, 400_000, 20_000_000).await.unwrap();
+        buy_up_market(&w).await;
     }
     // A server that answers every request with HTTP 500 (its script is empty).
     let down = serve_inference(vec![], None).await;

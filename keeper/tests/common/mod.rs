@@ -191,36 +191,35 @@ pub async fn serve_inference(script: Vec<Canned>, tls: Option<TlsAcceptor>) -> S
             // describes nothing, without taking a scripted reply.
             match &tls {
                 Some(acceptor) => {
-                    let Ok(mut stream) = acceptor.accept(sock).await else { continue };
-                    let Some((line, body)) = read_request_line(&mut stream).await else { continue };
-                    if line.starts_with("GET ") {
-                        tokio::spawn(not_found(stream));
-                        continue;
-                    }
-                    let reply =
-                        script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
-                    n += 1;
-                    tokio::spawn(answer(stream, body, reply, log.clone()));
+                    let Ok(stream) = acceptor.accept(sock).await else { continue };
+                    route(stream, &script, &mut n, &log).await;
                 }
-                None => {
-                    let mut sock = sock;
-                    let Some((line, body)) = read_request_line(&mut sock).await else { continue };
-                    if line.starts_with("GET ") {
-                        tokio::spawn(not_found(sock));
-                        continue;
-                    }
-                    let reply =
-                        script.get(n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
-                    n += 1;
-                    tokio::spawn(answer(sock, body, reply, log.clone()));
-                }
+                None => route(sock, &script, &mut n, &log).await,
             }
         }
     });
     Served { url: format!("{scheme}://{addr}"), log: served_log }
 }
 
-async fn not_found<S: AsyncWrite + Unpin>(mut sock: S) {
+/// Reads one request from `sock`: a `GET` is answered 404 (see [`not_found`]); anything else
+/// takes scripted reply `n` (HTTP 500 once the script is used up), answered on its own task.
+async fn route<S>(mut sock: S, script: &[Canned], n: &mut usize, log: &Arc<Mutex<Vec<Exchange>>>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Some((line, body)) = read_request_line(&mut sock).await else { return };
+    if line.starts_with("GET ") {
+        tokio::spawn(not_found(sock));
+        return;
+    }
+    let reply = script.get(*n).cloned().unwrap_or(Canned::status("500 Internal", "{}"));
+    *n += 1;
+    tokio::spawn(answer(sock, body, reply, log.clone()));
+}
+
+/// What a server that describes none of its models answers to `GET /v1/models` (the keeper
+/// asks once at start).
+pub async fn not_found<S: AsyncWrite + Unpin>(mut sock: S) {
     write_canned(&mut sock, &Canned::status("404 Not Found", "{\"error\":\"not found\"}")).await;
     let _ = sock.shutdown().await;
 }
