@@ -220,10 +220,13 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         address market,
         string calldata raw,
         bytes32 promptHash,
+        uint64 readBlock,
         Quote calldata quote
     ) external nonReentrant returns (uint8 reason) {
         if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
         if (_paused) revert GatePaused();
+        // A prompt cannot have been rendered from a block that does not exist yet.
+        if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
         // A keeper must not be able to point the gate at a look-alike market. One call answers
         // both questions: the factory made it (creator non-zero), and who asked for it.
         address creator = _factory.creatorOf(market);
@@ -232,7 +235,15 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
         Decided memory d = _decide(market, creator, raw, quote);
-        _publish(market, promptHash, d, _rawHead(raw), bytes(raw).length, keccak256(bytes(raw)));
+        _publish(
+            market,
+            promptHash,
+            readBlock,
+            d,
+            _rawHead(raw),
+            bytes(raw).length,
+            keccak256(bytes(raw))
+        );
         return d.reason;
     }
 
@@ -794,6 +805,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     function _publish(
         address market,
         bytes32 promptHash,
+        uint64 readBlock,
         Decided memory d,
         bytes memory rawHead,
         uint256 rawLength,
@@ -802,6 +814,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         emit Decision(
             market,
             promptHash,
+            readBlock,
             d.reason,
             d.verdict,
             d.failedMask,

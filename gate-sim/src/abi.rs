@@ -3,7 +3,8 @@
 //! must be strict: a malformed return is a disagreement, not something to paper over.
 
 use crate::model::{
-    Bounds, ConstructorError, Decision, GateConfig, Quote, Snapshot, UnknownVerdict,
+    Bounds, ConstructorError, Decision, GateConfig, QuestionError, Quote, ReadBlockInFuture,
+    Snapshot, UnknownVerdict,
 };
 use alloy::{
     primitives::{keccak256, Address, Bytes, FixedBytes, B256, U256},
@@ -11,8 +12,109 @@ use alloy::{
 };
 
 // The same `sol!` bindings the keeper uses, from riskgate-kit (ABI only: the model's rules,
-// reasons and numbers stay this crate's own reading of the specification).
-pub use riskgate_kit::bindings::{IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral};
+// reasons and numbers stay this crate's own reading of the specification), for the parts of the
+// interface this crate does not declare itself below.
+pub use riskgate_kit::bindings::{IBinaryMarket, IRiskGate, ITestCollateral};
+
+/// This crate's own declarations, typed from the specification (not generated from the
+/// interface files): the factory as a whole, the market's `questionHash`, and the keeper's
+/// call with the event it publishes. The artifact loader holds the compiled contracts to them
+/// (every selector and topic must be in the compiled ABI), so an interface that drifts from
+/// what is written here stops every run before it starts.
+#[allow(clippy::too_many_arguments)]
+pub mod spec {
+    alloy::sol! {
+        /// `MarketFactory`: every market is made here, for a question of 1 to 280 bytes.
+        #[sol(all_derives)]
+        interface IMarketFactory {
+            error InvalidGrid(uint256 tickSize, uint256 lotSize);
+            error InvalidExpiry(uint64 expiry, uint256 nowSec);
+            error ZeroResolver();
+            error QuestionTooLong(uint256 length, uint256 max);
+            error QuestionEmpty();
+
+            event MarketCreated(
+                address indexed market,
+                uint256 indexed index,
+                uint256 tickSize,
+                uint256 lotSize,
+                uint256 minQuantity,
+                uint64 expiry,
+                address resolver,
+                address indexed creator,
+                string question
+            );
+
+            function createMarket(
+                string calldata question,
+                uint256 tickSize,
+                uint256 lotSize,
+                uint256 minQuantity,
+                uint64 expiry,
+                address resolver
+            ) external returns (address market);
+            function isMarket(address market) external view returns (bool);
+            function creatorOf(address market) external view returns (address);
+            function marketCount() external view returns (uint256);
+            function marketAt(uint256 index) external view returns (address);
+            function collateral() external view returns (address);
+        }
+
+        /// What a market says about its question: `keccak256(bytes(question))`.
+        #[sol(all_derives)]
+        interface IMarketQuestion {
+            function questionHash() external view returns (bytes32);
+        }
+
+        /// The keeper's call and the row it publishes. `readBlock` is the block the prompt was
+        /// rendered from: at most the block the call is mined in, published with every decision.
+        #[sol(all_derives)]
+        interface IGateSubmit {
+            struct Quote {
+                uint256 maxPricePaid;
+                uint64 deadline;
+            }
+
+            struct Order {
+                uint256 pricePaid;
+                uint256 limit;
+                uint256 quantity;
+                uint256 cost;
+                uint256 filled;
+                uint256 spent;
+            }
+
+            error ReadBlockInFuture(uint64 readBlock, uint256 currentBlock);
+            error NotKeeper(address caller, address keeper);
+            error GatePaused();
+            error UnknownMarket(address market, address factory);
+
+            event Decision(
+                address indexed market,
+                bytes32 indexed promptHash,
+                uint64 readBlock,
+                uint8 indexed reason,
+                uint8 verdict,
+                uint32 failedMask,
+                bytes snapshot,
+                Order order,
+                bytes rawHead,
+                uint256 rawLength,
+                bytes32 rawHash
+            );
+
+            function submitVerdict(
+                address market,
+                string calldata raw,
+                bytes32 promptHash,
+                uint64 readBlock,
+                Quote calldata quote
+            ) external returns (uint8 reason);
+        }
+    }
+}
+
+pub use spec::{IGateSubmit, IMarketFactory, IMarketQuestion};
 
 pub use IRiskGate::{Params, Quote as SolQuote, Snapshot as SolSnapshot};
 
@@ -137,20 +239,63 @@ pub fn evaluate_calldata(snapshot: &Snapshot, quote: &Quote, verdict: u8) -> Byt
     IRiskGate::evaluateCall { s: snapshot.into(), q: quote.into(), verdict }.abi_encode().into()
 }
 
-/// `submitVerdict(market, raw, promptHash, quote)`, with `raw` sent as raw bytes (see
-/// [`parse_verdict_calldata`]).
+/// `submitVerdict(market, raw, promptHash, readBlock, quote)`, with `raw` sent as raw bytes
+/// (see [`parse_verdict_calldata`]).
 pub fn submit_verdict_calldata(
     market: Address,
     raw: &[u8],
     prompt_hash: B256,
+    read_block: u64,
     quote: &Quote,
 ) -> Bytes {
-    let mut data = IRiskGate::submitVerdictCall::SELECTOR.to_vec();
+    let mut data = IGateSubmit::submitVerdictCall::SELECTOR.to_vec();
+    let quote =
+        IGateSubmit::Quote { maxPricePaid: quote.max_price_paid, deadline: quote.deadline_sec };
     data.extend_from_slice(
-        &(market, Bytes::copy_from_slice(raw), prompt_hash, SolQuote::from(quote))
+        &(market, Bytes::copy_from_slice(raw), prompt_hash, read_block, quote).abi_encode_params(),
+    );
+    data.into()
+}
+
+/// The revert data `ReadBlockInFuture(readBlock, currentBlock)` must carry.
+pub fn read_block_in_future_data(e: &ReadBlockInFuture) -> Bytes {
+    IGateSubmit::ReadBlockInFuture {
+        readBlock: e.read_block,
+        currentBlock: U256::from(e.current_block),
+    }
+    .abi_encode()
+    .into()
+}
+
+/// `createMarket(question, tickSize, lotSize, minQuantity, expiry, resolver)`, with the question
+/// sent as raw bytes (the ABI type is `string`; `bytes` has the same layout, so any bytes reach
+/// the factory unchanged).
+pub fn create_market_calldata(
+    question: &[u8],
+    tick_size: U256,
+    lot_size: U256,
+    min_quantity: U256,
+    expiry: u64,
+    resolver: Address,
+) -> Bytes {
+    let mut data = IMarketFactory::createMarketCall::SELECTOR.to_vec();
+    data.extend_from_slice(
+        &(Bytes::copy_from_slice(question), tick_size, lot_size, min_quantity, expiry, resolver)
             .abi_encode_params(),
     );
     data.into()
+}
+
+/// The revert data the factory's question rule must produce.
+pub fn question_error_data(e: &QuestionError) -> Bytes {
+    match *e {
+        QuestionError::Empty => IMarketFactory::QuestionEmpty {}.abi_encode(),
+        QuestionError::TooLong { length, max } => {
+            IMarketFactory::QuestionTooLong { length: U256::from(length), max: U256::from(max) }
+                .abi_encode()
+        }
+    }
+    .into()
 }
 
 /// The same call with the ABI padding after the string set to 0xff and 40 bytes of garbage
@@ -262,5 +407,78 @@ pub fn constructor_error_data(e: &ConstructorError) -> Bytes {
 /// Decodes revert data into the contracts' errors for a readable report (hex when it is none
 /// of them).
 pub fn describe_revert(data: &[u8]) -> String {
+    use alloy::sol_types::SolInterface;
+    // This crate's own declarations first (they are what the checks compare against).
+    if let Ok(e) = IGateSubmit::IGateSubmitErrors::abi_decode(data) {
+        return format!("{e:?}");
+    }
+    if let Ok(e) = IMarketFactory::IMarketFactoryErrors::abi_decode(data) {
+        return format!("{e:?}");
+    }
     riskgate_kit::revert::describe_data(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::sol_types::SolEvent;
+
+    #[test]
+    fn own_declarations_have_the_specified_signatures() {
+        // Typed by hand from the specification: the question first, then the v2.1 arguments.
+        assert_eq!(
+            IMarketFactory::createMarketCall::SIGNATURE,
+            "createMarket(string,uint256,uint256,uint256,uint64,address)"
+        );
+        assert_eq!(
+            IMarketFactory::MarketCreated::SIGNATURE,
+            "MarketCreated(address,uint256,uint256,uint256,uint256,uint64,address,address,string)"
+        );
+        assert_eq!(IMarketFactory::QuestionEmpty::SIGNATURE, "QuestionEmpty()");
+        assert_eq!(IMarketFactory::QuestionTooLong::SIGNATURE, "QuestionTooLong(uint256,uint256)");
+        assert_eq!(IMarketQuestion::questionHashCall::SIGNATURE, "questionHash()");
+        // readBlock after promptHash, the quote last.
+        assert_eq!(
+            IGateSubmit::submitVerdictCall::SIGNATURE,
+            "submitVerdict(address,string,bytes32,uint64,(uint256,uint64))"
+        );
+        assert_eq!(
+            IGateSubmit::Decision::SIGNATURE,
+            "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,\
+             (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
+        );
+        assert_eq!(IGateSubmit::ReadBlockInFuture::SIGNATURE, "ReadBlockInFuture(uint64,uint256)");
+    }
+
+    #[test]
+    fn submit_calldata_puts_the_read_block_after_the_prompt_hash() {
+        let market = Address::repeat_byte(0x22);
+        let quote = Quote { max_price_paid: U256::from(7u64), deadline_sec: 9 };
+        let data = submit_verdict_calldata(market, b"BUY_UP", B256::repeat_byte(3), 0x0102, &quote);
+        let call = IGateSubmit::submitVerdictCall::abi_decode(&data).expect("decodes");
+        assert_eq!(
+            (call.market, call.raw.as_str(), call.promptHash, call.readBlock),
+            (market, "BUY_UP", B256::repeat_byte(3), 0x0102)
+        );
+        assert_eq!((call.quote.maxPricePaid, call.quote.deadline), (U256::from(7u64), 9));
+        // Word 3 of the arguments (after the selector) is the block, right-aligned.
+        assert_eq!(&data[4 + 3 * 32 + 30..4 + 4 * 32], &[0x01, 0x02]);
+    }
+
+    #[test]
+    fn question_errors_carry_the_length_and_the_maximum() {
+        let data = question_error_data(&QuestionError::TooLong { length: 281, max: 280 });
+        let e = IMarketFactory::QuestionTooLong::abi_decode(&data).expect("decodes");
+        assert_eq!((e.length, e.max), (U256::from(281u64), U256::from(280u64)));
+        assert_eq!(
+            &question_error_data(&QuestionError::Empty)[..],
+            &IMarketFactory::QuestionEmpty::SELECTOR
+        );
+        let data = read_block_in_future_data(&ReadBlockInFuture {
+            read_block: u64::MAX,
+            current_block: 5,
+        });
+        let e = IGateSubmit::ReadBlockInFuture::abi_decode(&data).expect("decodes");
+        assert_eq!((e.readBlock, e.currentBlock), (u64::MAX, U256::from(5u64)));
+    }
 }

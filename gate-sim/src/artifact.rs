@@ -1,13 +1,15 @@
 //! Loads the compiled contracts from forge's artifacts (`out/RiskGate.sol/RiskGate.json` and its
 //! siblings `MarketFactory` and `TestCollateral`, which a v2 gate needs deployed next to it) and
-//! checks that the gate's ABI carries the interface's selectors, so the differential never runs
-//! against a contract that silently drifted from `IRiskGate`.
+//! checks that the gate's ABI carries the interface's selectors, and the gate's, the factory's
+//! and `BinaryMarket`'s ABIs the functions, events and errors this crate declares itself
+//! (`abi::spec`), so the differential never runs against a contract that silently drifted from
+//! `IRiskGate` or from the specification.
 
 use crate::{abi, model::GateConfig};
 use alloy::{
     json_abi::JsonAbi,
-    primitives::{hex, Address, Bytes, Selector},
-    sol_types::{SolCall, SolValue},
+    primitives::{hex, Address, Bytes, Selector, B256},
+    sol_types::{SolCall, SolError, SolEvent, SolValue},
 };
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,10 @@ pub enum Error {
     Format { path: PathBuf, reason: String },
     #[error("{path}: the ABI has no function {name} with selector {selector} (interface drift?)")]
     MissingFunction { path: PathBuf, name: &'static str, selector: Selector },
+    #[error("{path}: the ABI has no event {name} with topic {topic} and {indexed} indexed fields (interface drift?)")]
+    MissingEvent { path: PathBuf, name: &'static str, topic: B256, indexed: usize },
+    #[error("{path}: the ABI has no error {name} with selector {selector} (interface drift?)")]
+    MissingError { path: PathBuf, name: &'static str, selector: Selector },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -74,6 +80,34 @@ impl Artifact {
         Ok(())
     }
 
+    /// Events by name, topic and number of indexed fields (a field indexed or not changes
+    /// where it is in the log, not the topic).
+    fn require_events(&self, wanted: &[(&'static str, B256, usize)]) -> Result<()> {
+        for &(name, topic, indexed) in wanted {
+            let found = self.abi.event(name).is_some_and(|es| {
+                es.iter().any(|e| {
+                    e.selector() == topic
+                        && e.inputs.iter().filter(|i| i.indexed).count() == indexed
+                })
+            });
+            if !found {
+                return Err(Error::MissingEvent { path: self.path.clone(), name, topic, indexed });
+            }
+        }
+        Ok(())
+    }
+
+    fn require_errors(&self, wanted: &[(&'static str, Selector)]) -> Result<()> {
+        for &(name, selector) in wanted {
+            let found =
+                self.abi.error(name).is_some_and(|es| es.iter().any(|e| e.selector() == selector));
+            if !found {
+                return Err(Error::MissingError { path: self.path.clone(), name, selector });
+            }
+        }
+        Ok(())
+    }
+
     fn with_args(&self, args: &[u8]) -> Bytes {
         let mut code = self.creation_code.clone();
         code.extend_from_slice(args);
@@ -100,7 +134,7 @@ impl GateArtifact {
             ("parseVerdict", G::parseVerdictCall::SELECTOR.into()),
             ("evaluate", G::evaluateCall::SELECTOR.into()),
             ("reasonLabel", G::reasonLabelCall::SELECTOR.into()),
-            ("submitVerdict", G::submitVerdictCall::SELECTOR.into()),
+            ("submitVerdict", abi::IGateSubmit::submitVerdictCall::SELECTOR.into()),
             ("writeOff", G::writeOffCall::SELECTOR.into()),
             ("redeem", G::redeemCall::SELECTOR.into()),
             ("highWaterMark", G::highWaterMarkCall::SELECTOR.into()),
@@ -109,12 +143,33 @@ impl GateArtifact {
             ("trustedCreators", G::trustedCreatorsCall::SELECTOR.into()),
             ("accountedCollateral", G::accountedCollateralCall::SELECTOR.into()),
         ])?;
+        use abi::IGateSubmit as S;
+        gate.require_events(&[("Decision", S::Decision::SIGNATURE_HASH, 3)])?;
+        gate.require_errors(&[
+            ("ReadBlockInFuture", S::ReadBlockInFuture::SELECTOR.into()),
+            ("NotKeeper", S::NotKeeper::SELECTOR.into()),
+            ("GatePaused", S::GatePaused::SELECTOR.into()),
+            ("UnknownMarket", S::UnknownMarket::SELECTOR.into()),
+        ])?;
         let out = path.parent().and_then(Path::parent).unwrap_or_else(|| Path::new("."));
         let factory = Artifact::load(&out.join("MarketFactory.sol/MarketFactory.json"))?;
+        use abi::IMarketFactory as F;
         factory.require(&[
-            ("createMarket", abi::IMarketFactory::createMarketCall::SELECTOR.into()),
-            ("creatorOf", abi::IMarketFactory::creatorOfCall::SELECTOR.into()),
+            ("createMarket", F::createMarketCall::SELECTOR.into()),
+            ("creatorOf", F::creatorOfCall::SELECTOR.into()),
+            ("marketCount", F::marketCountCall::SELECTOR.into()),
         ])?;
+        factory.require_events(&[("MarketCreated", F::MarketCreated::SIGNATURE_HASH, 3)])?;
+        factory.require_errors(&[
+            ("QuestionEmpty", F::QuestionEmpty::SELECTOR.into()),
+            ("QuestionTooLong", F::QuestionTooLong::SELECTOR.into()),
+        ])?;
+        // The factory's markets answer `questionHash()`.
+        let market = Artifact::load(&out.join("BinaryMarket.sol/BinaryMarket.json"))?;
+        market.require(&[(
+            "questionHash",
+            abi::IMarketQuestion::questionHashCall::SELECTOR.into(),
+        )])?;
         let collateral = Artifact::load(&out.join("TestCollateral.sol/TestCollateral.json"))?;
         collateral.require(&[("mint", abi::ITestCollateral::mintCall::SELECTOR.into())])?;
         Ok(Self { gate, factory, collateral, path: path.to_path_buf() })

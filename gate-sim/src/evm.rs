@@ -132,6 +132,16 @@ impl RevmChain {
         self.evm.ctx.modify_block(|block| block.timestamp = U256::from(time_sec));
     }
 
+    /// The block number every later transaction and call sees (`block.number`).
+    pub fn set_block_number(&mut self, number: u64) {
+        self.evm.ctx.modify_block(|block| block.number = U256::from(number));
+    }
+
+    /// `block.number` as the next transaction or call sees it (0 until set).
+    pub fn block_number(&self) -> u64 {
+        u64::try_from(self.evm.ctx.block.number).unwrap_or(u64::MAX)
+    }
+
     /// Sends a transaction from `from` and commits its state changes (a revert changes nothing).
     pub fn send(&mut self, from: Address, to: Address, data: Bytes) -> Result<Receipt> {
         let result = self
@@ -203,6 +213,7 @@ pub struct AnvilChain {
     runtime: tokio::runtime::Runtime,
     provider: RootProvider,
     deployer: Address,
+    accounts: Vec<Address>,
     pub url: String,
     // Last: dropped (and the node stopped) after the provider.
     _node: Anvil,
@@ -230,8 +241,78 @@ impl AnvilChain {
         let accounts =
             runtime.block_on(provider.get_accounts()).map_err(|e| Error::Rpc(e.to_string()))?;
         let deployer = *accounts.first().ok_or(Error::NoAccount)?;
-        Ok(Self { runtime, provider, deployer, url, _node: node })
+        Ok(Self { runtime, provider, deployer, accounts, url, _node: node })
     }
+
+    /// The node's unlocked accounts; the first deploys.
+    pub fn accounts(&self) -> &[Address] {
+        &self.accounts
+    }
+
+    /// The latest mined block (`eth_blockNumber`); anvil mines the next transaction in the one
+    /// after it.
+    pub fn block_number(&mut self) -> Result<u64> {
+        let provider = self.provider.clone();
+        self.runtime
+            .block_on(async move { provider.get_block_number().await })
+            .map_err(|e| Error::Rpc(e.to_string()))
+    }
+
+    /// An `eth_call` from `from` (a view, or a dry run of a transaction: nothing is mined).
+    pub fn call_from(&mut self, from: Address, to: Address, data: Bytes) -> Result<Outcome> {
+        let provider = self.provider.clone();
+        self.runtime.block_on(async move {
+            let tx = TransactionRequest::default()
+                .with_from(from)
+                .with_to(to)
+                .with_input(data)
+                .with_gas_limit(GAS_LIMIT);
+            match provider.call(tx).await {
+                Ok(out) => Ok(Outcome::Returned(out)),
+                Err(e) => rpc_outcome(e),
+            }
+        })
+    }
+
+    /// A real transaction from the unlocked account `from`, mined as it arrives: its status,
+    /// block and logs (a reverted one is mined too, with status false and no logs).
+    pub fn send_from(&mut self, from: Address, to: Address, data: Bytes) -> Result<AnvilReceipt> {
+        let provider = self.provider.clone();
+        self.runtime.block_on(async move {
+            let tx = TransactionRequest::default()
+                .with_from(from)
+                .with_to(to)
+                .with_input(data)
+                .with_gas_limit(GAS_LIMIT);
+            let pending =
+                provider.send_transaction(tx).await.map_err(|e| Error::Rpc(e.to_string()))?;
+            let hash = *pending.tx_hash();
+            for _ in 0..100 {
+                if let Some(receipt) = provider
+                    .get_transaction_receipt(hash)
+                    .await
+                    .map_err(|e| Error::Rpc(e.to_string()))?
+                {
+                    return Ok(AnvilReceipt {
+                        status: receipt.status(),
+                        block_number: receipt.block_number.unwrap_or_default(),
+                        logs: receipt.inner.logs().iter().map(|l| l.inner.clone()).collect(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(Error::NoReceipt(hash.to_string()))
+        })
+    }
+}
+
+/// What a transaction did on anvil.
+#[derive(Clone, Debug)]
+pub struct AnvilReceipt {
+    pub status: bool,
+    /// The block it was mined in.
+    pub block_number: u64,
+    pub logs: Vec<Log>,
 }
 
 /// Splits an RPC error into "the EVM reverted with this data" and "the RPC itself failed".

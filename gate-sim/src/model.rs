@@ -4,7 +4,7 @@
 //! 512-bit sums and products wherever one can exceed 2^256). It must never panic, whatever the
 //! input: a panic here would hide a disagreement with the contract instead of reporting it.
 
-use alloy::primitives::{Address, U256, U512};
+use alloy::primitives::{keccak256, Address, B256, U256, U512};
 use rust_decimal::Decimal;
 
 /// 1.0 as a probability in 1e6 units.
@@ -638,6 +638,51 @@ pub fn constructor_errors(config: &GateConfig) -> Vec<ConstructorError> {
         });
     }
     errors
+}
+
+// --- the keeper's call and the factory's question (issue: readBlock and market questions)
+
+/// The longest question a market may ask, in bytes (`createMarket`): a post's length.
+pub const MAX_QUESTION_BYTES: usize = 280;
+
+/// Why the factory refuses a question: `QuestionEmpty()` for none, `QuestionTooLong(length,
+/// 280)` for more than [`MAX_QUESTION_BYTES`] bytes. Lengths are of the bytes sent, not of the
+/// characters they spell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QuestionError {
+    Empty,
+    TooLong { length: usize, max: usize },
+}
+
+/// The factory's question rule: 1 to 280 bytes. An accepted question is the market's
+/// `questionHash`, `keccak256` of its bytes, and `MarketCreated` publishes it whole.
+pub fn question_hash(question: &[u8]) -> Result<B256, QuestionError> {
+    if question.is_empty() {
+        return Err(QuestionError::Empty);
+    }
+    if question.len() > MAX_QUESTION_BYTES {
+        return Err(QuestionError::TooLong { length: question.len(), max: MAX_QUESTION_BYTES });
+    }
+    Ok(keccak256(question))
+}
+
+/// `ReadBlockInFuture(readBlock, currentBlock)`: `submitVerdict` named a block above the one it
+/// is mined in (the keeper's bug, not a decision: nothing is published).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReadBlockInFuture {
+    pub read_block: u64,
+    pub current_block: u64,
+}
+
+/// The `readBlock` rule of `submitVerdict`: a prompt cannot have been rendered from a block that
+/// does not exist yet, so `readBlock <= block.number`. It is checked after the keeper and pause
+/// checks and before anything else (the market, the answer); any block up to the current one is
+/// accepted (0 included) and published verbatim in the `Decision`.
+pub fn check_read_block(read_block: u64, current_block: u64) -> Result<(), ReadBlockInFuture> {
+    if read_block > current_block {
+        return Err(ReadBlockInFuture { read_block, current_block });
+    }
+    Ok(())
 }
 
 /// A price in 1e6 units as a probability people can read (`450000` -> `0.45`); values that do not

@@ -30,6 +30,9 @@ pub enum VenueError {
     NotFinalized,
     /// `tickSize * lotSize` is not a positive multiple of 1e6 (the factory's `InvalidGrid`).
     InvalidGrid,
+    /// The question is empty or longer than 280 bytes (the factory's `QuestionEmpty` and
+    /// `QuestionTooLong`).
+    Question(crate::model::QuestionError),
 }
 
 #[derive(Clone, Debug)]

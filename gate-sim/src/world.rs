@@ -8,15 +8,18 @@
 //! (a shadow [`Ledger`] fed by the gate's own events). Scenarios never look behind the trait.
 
 use crate::{
-    abi::{self, IBinaryMarket, IMarketFactory, IRiskGate, ITestCollateral, SolSnapshot},
+    abi::{
+        self, IBinaryMarket, IGateSubmit, IMarketFactory, IMarketQuestion, IRiskGate,
+        ITestCollateral, SolSnapshot,
+    },
     artifact::GateArtifact,
     evm::{self, Chain, Deployed, Outcome, RevmChain},
     ledger::{Ledger, Position, Refusal, Settlement},
-    model::{self, Bounds, GateConfig, Quote, Snapshot, Verdict, PRICE_ONE},
+    model::{self, Bounds, GateConfig, Quote, ReadBlockInFuture, Snapshot, Verdict, PRICE_ONE},
     venue::{self, VenueError},
 };
 use alloy::{
-    primitives::{Address, Bytes, B256, U256},
+    primitives::{keccak256, Address, Bytes, B256, U256},
     sol_types::{SolCall, SolEvent, SolInterface, SolValue},
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -72,6 +75,8 @@ pub struct Order {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub market: Address,
+    /// The block the keeper rendered the prompt from, as the `Decision` published it.
+    pub read_block: u64,
     pub reason: u8,
     /// 0, 1, 2, or 255 for an answer that did not parse.
     pub verdict: u8,
@@ -109,8 +114,10 @@ impl GateState {
 }
 
 /// What `createMarket` is given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MarketSpec {
+    /// The event the market asks about: 1 to 280 bytes (`model::question_hash`).
+    pub question: String,
     pub tick: u64,
     pub lot: U256,
     pub min_quantity: U256,
@@ -123,9 +130,13 @@ pub trait World {
     /// "reference model" or "compiled contracts in revm".
     fn backend(&self) -> &'static str;
     fn now(&self) -> u64;
-    /// Moves the clock (forward only, in every scenario).
+    /// The number of the block the next transaction is mined in (`block.number`), which is
+    /// also the block the keeper reads the book at when it reads now.
+    fn block(&self) -> u64;
+    /// Moves the clock (forward only, in every scenario), in the next block.
     fn set_time(&mut self, now_sec: u64);
-    /// `createMarket` sent by `creator` (the factory records it as the market's creator).
+    /// `createMarket` sent by `creator` (the factory records it as the market's creator). A
+    /// question the factory refuses is [`Error::Venue`] with [`VenueError::Question`].
     fn create_market(&mut self, creator: Address, spec: &MarketSpec) -> Result<Address>;
     /// Rests a bid (`is_bid`) or an ask; returns the order id.
     fn place(
@@ -147,8 +158,16 @@ pub trait World {
     ) -> Result<(U256, U256)>;
     /// `(bestBid, bestAsk)`, 0 for an empty side.
     fn best(&mut self, market: Address) -> Result<(u64, u64)>;
-    /// The keeper's `submitVerdict`.
-    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row>;
+    /// The keeper's `submitVerdict` of `raw`, rendered from the book at `read_block`: the
+    /// published row, or the gate's refusal of a `read_block` above the current block (nothing
+    /// is published then).
+    fn submit(
+        &mut self,
+        market: Address,
+        raw: &[u8],
+        read_block: u64,
+        quote: &Quote,
+    ) -> Result<std::result::Result<Row, ReadBlockInFuture>>;
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()>;
     /// The gate's `redeem` called by anyone: the payout, or the gate's refusal.
     fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>>;
@@ -223,9 +242,10 @@ fn snapshot_of(
     }
 }
 
-fn refused_row(market: Address, reason: u8, verdict: u8, quote: &Quote) -> Row {
+fn refused_row(market: Address, read_block: u64, reason: u8, verdict: u8, quote: &Quote) -> Row {
     Row {
         market,
+        read_block,
         reason,
         verdict,
         failed_mask: 1 << reason,
@@ -241,6 +261,7 @@ fn refused_row(market: Address, reason: u8, verdict: u8, quote: &Quote) -> Row {
 /// The gate of the specification over the reference venue.
 pub struct ReferenceWorld {
     now_sec: u64,
+    block: u64,
     trusted: Vec<Address>,
     trusted_creators: Vec<Address>,
     pub ledger: Ledger,
@@ -258,6 +279,7 @@ impl ReferenceWorld {
         ledger.donate(initial_collateral);
         Self {
             now_sec,
+            block: FIRST_BLOCK,
             trusted: config.trusted_resolvers.clone(),
             trusted_creators: config.trusted_creators.clone(),
             ledger,
@@ -269,6 +291,11 @@ impl ReferenceWorld {
 
     fn market(&mut self, market: Address) -> Result<&mut venue::Market> {
         self.markets.get_mut(&market).ok_or(Error::UnknownMarket(market))
+    }
+
+    /// Moves the chain to block `number` (time stays where it is).
+    pub fn set_block(&mut self, number: u64) {
+        self.block = number;
     }
 }
 
@@ -285,8 +312,13 @@ impl World for ReferenceWorld {
         self.now_sec
     }
 
+    fn block(&self) -> u64 {
+        self.block
+    }
+
     fn set_time(&mut self, now_sec: u64) {
         self.now_sec = now_sec;
+        self.block = self.block.saturating_add(1);
     }
 
     fn create_market(&mut self, creator: Address, spec: &MarketSpec) -> Result<Address> {
@@ -299,6 +331,8 @@ impl World for ReferenceWorld {
             self.now_sec,
         )
         .map_err(venue_err("createMarket"))?;
+        model::question_hash(spec.question.as_bytes())
+            .map_err(|e| venue_err("createMarket")(VenueError::Question(e)))?;
         let mut bytes = [0xaa; 20];
         bytes[12..].copy_from_slice(&(self.markets.len() as u64 + 1).to_be_bytes());
         let address = Address::new(bytes);
@@ -336,10 +370,23 @@ impl World for ReferenceWorld {
         Ok((m.best_bid(), m.best_ask()))
     }
 
-    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row> {
+    fn submit(
+        &mut self,
+        market: Address,
+        raw: &[u8],
+        read_block: u64,
+        quote: &Quote,
+    ) -> Result<std::result::Result<Row, ReadBlockInFuture>> {
+        // Before anything else (the keeper is always the keeper here, and the gate never
+        // paused): a block that does not exist yet.
+        if let Err(e) = model::check_read_block(read_block, self.block) {
+            return Ok(Err(e));
+        }
+        let refused =
+            |reason, verdict| Ok(Ok(refused_row(market, read_block, reason, verdict, quote)));
         let verdict = match model::parse_verdict(raw) {
-            Err(_) => return Ok(refused_row(market, model::REASON_INVALID_VERDICT, 255, quote)),
-            Ok(Verdict::Abstain) => return Ok(refused_row(market, 1, 0, quote)),
+            Err(_) => return refused(model::REASON_INVALID_VERDICT, 255),
+            Ok(Verdict::Abstain) => return refused(1, 0),
             Ok(v) => v,
         };
         let now = self.now_sec;
@@ -354,6 +401,7 @@ impl World for ReferenceWorld {
         let d = model::evaluate(&bounds, &snapshot, quote, verdict.code());
         let mut row = Row {
             market,
+            read_block,
             reason: d.reason,
             verdict: verdict.code(),
             failed_mask: d.failed_mask,
@@ -363,7 +411,7 @@ impl World for ReferenceWorld {
             gas_used: None,
         };
         if !d.accepted() {
-            return Ok(row);
+            return Ok(Ok(row));
         }
         let limit = model::order_limit(&bounds, &snapshot, quote, verdict).unwrap_or_default();
         let buy_up = verdict == Verdict::BuyUp;
@@ -386,11 +434,11 @@ impl World for ReferenceWorld {
         if model::fill_below_minimum(&bounds, d.quantity, filled) {
             row.reason = model::REASON_FILL_BELOW_MINIMUM;
             row.failed_mask = 1 << model::REASON_FILL_BELOW_MINIMUM;
-            return Ok(row);
+            return Ok(Ok(row));
         }
         self.markets.insert(market, trial);
         self.ledger.apply_fill(market, buy_up, filled, spent);
-        Ok(row)
+        Ok(Ok(row))
     }
 
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {
@@ -494,6 +542,12 @@ pub struct EvmWorld {
 /// Large enough that a maker or an attacker never runs out.
 const ACTOR_FUNDS: u64 = 1_000_000_000_000_000;
 
+/// The block both worlds start in (the contracts are deployed in it).
+pub const FIRST_BLOCK: u64 = 1;
+
+/// The prompt hash every submission of the worlds names (the gate publishes it unread).
+pub const PROMPT_HASH: B256 = B256::repeat_byte(0x11);
+
 impl EvmWorld {
     /// Deploys `TestCollateral`, a `MarketFactory` over it and the gate with `config` (its
     /// collateral replaced by the real token), and mints `initial_collateral` to the gate.
@@ -505,6 +559,7 @@ impl EvmWorld {
     ) -> Result<Self> {
         let mut chain = RevmChain::new();
         chain.set_time(now_sec);
+        chain.set_block_number(FIRST_BLOCK);
         let collateral = match chain.deploy_from(DEPLOYER, artifact.collateral_initcode())? {
             Deployed::At(a) => a,
             got => return Err(Error::Deploy { what: "TestCollateral", got }),
@@ -549,6 +604,21 @@ impl EvmWorld {
 
     pub fn gate(&self) -> Address {
         self.gate
+    }
+
+    pub fn factory(&self) -> Address {
+        self.factory
+    }
+
+    /// Moves the chain to block `number` (time stays where it is).
+    pub fn set_block(&mut self, number: u64) {
+        self.chain.set_block_number(number);
+    }
+
+    /// The chain itself, for a test that sends its own transactions (the shadow ledger does
+    /// not see them: only calls that change nothing keep the cross-checks meaningful).
+    pub fn chain_mut(&mut self) -> &mut RevmChain {
+        &mut self.chain
     }
 
     /// The bounds the reference side of the cross-check uses (`evaluate` and the shadow
@@ -713,13 +783,13 @@ impl EvmWorld {
         }
     }
 
-    fn decode_decision(&self, receipt: &evm::Receipt) -> Result<IRiskGate::Decision> {
+    fn decode_decision(&self, receipt: &evm::Receipt) -> Result<IGateSubmit::Decision> {
         let what = || "the Decision event of submitVerdict".to_string();
         let mut found = receipt
             .logs
             .iter()
             .filter(|l| l.address == self.gate)
-            .filter_map(|l| IRiskGate::Decision::decode_log(l).ok());
+            .filter_map(|l| IGateSubmit::Decision::decode_log(l).ok());
         let first = found.next().ok_or_else(|| Error::Decode {
             what: what(),
             reason: "no Decision log from the gate".into(),
@@ -728,6 +798,48 @@ impl EvmWorld {
             return Err(Error::Decode { what: what(), reason: "two Decision logs".into() });
         }
         Ok(first.data)
+    }
+
+    /// The factory's promises about a market it made: one `MarketCreated` with every argument,
+    /// the next index, the sender as creator and the question's exact text, and the market's
+    /// `questionHash()` equal to keccak256 of that text (and the question one the reference
+    /// accepts).
+    fn check_market_created(
+        &mut self,
+        creator: Address,
+        spec: &MarketSpec,
+        market: Address,
+        receipt: &evm::Receipt,
+        expected_hash: std::result::Result<B256, model::QuestionError>,
+    ) -> Result<()> {
+        let factory = self.factory;
+        let created: Vec<IMarketFactory::MarketCreated> = receipt
+            .logs
+            .iter()
+            .filter(|l| l.address == factory)
+            .filter_map(|l| IMarketFactory::MarketCreated::decode_log(l).ok())
+            .map(|l| l.data)
+            .collect();
+        let index = U256::from(self.markets.len());
+        let event_ok = matches!(created.as_slice(), [e] if
+            (e.market, e.index, e.tickSize, e.lotSize, e.minQuantity, e.expiry, e.resolver, e.creator)
+                == (market, index, U256::from(spec.tick), spec.lot, spec.min_quantity, spec.expiry_sec, spec.resolver, creator)
+                && e.question == spec.question);
+        if !event_ok {
+            self.disagree(format!(
+                "createMarket({spec:?}) by {creator} emitted {created:?}; the reference expects market {market} at index {index}"
+            ));
+        }
+        let hash = self.view("questionHash", market, IMarketQuestion::questionHashCall {})?;
+        if hash != keccak256(spec.question.as_bytes()) || expected_hash != Ok(hash) {
+            self.disagree(format!(
+                "questionHash() of {market} is {hash}; the question {:?} of {} bytes hashes to {} (reference: {expected_hash:?})",
+                spec.question,
+                spec.question.len(),
+                keccak256(spec.question.as_bytes())
+            ));
+        }
+        Ok(())
     }
 
     /// Holds one decision to the reference model: the snapshot's gate fields against the
@@ -850,24 +962,57 @@ impl World for EvmWorld {
         self.now_sec
     }
 
+    fn block(&self) -> u64 {
+        self.chain.block_number()
+    }
+
     fn set_time(&mut self, now_sec: u64) {
         self.now_sec = now_sec;
         self.chain.set_time(now_sec);
+        let next = self.chain.block_number().saturating_add(1);
+        self.chain.set_block_number(next);
     }
 
     fn create_market(&mut self, creator: Address, spec: &MarketSpec) -> Result<Address> {
-        let call = IMarketFactory::createMarketCall {
-            tickSize: U256::from(spec.tick),
-            lotSize: spec.lot,
-            minQuantity: spec.min_quantity,
-            expiry: spec.expiry_sec,
-            resolver: spec.resolver,
-        };
+        let question = spec.question.as_bytes();
+        let expected_hash = model::question_hash(question);
+        let data = abi::create_market_calldata(
+            question,
+            U256::from(spec.tick),
+            spec.lot,
+            spec.min_quantity,
+            spec.expiry_sec,
+            spec.resolver,
+        );
         let factory = self.factory;
-        let (data, _) = self.send_ok("createMarket", creator, factory, call.abi_encode())?;
+        let receipt = self.send(creator, factory, data.to_vec())?;
+        let data = match (&receipt.outcome, expected_hash) {
+            (Outcome::Returned(d), _) => d.clone(),
+            (Outcome::Reverted(d), Err(e)) if *d == abi::question_error_data(&e) => {
+                return Err(Error::Venue {
+                    what: "createMarket".into(),
+                    error: VenueError::Question(e),
+                });
+            }
+            (Outcome::Reverted(d), _) => {
+                if let Err(e) = expected_hash {
+                    self.disagree(format!(
+                        "createMarket refused a question of {} bytes with {}; the reference expects {e:?}",
+                        question.len(),
+                        abi::describe_revert(d)
+                    ));
+                }
+                let revert = abi::describe_revert(d);
+                return Err(Error::Reverted { what: "createMarket".into(), revert });
+            }
+            (Outcome::Halted(r), _) => {
+                return Err(Error::Reverted { what: "createMarket".into(), revert: r.clone() })
+            }
+        };
         let market = IMarketFactory::createMarketCall::abi_decode_returns(&data).map_err(|e| {
             Error::Decode { what: "createMarket's return".into(), reason: e.to_string() }
         })?;
+        self.check_market_created(creator, spec, market, &receipt, expected_hash)?;
         // The factory records who sent createMarket (issue 14).
         let recorded = self.view("creatorOf", factory, IMarketFactory::creatorOfCall { market })?;
         if recorded != creator {
@@ -937,13 +1082,46 @@ impl World for EvmWorld {
         Ok((n(bid), n(ask)))
     }
 
-    fn submit(&mut self, market: Address, raw: &[u8], quote: &Quote) -> Result<Row> {
+    fn submit(
+        &mut self,
+        market: Address,
+        raw: &[u8],
+        read_block: u64,
+        quote: &Quote,
+    ) -> Result<std::result::Result<Row, ReadBlockInFuture>> {
         let gate = self.gate;
         let book = self.best(market)?;
         // What the gate says it would evaluate right now, to hold against what it did.
         let preview = self.view("snapshotOf", gate, IRiskGate::snapshotOfCall { market })?;
-        let data = abi::submit_verdict_calldata(market, raw, B256::repeat_byte(0x11), quote);
-        let (_, receipt) = self.send_ok("submitVerdict", KEEPER, gate, data.to_vec())?;
+        let expected = model::check_read_block(read_block, self.block());
+        let data = abi::submit_verdict_calldata(market, raw, PROMPT_HASH, read_block, quote);
+        let receipt = self.send(KEEPER, gate, data.to_vec())?;
+        match (&receipt.outcome, expected) {
+            (Outcome::Returned(_), Ok(())) => {}
+            (Outcome::Returned(_), Err(e)) => self.disagree(format!(
+                "submitVerdict went through with {e:?}; the reference refuses it"
+            )),
+            (Outcome::Reverted(d), Err(e)) if *d == abi::read_block_in_future_data(&e) => {
+                // Nothing published, nothing moved.
+                if !receipt.logs.is_empty() {
+                    self.disagree(format!("a refused submitVerdict logged {:?}", receipt.logs));
+                }
+                self.compare_state("a refused submitVerdict")?;
+                return Ok(Err(e));
+            }
+            (Outcome::Reverted(d), expected) => {
+                let revert = abi::describe_revert(d);
+                if let Err(e) = expected {
+                    self.disagree(format!(
+                        "submitVerdict reverted {revert}; the reference expects {e:?}"
+                    ));
+                }
+                return Err(Error::Reverted { what: "submitVerdict".into(), revert });
+            }
+            (Outcome::Halted(r), _) => {
+                return Err(Error::Reverted { what: "submitVerdict".into(), revert: r.clone() })
+            }
+        }
         let e = self.decode_decision(&receipt)?;
         // `snapshot` is abi.encode(Snapshot, Quote): what evaluate was given, or empty when
         // nothing was evaluated (the quote is then not logged).
@@ -960,6 +1138,7 @@ impl World for EvmWorld {
             };
         let row = Row {
             market: e.market,
+            read_block: e.readBlock,
             reason: e.reason,
             verdict: e.verdict,
             failed_mask: e.failedMask,
@@ -984,6 +1163,13 @@ impl World for EvmWorld {
         if row.market != market || row.quote != *quote {
             self.disagree(format!("the Decision names {} and {:?}", row.market, row.quote));
         }
+        // The block the keeper named and the prompt's hash, published verbatim.
+        if e.readBlock != read_block || e.promptHash != PROMPT_HASH {
+            self.disagree(format!(
+                "the Decision publishes readBlock {} and promptHash {}; the keeper sent {read_block} and {PROMPT_HASH}",
+                e.readBlock, e.promptHash
+            ));
+        }
         // The raw answer is logged as its head, its length and its hash.
         let head = &raw[..raw.len().min(64)];
         if e.rawHead.as_ref() != head
@@ -1007,7 +1193,7 @@ impl World for EvmWorld {
         self.check_high_water_mark_events("submitVerdict", &receipt, h_before);
         self.check_settlement_events("submitVerdict", &receipt, &settled);
         self.compare_state("submitVerdict")?;
-        Ok(row)
+        Ok(Ok(row))
     }
 
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {

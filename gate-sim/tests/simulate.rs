@@ -163,6 +163,7 @@ fn a_planted_disagreement_in_the_compiled_world_is_reported() {
     // The reference now believes in a band that ends at 0.30; the gate's ends at 0.95.
     w.reference_bounds_mut().max_price = U256::from(300_000u64);
     let spec = MarketSpec {
+        question: "Will the test market resolve UP?".into(),
         tick: 10_000,
         lot: U256::from(1_000_000u64),
         min_quantity: U256::from(1_000_000u64),
@@ -172,7 +173,7 @@ fn a_planted_disagreement_in_the_compiled_world_is_reported() {
     let m = w.create_market(world::MAKER, &spec).expect("market");
     w.place(m, world::MAKER, false, 420_000, U256::from(100_000_000u64)).expect("ask");
     let quote = world::keeper_quote(Some(Verdict::BuyUp), 0, 420_000, now, 50, 60);
-    let row = w.submit(m, b"BUY_UP", &quote).expect("submits");
+    let row = w.submit(m, b"BUY_UP", w.block(), &quote).expect("submits").expect("accepted");
     // The gate bought at 0.42; the reference says rule 5 and a limit of 0.30.
     assert_eq!(row.reason, 0);
     assert!(
@@ -202,6 +203,7 @@ fn abstain_and_a_100_kb_answer_move_nothing_on_the_compiled_gate() {
     let mut w =
         EvmWorld::deploy(&artifact, &config, U256::from(1_000_000_000u64), now).expect("deploys");
     let spec = MarketSpec {
+        question: "Will the test market resolve UP?".into(),
         tick: 10_000,
         lot: U256::from(1_000_000u64),
         min_quantity: U256::from(1_000_000u64),
@@ -213,7 +215,8 @@ fn abstain_and_a_100_kb_answer_move_nothing_on_the_compiled_gate() {
     let before = w.state().expect("state");
     let big = b"BUY_UP ".repeat(100_000 / 7 + 1)[..100_000].to_vec();
     for (raw, reason, verdict) in [(&b"ABSTAIN"[..], 1u8, 0u8), (&big[..], 11, 255)] {
-        let row = w.submit(m, raw, &Quote::default()).expect("submits");
+        let row =
+            w.submit(m, raw, w.block(), &Quote::default()).expect("submits").expect("accepted");
         assert_eq!((row.reason, row.verdict, row.failed_mask), (reason, verdict, 1 << reason));
         assert!(row.snapshot.is_none());
         // No high-water mark raised, nothing bought: the gate's figures are as they were.

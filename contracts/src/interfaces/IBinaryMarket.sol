@@ -115,6 +115,8 @@ interface IBinaryMarket {
     function minQuantity() external view returns (uint256);
     function expiry() external view returns (uint64);
     function resolver() external view returns (address);
+    /// @notice keccak256 of the market's question, whose text `MarketCreated` published.
+    function questionHash() external view returns (bytes32);
     function finalized() external view returns (bool);
     function upWins() external view returns (bool);
     function upBalanceOf(address holder) external view returns (uint256);

@@ -9,6 +9,9 @@ interface IMarketFactory {
     error InvalidGrid(uint256 tickSize, uint256 lotSize);
     error InvalidExpiry(uint64 expiry, uint256 nowSec);
     error ZeroResolver();
+    /// @notice The question is longer than `max` (`VenueLimits.MAX_QUESTION_BYTES`, 280) bytes.
+    error QuestionTooLong(uint256 length, uint256 max);
+    error QuestionEmpty();
 
     event MarketCreated(
         address indexed market,
@@ -18,12 +21,16 @@ interface IMarketFactory {
         uint256 minQuantity,
         uint64 expiry,
         address resolver,
-        address indexed creator
+        address indexed creator,
+        string question
     );
 
-    /// @notice Deploys a market. `tickSize * lotSize` must be a positive multiple of 1e6 and
-    /// `tickSize < 1e6`; `expiry` must be in the future.
+    /// @notice Deploys a market for `question`, the event it asks about (1 to 280 bytes, stored
+    /// by the market as its keccak256 `questionHash` and published whole in `MarketCreated`).
+    /// `tickSize * lotSize` must be a positive multiple of 1e6 and `tickSize < 1e6`; `expiry` must
+    /// be in the future.
     function createMarket(
+        string calldata question,
         uint256 tickSize,
         uint256 lotSize,
         uint256 minQuantity,

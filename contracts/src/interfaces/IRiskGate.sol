@@ -142,6 +142,9 @@ interface IRiskGate {
     error FillBelowMinimum(uint256 filled, uint256 spent);
     /// @notice `executeOrder` is the gate's own self-call.
     error OnlySelf(address caller);
+    /// @notice `submitVerdict` named a `readBlock` (the block the keeper read the book at) above
+    /// the block it is mined in: the keeper's bug, not a decision.
+    error ReadBlockInFuture(uint64 readBlock, uint256 currentBlock);
 
     // ---
 
@@ -158,6 +161,8 @@ interface IRiskGate {
     );
 
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
+    /// @param readBlock The block whose book and timestamp the prompt was rendered from, as the
+    /// keeper named it; never above the block of this event.
     /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, VERDICT_INVALID when `raw` did not parse.
     /// @param snapshot Everything `evaluate` was given: `abi.encode(Snapshot, Quote)` with the
     /// snapshot the gate read and the keeper's quote, or empty when nothing was evaluated
@@ -172,6 +177,7 @@ interface IRiskGate {
     event Decision(
         address indexed market,
         bytes32 indexed promptHash,
+        uint64 readBlock,
         uint8 indexed reason,
         uint8 verdict,
         uint32 failedMask,
@@ -266,11 +272,14 @@ interface IRiskGate {
     /// equity, evaluates, and on PASS buys immediate-or-cancel at the order's
     /// limit. A fill below `minFillBps` of the quantity is undone entirely and published as
     /// reason 18. Keeper only; the market must come from the immutable factory. An unparseable
-    /// `raw` is a published reason-11 row.
+    /// `raw` is a published reason-11 row. `readBlock` is the block the prompt was rendered from
+    /// (published with the decision so anyone can re-render it); one above the current block
+    /// reverts `ReadBlockInFuture`.
     function submitVerdict(
         address market,
         string calldata raw,
         bytes32 promptHash,
+        uint64 readBlock,
         Quote calldata quote
     ) external returns (uint8 reason);
 

@@ -9,4 +9,8 @@ library VenueLimits {
     /// a take against liquidity inside its limit fills at least `MAX_MATCHES_PER_TAKE` times that
     /// size (or all it asked for).
     uint256 internal constant MAX_MATCHES_PER_TAKE = 64;
+
+    /// @notice The longest market question, in bytes (UTF-8): a post's length, enough to name
+    /// the event, the threshold and the date, too short to smuggle a second prompt into.
+    uint256 internal constant MAX_QUESTION_BYTES = 280;
 }

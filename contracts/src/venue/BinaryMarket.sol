@@ -87,6 +87,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     uint256 public immutable minQuantity;
     uint64 public immutable expiry;
     address public immutable resolver;
+    bytes32 public immutable questionHash;
 
     Top private _top;
     uint256 private _lastOrderId;
@@ -102,7 +103,8 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint256 lotSize_,
         uint256 minQuantity_,
         uint64 expiry_,
-        address resolver_
+        address resolver_,
+        bytes32 questionHash_
     ) {
         _collateral = IERC20(collateral_);
         tickSize = tickSize_;
@@ -111,6 +113,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         expiry = expiry_;
         // slither-disable-next-line missing-zero-check
         resolver = resolver_; // only MarketFactory deploys markets, and it refuses a zero resolver
+        questionHash = questionHash_;
     }
 
     // --- makers

@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {IMarketFactory} from "../interfaces/IMarketFactory.sol";
 import {BinaryMarket} from "./BinaryMarket.sol";
+import {VenueLimits} from "../libraries/VenueLimits.sol";
 
 /// @title MarketFactory
 /// @notice Deploys binary markets over one collateral and remembers which addresses it deployed,
@@ -29,6 +30,7 @@ contract MarketFactory is IMarketFactory {
 
     /// @inheritdoc IMarketFactory
     function createMarket(
+        string calldata question,
         uint256 tickSize,
         uint256 lotSize,
         uint256 minQuantity,
@@ -47,14 +49,33 @@ contract MarketFactory is IMarketFactory {
         if (expiry <= block.timestamp) revert InvalidExpiry(expiry, block.timestamp);
         // slither-disable-end timestamp
         if (resolver == address(0)) revert ZeroResolver();
+        // The question is shown to a language model and to people: bounded here, where every
+        // market is made, so no reader has to defend against a megabyte of it.
+        uint256 qlen = bytes(question).length;
+        if (qlen == 0) revert QuestionEmpty();
+        if (qlen > VenueLimits.MAX_QUESTION_BYTES) {
+            revert QuestionTooLong(qlen, VenueLimits.MAX_QUESTION_BYTES);
+        }
 
-        market =
-            address(new BinaryMarket(collateral, tickSize, lotSize, minQuantity, expiry, resolver));
+        market = address(
+            new BinaryMarket(
+                collateral,
+                tickSize,
+                lotSize,
+                minQuantity,
+                expiry,
+                resolver,
+                keccak256(bytes(question))
+            )
+        );
         uint256 index = _markets.length;
         _markets.push(market);
         _creatorOf[market] = msg.sender;
+        // One stack slot (a memory pointer) instead of the calldata offset and length at the
+        // bottom of the stack, which the nine-field event cannot reach.
+        string memory text = question;
         emit MarketCreated(
-            market, index, tickSize, lotSize, minQuantity, expiry, resolver, msg.sender
+            market, index, tickSize, lotSize, minQuantity, expiry, resolver, msg.sender, text
         );
     }
 

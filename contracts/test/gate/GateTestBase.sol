@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {Test} from "../utils/Test.sol";
+import {TEST_QUESTION} from "../utils/Question.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
@@ -15,6 +16,8 @@ abstract contract GateTestBase is Test {
     uint8 internal constant BUY_UP = 1;
     uint8 internal constant BUY_DOWN = 2;
     uint256 internal constant ONE = 1_000_000;
+    /// @dev The question of the fixture's markets.
+    string internal constant QUESTION = TEST_QUESTION;
 
     // Bounds: band [0.05, 0.95], 1_000 units per order, 5 minutes of headroom, 3 positions,
     // 10_000 units of collateral at risk; expiry at most 7 days out, 20_000 units of drawdown
@@ -123,6 +126,14 @@ abstract contract GateTestBase is Test {
     /// @dev A quote that bounds the price only.
     function priceQuote(uint256 maxPricePaid) internal pure returns (IRiskGate.Quote memory) {
         return IRiskGate.Quote({maxPricePaid: maxPricePaid, deadline: type(uint64).max});
+    }
+
+    /// @dev The `readBlock` an honest keeper names when it reads the book in the block it submits
+    /// in: the current block.
+    function readBlockNow() internal view returns (uint64) {
+        // casting to 'uint64' is safe because a block number does not reach 2^64.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        return uint64(block.number);
     }
 
     function bit(uint8 rule) internal pure returns (uint32) {

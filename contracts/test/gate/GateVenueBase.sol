@@ -35,7 +35,10 @@ abstract contract GateVenueBase is GateTestBase {
     }
 
     function newMarket(uint64 expiry, address resolver) internal returns (BinaryMarket) {
-        return BinaryMarket(venue.createMarket(10_000, 100, marketMinimum(), expiry, resolver));
+        return
+            BinaryMarket(
+                venue.createMarket(QUESTION, 10_000, 100, marketMinimum(), expiry, resolver)
+            );
     }
 
     /// @dev The venue minimum of the fixture's markets. With the fixture's bounds (1_000 units,
@@ -96,8 +99,18 @@ abstract contract GateVenueBase is GateTestBase {
         internal
         returns (uint8)
     {
+        return submitRead(m, raw, readBlockNow(), q);
+    }
+
+    /// @dev As the keeper, naming `readBlock` as the block the prompt was rendered from.
+    function submitRead(
+        BinaryMarket m,
+        string memory raw,
+        uint64 readBlock,
+        IRiskGate.Quote memory q
+    ) internal returns (uint8) {
         vm.prank(keeperAddr);
-        return gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), q);
+        return gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), readBlock, q);
     }
 
     /// @dev What the gate should read from `m` given its own state, per the specification,
@@ -138,7 +151,8 @@ abstract contract GateVenueBase is GateTestBase {
         }
     }
 
-    /// @dev Expects the next Decision from the gate, field for field.
+    /// @dev Expects the next Decision from the gate, field for field, read at the current block
+    /// (what `submit` and `submitQuoted` name).
     function expectDecision(
         BinaryMarket m,
         string memory raw,
@@ -148,18 +162,27 @@ abstract contract GateVenueBase is GateTestBase {
         bytes memory evaluated,
         IRiskGate.Order memory order
     ) internal {
+        expectDecisionRead(m, raw, readBlockNow(), reason, verdict, mask, evaluated, order);
+    }
+
+    /// @dev Expects the next Decision from the gate, field for field, publishing `readBlock`.
+    function expectDecisionRead(
+        BinaryMarket m,
+        string memory raw,
+        uint64 readBlock,
+        uint8 reason,
+        uint8 verdict,
+        uint32 mask,
+        bytes memory evaluated,
+        IRiskGate.Order memory order
+    ) internal {
+        // Read `raw` up front: the event's eleven fields leave the deep parameters out of reach.
+        bytes32 hash = keccak256(bytes(raw));
+        bytes memory head = rawHead(bytes(raw));
+        uint256 length = bytes(raw).length;
         vm.expectEmit(address(gate));
         emit IRiskGate.Decision(
-            address(m),
-            keccak256(bytes(raw)),
-            reason,
-            verdict,
-            mask,
-            evaluated,
-            order,
-            rawHead(bytes(raw)),
-            bytes(raw).length,
-            keccak256(bytes(raw))
+            address(m), hash, readBlock, reason, verdict, mask, evaluated, order, head, length, hash
         );
     }
 

@@ -32,7 +32,7 @@ contract RiskGateAttacksTest is GateDefaultsBase {
         returns (BinaryMarket m)
     {
         vm.prank(attacker);
-        m = BinaryMarket(venue.createMarket(10_000, 100, TUSD, expiry, attacker));
+        m = BinaryMarket(venue.createMarket(QUESTION, 10_000, 100, TUSD, expiry, attacker));
         if (quantity != 0) {
             vm.startPrank(attacker);
             token.approve(address(m), type(uint256).max);
@@ -191,7 +191,8 @@ contract RiskGateAttacksTest is GateDefaultsBase {
     function test_attack_sandwichInsideTheSlippagePaysAtMostTheQuote() public {
         _gate(false);
         // A 0.001 grid (lot 1_000), so that there is room inside the 50 bps of slippage.
-        BinaryMarket m = BinaryMarket(venue.createMarket(1_000, 1_000, TUSD, EXPIRY, address(this)));
+        BinaryMarket m =
+            BinaryMarket(venue.createMarket(QUESTION, 1_000, 1_000, TUSD, EXPIRY, address(this)));
         quoteAs(honestMaker, m, false, 420_000, 2 * ORDER);
         // Quote 422_100; limit on the 0.001 grid: 422_000.
         IRiskGate.Quote memory q = keeperQuote(m, "BUY_UP");
@@ -332,12 +333,20 @@ contract RiskGateAttacksTest is GateDefaultsBase {
         IRiskGate.Quote memory q;
         vm.startPrank(keeperAddr);
         // Warm the gate and the factory the same way for both measured calls.
-        gate.submitVerdict(address(market), small, bytes32(0), q);
+        gate.submitVerdict(address(market), small, bytes32(0), readBlockNow(), q);
         // Gas used inside the gate's frame (vm.lastCallGas): the caller's own copies of the
         // argument are not the gate's cost.
-        assertEq(gate.submitVerdict(address(market), small, bytes32(0), q), 11, "a refusal");
+        assertEq(
+            gate.submitVerdict(address(market), small, bytes32(0), readBlockNow(), q),
+            11,
+            "a refusal"
+        );
         uint256 smallGas = vm.lastCallGas().gasTotalUsed;
-        assertEq(gate.submitVerdict(address(market), huge, bytes32(0), q), 11, "a refusal");
+        assertEq(
+            gate.submitVerdict(address(market), huge, bytes32(0), readBlockNow(), q),
+            11,
+            "a refusal"
+        );
         uint256 hugeGas = vm.lastCallGas().gasTotalUsed;
         vm.stopPrank();
         // The bound, for w = 100_000 / 32 = 3_125 words hashed once:

@@ -52,7 +52,7 @@ contract RiskGateGasTest is GateVenueBase {
         returns (uint8 reason)
     {
         vm.prank(keeperAddr);
-        reason = gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), q);
+        reason = gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), readBlockNow(), q);
     }
 
     function test_gas_abstain() public {
@@ -61,7 +61,8 @@ contract RiskGateGasTest is GateVenueBase {
         _report(
             "ABSTAIN (target 40,000)",
             abi.encodeCall(
-                gate.submitVerdict, (address(market), "ABSTAIN", keccak256("ABSTAIN"), q)
+                gate.submitVerdict,
+                (address(market), "ABSTAIN", keccak256("ABSTAIN"), readBlockNow(), q)
             )
         );
     }
@@ -72,7 +73,10 @@ contract RiskGateGasTest is GateVenueBase {
         assertEq(uint256(_submit(pricey, "BUY_UP", q)), 5);
         _report(
             "refusal that reads the book, reason 5 (target 75,000)",
-            abi.encodeCall(gate.submitVerdict, (address(pricey), "BUY_UP", keccak256("BUY_UP"), q))
+            abi.encodeCall(
+                gate.submitVerdict,
+                (address(pricey), "BUY_UP", keccak256("BUY_UP"), readBlockNow(), q)
+            )
         );
     }
 
@@ -82,7 +86,10 @@ contract RiskGateGasTest is GateVenueBase {
         assertEq(uint256(_submit(market, "BUY_UP", q)), 0);
         _report(
             "PASS against one resting level (target 260,000)",
-            abi.encodeCall(gate.submitVerdict, (address(market), "BUY_UP", keccak256("BUY_UP"), q))
+            abi.encodeCall(
+                gate.submitVerdict,
+                (address(market), "BUY_UP", keccak256("BUY_UP"), readBlockNow(), q)
+            )
         );
     }
 
@@ -104,7 +111,10 @@ contract RiskGateGasTest is GateVenueBase {
         assertEq(uint256(_submit(pricey, "BUY_UP", q)), 5);
         _report(
             "refusal that reads the book, the gate's first decision (H written from 0)",
-            abi.encodeCall(gate.submitVerdict, (address(pricey), "BUY_UP", keccak256("BUY_UP"), q))
+            abi.encodeCall(
+                gate.submitVerdict,
+                (address(pricey), "BUY_UP", keccak256("BUY_UP"), readBlockNow(), q)
+            )
         );
         assertEq(gate.highWaterMark(), GATE_FUNDS);
     }
@@ -115,7 +125,10 @@ contract RiskGateGasTest is GateVenueBase {
         assertEq(uint256(_submit(market, huge, q)), 11);
         _report(
             "refusal of a 100 KB answer",
-            abi.encodeCall(gate.submitVerdict, (address(market), huge, keccak256(bytes(huge)), q))
+            abi.encodeCall(
+                gate.submitVerdict,
+                (address(market), huge, keccak256(bytes(huge)), readBlockNow(), q)
+            )
         );
     }
 }

@@ -54,7 +54,8 @@ contract LyingMarket {
         if (mode == Mode.OverSpend) return (quantity, 421);
         if (mode == Mode.Reenter) {
             // Call back into the gate as if it were the keeper.
-            IRiskGate(gate).submitVerdict(address(this), "BUY_UP", bytes32(0), quote());
+            IRiskGate(gate)
+                .submitVerdict(address(this), "BUY_UP", bytes32(0), uint64(block.number), quote());
             return (0, 0);
         }
         // ReenterExecute: book a fill of its own through the gate's self-call.
@@ -84,7 +85,7 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.FillOutOfBounds.selector, 1_001, 1_000, 0, 420)
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
     }
 
     function test_submitVerdict_neverSpendsMoreThanApproved() public {
@@ -96,7 +97,7 @@ contract RiskGateHostileMarketTest is GateVenueBase {
                 IERC20Errors.ERC20InsufficientAllowance.selector, address(market), 420, 421
             )
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
         assertEq(token.balanceOf(address(gate)), GATE_FUNDS);
         assertEq(gate.openNotional(), 0);
     }
@@ -107,7 +108,7 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.FillOutOfBounds.selector, 1_000, 1_000, 421, 420)
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
     }
 
     function test_submitVerdict_refusesSelfCallFromMarket() public {
@@ -115,7 +116,7 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         _lie(LyingMarket.Mode.ReenterExecute);
         vm.prank(keeperAddr);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.OnlySelf.selector, address(market)));
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
         assertEq(gate.openNotional(), 0);
         assertEq(uint256(gate.openPositions()), 0);
     }
@@ -125,6 +126,6 @@ contract RiskGateHostileMarketTest is GateVenueBase {
         vm.prank(keeperAddr);
         // v2.1: the reentrancy lock refuses it before the keeper check would.
         vm.expectRevert(abi.encodeWithSignature("ReentrancyGuardReentrantCall()"));
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
     }
 }

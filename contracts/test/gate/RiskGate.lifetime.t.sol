@@ -181,7 +181,9 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
     }
 
     function _feeMarket(MarketFactory f) internal returns (address) {
-        return f.createMarket(10_000, 100, TUSD, uint64(block.timestamp) + 1 days, address(this));
+        return f.createMarket(
+            QUESTION, 10_000, 100, TUSD, uint64(block.timestamp) + 1 days, address(this)
+        );
     }
 
     // --- 2. a hostile creator naming a trusted resolver takes no slot
@@ -195,7 +197,7 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             for (uint256 i; i < 3; ++i) {
                 vm.prank(attacker);
                 BinaryMarket m = BinaryMarket(
-                    venue.createMarket(10_000, 100, TUSD, expiry, address(this)) // trusted resolver
+                    venue.createMarket(QUESTION, 10_000, 100, TUSD, expiry, address(this)) // trusted resolver
                 );
                 quoteAs(attacker, m, false, 420_000, TUSD); // the minimum fill the model likes
                 assertEq(submit(m, "BUY_UP"), 19, "market creator not trusted");
@@ -244,7 +246,7 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         uint256 before = token.balanceOf(address(gate));
         vm.prank(keeperAddr);
         uint256 g0 = gasleft();
-        uint8 reason = gate.submitVerdict(address(m), answer, bytes32(0), q);
+        uint8 reason = gate.submitVerdict(address(m), answer, bytes32(0), readBlockNow(), q);
         uint256 used = g0 - gasleft();
         // 64 matches of 1 tUSD fill 64 tUSD >= the 25 tUSD minimum: the order is kept.
         assertEq(reason, 0, "the match cap cannot hold the market at reason 18");
@@ -301,7 +303,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         _gate();
         // The review's market: lot 100, minimum 100. 64 * 100 = 6_400 < 25e6: refused before
         // any order is sent, whatever the book.
-        BinaryMarket m = BinaryMarket(venue.createMarket(10_000, 100, 100, EXPIRY, address(this)));
+        BinaryMarket m =
+            BinaryMarket(venue.createMarket(QUESTION, 10_000, 100, 100, EXPIRY, address(this)));
         quoteAs(honestMaker, m, false, 420_000, ORDER);
         vm.recordLogs();
         assertEq(submit(m, "BUY_UP"), 20, "minimum fill beyond the venue's match cap");
@@ -309,7 +312,7 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         // The smallest minimum that passes: ceil(25e6 / 64) = 390_625, on the 100 lot grid
         // 390_700 (a resting order is a whole number of lots, so 390_625 works as well).
         BinaryMarket ok =
-            BinaryMarket(venue.createMarket(10_000, 100, 390_625, EXPIRY, address(this)));
+            BinaryMarket(venue.createMarket(QUESTION, 10_000, 100, 390_625, EXPIRY, address(this)));
         quoteAs(honestMaker, ok, false, 420_000, ORDER);
         assertEq(submit(ok, "BUY_UP"), 0);
     }
@@ -328,7 +331,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             keeperAddr
         );
         hook.mint(address(g), FUNDS);
-        BinaryMarket m = BinaryMarket(hv.createMarket(10_000, 100, TUSD, EXPIRY, address(this)));
+        BinaryMarket m =
+            BinaryMarket(hv.createMarket(QUESTION, 10_000, 100, TUSD, EXPIRY, address(this)));
         hook.mint(honestMaker, 1_000 * TUSD);
         vm.startPrank(honestMaker);
         hook.approve(address(m), type(uint256).max);
@@ -338,8 +342,9 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         // Every transfer out of the gate (the market pulling the gate's payment) calls back.
         hook.setHook(address(g), address(r));
         vm.prank(keeperAddr);
-        uint8 reason =
-            g.submitVerdict(address(m), "BUY_UP", bytes32(0), IRiskGate.Quote(422_100, EXPIRY));
+        uint8 reason = g.submitVerdict(
+            address(m), "BUY_UP", bytes32(0), readBlockNow(), IRiskGate.Quote(422_100, EXPIRY)
+        );
         assertEq(reason, 0);
         assertEq(r.attempts(), 4, "redeem, writeOff, deposit and withdraw were each tried");
         assertEq(r.refused(), 4, "each refused by the lock");
@@ -370,7 +375,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         g.deposit(FUNDS);
         BinaryMarket[3] memory ms;
         for (uint256 i; i < 3; ++i) {
-            ms[i] = BinaryMarket(fv.createMarket(10_000, 100, TUSD, EXPIRY, address(this)));
+            ms[i] =
+                BinaryMarket(fv.createMarket(QUESTION, 10_000, 100, TUSD, EXPIRY, address(this)));
             fee.mint(honestMaker, 1_000 * TUSD);
             vm.startPrank(honestMaker);
             fee.approve(address(ms[i]), type(uint256).max);
@@ -381,7 +387,13 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
         fee.setFeeBps(100);
         for (uint256 i; i < 3; ++i) {
             vm.prank(keeperAddr);
-            g.submitVerdict(address(ms[i]), "BUY_UP", bytes32(0), IRiskGate.Quote(422_100, EXPIRY));
+            g.submitVerdict(
+                address(ms[i]),
+                "BUY_UP",
+                bytes32(0),
+                readBlockNow(),
+                IRiskGate.Quote(422_100, EXPIRY)
+            );
         }
         // 3 positions of 100 units at 0.42: 126 tUSD of notional, every slot taken.
         assertEq(uint256(g.openPositions()), 3);

@@ -122,6 +122,7 @@ contract RiskGateSubmitTest is GateVenueBase {
         emit IRiskGate.Decision(
             address(market),
             keccak256(raw),
+            readBlockNow(),
             11,
             255,
             uint32(1) << 11,
@@ -287,27 +288,28 @@ contract RiskGateSubmitTest is GateVenueBase {
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.NotKeeper.selector, address(this), keeperAddr)
         );
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), looseQuote());
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), looseQuote());
     }
 
     function test_submitVerdict_revertsWhenPaused() public {
         gate.pause();
         vm.prank(keeperAddr);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.GatePaused.selector));
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), looseQuote());
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), looseQuote());
         gate.unpause();
         assertEq(submit(market, "BUY_UP"), 0);
     }
 
     function test_submitVerdict_revertsForLookAlikeMarket() public {
         // Same code, same parameters, but not created by the gate's factory.
-        BinaryMarket fake =
-            new BinaryMarket(address(token), 10_000, 100, 100, EXPIRY, address(this));
+        BinaryMarket fake = new BinaryMarket(
+            address(token), 10_000, 100, 100, EXPIRY, address(this), keccak256(bytes(QUESTION))
+        );
         vm.prank(keeperAddr);
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.UnknownMarket.selector, address(fake), address(venue))
         );
-        gate.submitVerdict(address(fake), "BUY_UP", bytes32(0), looseQuote());
+        gate.submitVerdict(address(fake), "BUY_UP", bytes32(0), readBlockNow(), looseQuote());
     }
 
     // --- settlement
@@ -382,9 +384,9 @@ contract RiskGateSubmitTest is GateVenueBase {
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         vm.prank(keeperAddr);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.NotKeeper.selector, keeperAddr, next));
-        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q);
+        gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q);
         vm.prank(next);
-        assertEq(gate.submitVerdict(address(market), "BUY_UP", bytes32(0), q), 0);
+        assertEq(gate.submitVerdict(address(market), "BUY_UP", bytes32(0), readBlockNow(), q), 0);
     }
 
     function test_ownership_isTwoStepAndCannotBeRenounced() public {

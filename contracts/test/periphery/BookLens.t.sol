@@ -40,7 +40,7 @@ contract BookLensTest is VenueFixture {
         _ask(alice, 520_000, 200);
         // Market 1: a fresh market with an empty book.
         BinaryMarket empty =
-            BinaryMarket(factory.createMarket(TICK, LOT, MIN_QTY, EXPIRY, resolver));
+            BinaryMarket(factory.createMarket(QUESTION, TICK, LOT, MIN_QTY, EXPIRY, resolver));
 
         address[] memory list = new address[](4);
         list[0] = address(market);

@@ -90,7 +90,7 @@ contract BinaryMarketCancelGasTest is VenueFixture {
         _assertConserved();
 
         // The same live book on a second market; dave is its taker, carol is `_griefed`'s.
-        market = BinaryMarket(factory.createMarket(TICK, LOT, MIN_QTY, EXPIRY, resolver));
+        market = BinaryMarket(factory.createMarket(QUESTION, TICK, LOT, MIN_QTY, EXPIRY, resolver));
         _clean = market;
         _dave = makeAddr("dave");
         _fund(alice);
@@ -180,7 +180,7 @@ contract BinaryMarketMatchCapGasTest is VenueFixture {
 
     function setUp() public override {
         super.setUp();
-        market = BinaryMarket(factory.createMarket(TICK, LOT, LOT, EXPIRY, resolver));
+        market = BinaryMarket(factory.createMarket(QUESTION, TICK, LOT, LOT, EXPIRY, resolver));
         _fund(carol);
         for (uint256 i; i < MAKERS; ++i) {
             address maker = makeAddr(string.concat("maker", vm.toString(i)));

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {Test, Vm} from "../utils/Test.sol";
+import {TEST_QUESTION} from "../utils/Question.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
@@ -9,8 +10,9 @@ import {IBinaryMarket} from "../../src/interfaces/IBinaryMarket.sol";
 
 /// @notice Shared venue set-up: one market on a 0.01 tick (10_000) and a 100-unit lot
 /// (10_000 * 100 = 1e6, so every on-grid amount is exact), minimum 200, one hour to expiry.
-/// Makers alice and bob, taker carol, all funded and approved.
+/// Makers alice and bob, taker carol, all funded and approved. Every market asks `QUESTION`.
 abstract contract VenueFixture is Test {
+    string internal constant QUESTION = TEST_QUESTION;
     uint256 internal constant ONE = 1_000_000;
     uint256 internal constant TICK = 10_000;
     uint256 internal constant LOT = 100;
@@ -37,7 +39,7 @@ abstract contract VenueFixture is Test {
         carol = makeAddr("carol");
         usd = new TestCollateral();
         factory = new MarketFactory(address(usd));
-        market = BinaryMarket(factory.createMarket(TICK, LOT, MIN_QTY, EXPIRY, resolver));
+        market = BinaryMarket(factory.createMarket(QUESTION, TICK, LOT, MIN_QTY, EXPIRY, resolver));
         _fund(alice);
         _fund(bob);
         _fund(carol);

@@ -783,3 +783,34 @@ fn rule_20_never_overflows() {
     let s = Snapshot { min_quantity: U256::MAX, ..snapshot() };
     assert_eq!(evaluate(&bounds(), &s, &up_quote(), 1), refused(1 << 7));
 }
+
+#[test]
+fn a_question_is_one_to_280_bytes_and_its_hash_is_keccak_of_the_bytes() {
+    assert_eq!(question_hash(b""), Err(QuestionError::Empty));
+    // keccak256("a") from the Keccak test vectors.
+    let a: B256 =
+        "0x3ac225168df54212a25c1c01fd35bebfea408fdac2e31ddd6f80a4bbf9a5f1cb".parse().unwrap();
+    assert_eq!(question_hash(b"a"), Ok(a));
+    assert!(question_hash(&[b'x'; 280]).is_ok());
+    assert_eq!(question_hash(&[b'x'; 281]), Err(QuestionError::TooLong { length: 281, max: 280 }));
+    // The limit is on bytes: 140 two-byte characters fit, 141 (282 bytes) do not.
+    assert!(question_hash("é".repeat(140).as_bytes()).is_ok());
+    assert_eq!(
+        question_hash("é".repeat(141).as_bytes()),
+        Err(QuestionError::TooLong { length: 282, max: 280 })
+    );
+}
+
+#[test]
+fn a_read_block_may_be_any_block_up_to_the_current_one() {
+    for (read, current) in [(0, 0), (0, 100), (99, 100), (100, 100), (u64::MAX, u64::MAX)] {
+        assert_eq!(check_read_block(read, current), Ok(()), "{read} at {current}");
+    }
+    for (read, current) in [(1, 0), (101, 100), (u64::MAX, 100), (u64::MAX, u64::MAX - 1)] {
+        assert_eq!(
+            check_read_block(read, current),
+            Err(ReadBlockInFuture { read_block: read, current_block: current }),
+            "{read} at {current}"
+        );
+    }
+}

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {Test} from "../../utils/Test.sol";
+import {TEST_QUESTION} from "../../utils/Question.sol";
 import {RiskGate} from "../../../src/RiskGate.sol";
 import {IRiskGate} from "../../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../../src/venue/BinaryMarket.sol";
@@ -175,7 +176,8 @@ contract GateHandler is Test {
         // lifts the best ask and re-offers higher.
         if ((quoteSeed >> 8) % 4 == 0) _sandwich(m, quoteSeed >> 16);
         vm.prank(keeper);
-        uint8 reason = gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), q);
+        uint8 reason =
+            gate.submitVerdict(address(m), raw, keccak256(bytes(raw)), uint64(block.number), q);
         ghost_decisions += 1;
         ghost_reasons[reason] += 1;
         if (reason == 0) ghost_passes += 1;
@@ -479,7 +481,9 @@ contract GateHandler is Test {
             : kind == Kind.Untrusted ? untrustedResolver : hostileResolver;
         // Silent markets share the hostile resolver's address: it simply never acts on them.
         vm.prank(kind == Kind.UntrustedCreator ? hostileCreator : trustedCreator);
-        BinaryMarket m = BinaryMarket(venue.createMarket(tick, lot, minQuantity, expiry, resolver));
+        BinaryMarket m = BinaryMarket(
+            venue.createMarket(TEST_QUESTION, tick, lot, minQuantity, expiry, resolver)
+        );
         kindOf[address(m)] = kind;
         markets.push(m);
     }
