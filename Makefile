@@ -47,7 +47,7 @@ test-sim: bootstrap
 ## the gate's code on that chain must match contracts/src/RiskGate.sol (re-run make demo after
 ## changing the contract)
 test-record: bootstrap
-	$(CARGO) run --release --locked -p keeper -- report --check --load-state results/anvil-state.json
+	$(CARGO) run --release --locked -p keeper -- report --check --check-prompts --load-state results/anvil-state.json
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
 deploy-local: bootstrap

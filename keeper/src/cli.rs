@@ -376,6 +376,13 @@ pub struct ReportArgs {
     /// was not verified; exit non-zero on any difference.
     #[arg(long)]
     pub check: bool,
+    /// Re-render every published prompt from chain data alone (the market's question and
+    /// grids from `MarketCreated`, its book at the decision's `readBlock` rebuilt from the
+    /// venue's logs, that block's timestamp, the strategy text in <results>/strategies/) and
+    /// compare its keccak256 with the `promptHash` the gate published; print how many matched
+    /// and name each one that did not. Writes nothing; exit non-zero on any mismatch.
+    #[arg(long)]
+    pub check_prompts: bool,
     /// Reload a saved anvil state (from `keeper demo`) into a fresh local anvil and check
     /// against it; the gate address then defaults to the one saved beside it.
     #[arg(long)]
@@ -426,6 +433,10 @@ pub struct VenueArgs {
 pub struct MarketCreateArgs {
     #[command(flatten)]
     pub venue: VenueArgs,
+    /// The event the market asks about, 1 to 280 bytes ("Will ETH close above 3,000 USD on
+    /// 2027-01-31?"). It is published on chain and shown to the model verbatim.
+    #[arg(long)]
+    pub question: String,
     /// Seconds of chain time from the current head to the market's expiry.
     #[arg(long)]
     pub expiry_in: u64,
@@ -635,6 +646,7 @@ impl ReportArgs {
         Ok(ReportConfig {
             source,
             check: self.check,
+            check_prompts: self.check_prompts,
             from_block: self.scan.from_block,
             log_range: self.scan.log_range,
             results: self.results.as_ref().map(|r| root.join(r)),
@@ -659,6 +671,7 @@ impl MarketCommand {
     pub fn to_config(&self) -> market::Result<MarketConfig> {
         Ok(match self {
             MarketCommand::Create(a) => MarketConfig::Create(CreateConfig {
+                question: market::question(&a.question)?,
                 venue: a.venue.to_config()?,
                 expiry_in: a.expiry_in,
                 tick: a.tick,

@@ -70,6 +70,42 @@ pub struct MarketInfo {
     /// Who asked the factory for it (`MarketCreated`'s creator, the factory's `creatorOf`):
     /// the gate trades only markets of its trusted creators (rule 19).
     pub creator: Address,
+    /// The event the market asks about, as `MarketCreated` published it.
+    pub question: Question,
+}
+
+/// A market's question as the keeper could establish it. The prompt states it, so the keeper
+/// asks only about a market whose question it read and checked against the market's own
+/// `questionHash()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Question {
+    /// The text of `MarketCreated`, whose keccak256 is the market's `questionHash()`.
+    Checked(String),
+    /// Why the question could not be read or checked (the market is never asked about).
+    Unreadable(String),
+}
+
+impl Question {
+    /// The checked text, if there is one.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Self::Checked(t) => Some(t),
+            Self::Unreadable(_) => None,
+        }
+    }
+
+    /// `text` checked against `hash` (the market's `questionHash()`).
+    pub fn check(text: String, hash: B256) -> Self {
+        let got = alloy::primitives::keccak256(text.as_bytes());
+        if got == hash {
+            Self::Checked(text)
+        } else {
+            Self::Unreadable(format!(
+                "the question MarketCreated published hashes to {got}, the market's questionHash() \
+                 is {hash}"
+            ))
+        }
+    }
 }
 
 /// What one read of a market returned.
@@ -85,7 +121,9 @@ pub struct MarketState {
     pub asks: Vec<(U256, U256)>,
 }
 
-/// Book depth shown to the model.
+/// Book depth shown to the model: the best `BOOK_DEPTH` price levels of each side (a level is
+/// one price with its total resting quantity). Part of the prompt's definition
+/// (docs/prompts.md): changing it changes every prompt.
 pub const BOOK_DEPTH: u64 = 3;
 
 /// Fetches logs of `address` matching `topic0` over `[from, to]`, in ranges of at most `range`
@@ -121,16 +159,22 @@ pub async fn logs_in_ranges(
     Ok(out)
 }
 
-/// Reads one market: the gate's quote (best bid/ask, finality) and a few levels per side.
-pub async fn read_market(provider: &DynProvider, info: &MarketInfo) -> Result<MarketState> {
+/// Reads one market at block `at`: the gate's quote (best bid/ask, finality) and a few levels
+/// per side.
+pub async fn read_market(
+    provider: &DynProvider,
+    info: &MarketInfo,
+    at: u64,
+) -> Result<MarketState> {
     let market = IBinaryMarket::new(info.address, provider);
     let err = |source: alloy::contract::Error| CollectError::Market {
         market: info.address,
         source: Box::new(source),
     };
-    let quote_call = market.gateQuote();
-    let bids_call = market.getBookLevels(true, U256::from(BOOK_DEPTH));
-    let asks_call = market.getBookLevels(false, U256::from(BOOK_DEPTH));
+    let id = alloy::eips::BlockId::number(at);
+    let quote_call = market.gateQuote().block(id);
+    let bids_call = market.getBookLevels(true, U256::from(BOOK_DEPTH)).block(id);
+    let asks_call = market.getBookLevels(false, U256::from(BOOK_DEPTH)).block(id);
     let (quote, bids, asks) = tokio::try_join!(
         async { quote_call.call().await.map_err(err) },
         async { bids_call.call().await.map_err(err) },
@@ -146,16 +190,17 @@ pub async fn read_market(provider: &DynProvider, info: &MarketInfo) -> Result<Ma
     })
 }
 
-/// Reads many markets concurrently (at most `concurrency` in flight). A market whose read
-/// fails is returned as an error next to the others; it never stops them.
+/// Reads many markets at block `at` concurrently (at most `concurrency` in flight). A market
+/// whose read fails is returned as an error next to the others; it never stops them.
 pub async fn read_markets(
     provider: &DynProvider,
     markets: &[MarketInfo],
+    at: u64,
     concurrency: usize,
 ) -> Vec<(MarketInfo, Result<MarketState>)> {
     stream::iter(markets.iter().cloned())
         .map(|info| async move {
-            let res = read_market(provider, &info).await;
+            let res = read_market(provider, &info, at).await;
             (info, res)
         })
         .buffered(concurrency.max(1))

@@ -260,6 +260,8 @@ pub struct ReportConfig {
     pub source: ReportSource,
     /// Compare with the files on disk instead of writing.
     pub check: bool,
+    /// Re-render every published prompt from chain logs and compare its hash.
+    pub check_prompts: bool,
     /// None: from deployments/<chain-id>.json (or the saved state's deployment), else 0.
     pub from_block: Option<u64>,
     pub log_range: u64,

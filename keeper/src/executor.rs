@@ -209,11 +209,18 @@ pub const WRITE_OFF_GAS_CAP: u64 = 500_000;
 pub const GAP_FILL_GAS: u64 = 21_000;
 
 /// The calldata of one submitVerdict: the answer verbatim.
-pub fn submit_calldata(market: Address, raw: &str, prompt_hash: B256, quote: &Quote) -> Bytes {
+pub fn submit_calldata(
+    market: Address,
+    raw: &str,
+    prompt_hash: B256,
+    read_block: u64,
+    quote: &Quote,
+) -> Bytes {
     IRiskGate::submitVerdictCall {
         market,
         raw: raw.to_string(),
         promptHash: prompt_hash,
+        readBlock: read_block,
         quote: quote.clone(),
     }
     .abi_encode()
@@ -544,10 +551,11 @@ pub async fn simulate_submit(
     market: Address,
     raw: &str,
     prompt_hash: B256,
+    read_block: u64,
     quote: &Quote,
 ) -> Result<u8> {
     IRiskGate::new(gate, provider)
-        .submitVerdict(market, raw.to_string(), prompt_hash, quote.clone())
+        .submitVerdict(market, raw.to_string(), prompt_hash, read_block, quote.clone())
         .from(from)
         .call()
         .await

@@ -11,7 +11,7 @@
 
 use crate::{
     bindings::{IBinaryMarket, IMarketFactory},
-    collectors::{self, CollectError, MarketInfo},
+    collectors::{self, CollectError, MarketInfo, Question},
 };
 use alloy::{
     eips::{BlockId, BlockNumberOrTag},
@@ -203,10 +203,13 @@ impl Follower {
         )
         .await?;
         for log in logs {
+            // A log that does not decode (a question that is not UTF-8) leaves its index
+            // unknown, so `marketAt` below finds the market and records why it is not asked.
             let Ok(ev) = IMarketFactory::MarketCreated::decode_log(&log.inner) else { continue };
             if self.markets.iter().any(|k| k.info.address == ev.market) {
                 continue;
             }
+            let question = checked_question(rpc, ev.market, ev.data.question.clone()).await?;
             self.markets.push(Known {
                 info: MarketInfo {
                     address: ev.market,
@@ -217,6 +220,7 @@ impl Follower {
                     expiry: ev.expiry,
                     resolver: ev.resolver,
                     creator: ev.creator,
+                    question,
                 },
                 seen_at: log.block_number.unwrap_or(to),
             });
@@ -249,18 +253,81 @@ impl Follower {
             return Ok(());
         }
         let factory_addr = self.factory;
-        let older: Vec<MarketInfo> = stream::iter(missing)
+        let mut older: Vec<MarketInfo> = stream::iter(missing)
             .map(|i| async move { older_market(rpc, factory_addr, i, to).await })
             .buffered(DISCOVERY_CONCURRENCY)
             .try_collect()
             .await?;
+        self.older_questions(rpc, &mut older, to).await?;
         self.markets.extend(older.into_iter().map(|info| Known { info, seen_at: to }));
         self.markets.sort_by_key(|k| k.info.index);
         Ok(())
     }
 }
 
+impl Follower {
+    /// The questions of markets found through `marketAt`: their `MarketCreated` logs, found by
+    /// the market's indexed address in one ranged scan of `[0, to]`. A market whose log is not
+    /// found or does not decode keeps its question unreadable, with the reason.
+    async fn older_questions(
+        &self,
+        rpc: &DynProvider,
+        older: &mut [MarketInfo],
+        to: u64,
+    ) -> Result<()> {
+        if older.is_empty() {
+            return Ok(());
+        }
+        let mut found: std::collections::HashMap<Address, Question> = Default::default();
+        let addresses: Vec<B256> = older.iter().map(|m| m.address.into_word()).collect();
+        let mut start = 0u64;
+        let range = self.log_range.max(1);
+        while start <= to {
+            let end = to.min(start.saturating_add(range - 1));
+            let filter = alloy::rpc::types::Filter::new()
+                .address(self.factory)
+                .event_signature(IMarketFactory::MarketCreated::SIGNATURE_HASH)
+                .topic1(addresses.clone())
+                .from_block(start)
+                .to_block(end);
+            let logs = rpc.get_logs(&filter).await.map_err(|source| CollectError::Logs {
+                from: start,
+                to: end,
+                source: Box::new(source),
+            })?;
+            for log in logs {
+                let Some(topic) = log.topics().get(1) else { continue };
+                let market = Address::from_word(*topic);
+                let q = match IMarketFactory::MarketCreated::decode_log(&log.inner) {
+                    Ok(ev) => checked_question(rpc, market, ev.data.question.clone()).await?,
+                    Err(e) => Question::Unreadable(format!("MarketCreated does not decode: {e}")),
+                };
+                found.insert(market, q);
+            }
+            if end == u64::MAX {
+                break;
+            }
+            start = end + 1;
+        }
+        for m in older.iter_mut() {
+            if let Some(q) = found.remove(&m.address) {
+                m.question = q;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `text` (from `MarketCreated`) checked against the market's own `questionHash()`.
+async fn checked_question(rpc: &DynProvider, market: Address, text: String) -> Result<Question> {
+    let hash = IBinaryMarket::new(market, rpc).questionHash().call().await.map_err(|source| {
+        FollowError::Collect(CollectError::Market { market, source: Box::new(source) })
+    })?;
+    Ok(Question::check(text, hash))
+}
+
 /// A market the factory created before the keeper's first scanned block, read at block `at`.
+/// Its question is filled in by [`Follower::older_questions`].
 async fn older_market(
     rpc: &DynProvider,
     factory: Address,
@@ -296,6 +363,9 @@ async fn older_market(
         expiry: q.expiry,
         resolver,
         creator,
+        question: Question::Unreadable(
+            "no MarketCreated log names this market on the node".to_string(),
+        ),
     })
 }
 

@@ -91,9 +91,10 @@ pub fn request(markets: &[MarketInfo]) -> Result<TransactionRequest, LensError> 
 pub async fn read_chunk(
     provider: &DynProvider,
     markets: &[MarketInfo],
+    at: u64,
 ) -> Result<Vec<BookLens::Book>, LensError> {
     let tx = request(markets)?;
-    let books = match provider.call(tx).await {
+    let books = match provider.call(tx).block(alloy::eips::BlockId::number(at)).await {
         Ok(_) => return Err(LensError::Returned),
         Err(e) => match e.as_error_resp().and_then(|p| p.as_decoded_error::<BookLens::Books>()) {
             Some(result) => result.books,
@@ -120,26 +121,28 @@ fn state(info: &MarketInfo, book: BookLens::Book) -> MarketState {
     }
 }
 
-/// Reads many markets like `collectors::read_markets`, `MARKETS_PER_CALL` to an `eth_call`
-/// (at most `concurrency` calls in flight). Results come back in the order given.
+/// Reads many markets at block `at` like `collectors::read_markets`, `MARKETS_PER_CALL` to an
+/// `eth_call` (at most `concurrency` calls in flight). Results come back in the order given.
 pub async fn read_markets(
     provider: &DynProvider,
     markets: &[MarketInfo],
+    at: u64,
     concurrency: usize,
 ) -> Vec<(MarketInfo, collectors::Result<MarketState>)> {
-    read_markets_chunked(provider, markets, concurrency, MARKETS_PER_CALL).await
+    read_markets_chunked(provider, markets, at, concurrency, MARKETS_PER_CALL).await
 }
 
 /// `read_markets` with `per_call` markets to an `eth_call`.
 pub async fn read_markets_chunked(
     provider: &DynProvider,
     markets: &[MarketInfo],
+    at: u64,
     concurrency: usize,
     per_call: usize,
 ) -> Vec<(MarketInfo, collectors::Result<MarketState>)> {
     let chunks: Vec<Vec<(MarketInfo, collectors::Result<MarketState>)>> =
         stream::iter(markets.chunks(per_call.max(1)))
-            .map(|chunk| read_chunk_or_fall_back(provider, chunk, concurrency))
+            .map(|chunk| read_chunk_or_fall_back(provider, chunk, at, concurrency))
             .buffered(concurrency.max(1))
             .collect()
             .await;
@@ -151,9 +154,10 @@ pub async fn read_markets_chunked(
 async fn read_chunk_or_fall_back(
     provider: &DynProvider,
     chunk: &[MarketInfo],
+    at: u64,
     concurrency: usize,
 ) -> Vec<(MarketInfo, collectors::Result<MarketState>)> {
-    let books = match read_chunk(provider, chunk).await {
+    let books = match read_chunk(provider, chunk, at).await {
         Ok(books) => books,
         Err(e) => {
             eprintln!(
@@ -161,7 +165,7 @@ async fn read_chunk_or_fall_back(
                 crate::error_chain(&e),
                 chunk.len()
             );
-            return collectors::read_markets(provider, chunk, concurrency).await;
+            return collectors::read_markets(provider, chunk, at, concurrency).await;
         }
     };
     stream::iter(chunk.iter().zip(books))
@@ -169,7 +173,7 @@ async fn read_chunk_or_fall_back(
             let read = if book.ok {
                 Ok(state(info, book))
             } else {
-                collectors::read_market(provider, info).await
+                collectors::read_market(provider, info, at).await
             };
             (info.clone(), read)
         })

@@ -23,6 +23,7 @@ pub mod journal;
 pub mod lens;
 pub mod log;
 pub mod market;
+pub mod prompts;
 pub mod quote;
 pub mod recorder;
 pub mod report;

@@ -78,6 +78,10 @@ pub enum MarketError {
     Rpc(#[source] Box<alloy::transports::TransportError>),
     #[error("give --bid, --ask or both")]
     NoOrder,
+    #[error("--question is empty: a market must say what event it asks about")]
+    QuestionEmpty,
+    #[error("--question is {len} bytes; the factory accepts at most {max}")]
+    QuestionTooLong { len: usize, max: usize },
     #[error("price {0} is outside 1..=999999 (1e6 units: 1e6 is certainty)")]
     BadPrice(u64),
     #[error("bid {bid} is not below ask {ask} (UP prices): the two orders would cross")]
@@ -128,8 +132,10 @@ pub async fn chain_time(p: &DynProvider) -> Result<u64> {
 }
 
 /// A market to create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarketSpec {
+    /// The event it asks about, 1 to `MAX_QUESTION_BYTES` bytes (the factory's rule).
+    pub question: String,
     pub tick: u64,
     pub lot: u64,
     pub min_qty: u64,
@@ -142,6 +148,8 @@ pub struct MarketSpec {
 #[derive(Debug, Clone, Serialize)]
 pub struct Created {
     pub market: Address,
+    /// As `MarketCreated` published it.
+    pub question: String,
     pub factory: Address,
     pub expiry: u64,
     pub resolver: Address,
@@ -164,6 +172,7 @@ pub async fn create_market(
     const WHAT: &str = "createMarket";
     let f = IMarketFactory::new(factory, p);
     let call = f.createMarket(
+        spec.question.clone(),
         U256::from(spec.tick),
         U256::from(spec.lot),
         U256::from(spec.min_qty),
@@ -183,6 +192,7 @@ pub async fn create_market(
         .ok_or(MarketError::NoEvent { what: WHAT, tx, event: "MarketCreated" })?;
     Ok(Created {
         market,
+        question: spec.question.clone(),
         factory,
         expiry: spec.expiry,
         resolver: spec.resolver,
@@ -427,6 +437,8 @@ pub struct VenueConfig {
 #[derive(Debug, Clone)]
 pub struct CreateConfig {
     pub venue: VenueConfig,
+    /// Checked by [`question`]: 1 to `MAX_QUESTION_BYTES` bytes.
+    pub question: String,
     pub expiry_in: u64,
     pub tick: u64,
     pub lot: u64,
@@ -512,6 +524,7 @@ async fn create_cmd(a: &CreateConfig, root: &Path) -> Result<Created> {
     let factory = factory_for(&p, root, chain_id, &a.venue).await?;
     let now = chain_time(&p).await?;
     let spec = MarketSpec {
+        question: a.question.clone(),
         tick: a.tick,
         lot: a.lot,
         min_qty: a.min_qty,
@@ -537,9 +550,35 @@ async fn resolve_cmd(a: &ResolveConfig) -> Result<Resolved> {
     Ok(r)
 }
 
+/// A market question as the factory accepts it (checked before the chain, with the same rule
+/// and the length named).
+pub fn question(text: &str) -> Result<String> {
+    let max = crate::bindings::MAX_QUESTION_BYTES;
+    match text.len() {
+        0 => Err(MarketError::QuestionEmpty),
+        len if len > max => Err(MarketError::QuestionTooLong { len, max }),
+        _ => Ok(text.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_is_one_to_280_bytes() {
+        assert!(matches!(question(""), Err(MarketError::QuestionEmpty)));
+        assert_eq!(question(&"a".repeat(280)).unwrap().len(), 280);
+        assert!(matches!(
+            question(&"a".repeat(281)),
+            Err(MarketError::QuestionTooLong { len: 281, max: 280 })
+        ));
+        // Bytes, not characters: 141 two-byte characters are 282 bytes.
+        assert!(matches!(
+            question(&"é".repeat(141)),
+            Err(MarketError::QuestionTooLong { len: 282, max: 280 })
+        ));
+    }
 
     #[test]
     fn down_prices_become_up_orders_of_the_other_kind() {

@@ -174,6 +174,46 @@ async fn report_at(
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
+    let prompt_line = if args.check_prompts {
+        let p = crate::prompts::check(
+            &provider,
+            facts.factory,
+            &record,
+            &disk_rows,
+            &results,
+            head,
+            args.log_range,
+        )
+        .await?;
+        let line = format!(
+            "prompts re-derived from chain: {} of {} decisions' prompts re-render to their \
+             published promptHash (question and grids from MarketCreated, the book at readBlock \
+             rebuilt from the venue's logs to depth {}, that block's timestamp, the strategy \
+             text in {}/)",
+            p.matched,
+            p.checked,
+            collectors::BOOK_DEPTH,
+            recorder::STRATEGIES_DIR
+        );
+        if !p.problems.is_empty() {
+            let mut all = vec![line];
+            all.extend(p.problems);
+            return Err(ReportError::Mismatch(all));
+        }
+        if !args.check {
+            return Ok(ReportOutcome {
+                decisions: record.decisions.len(),
+                offchain: offchain.len(),
+                code_check: code_check
+                    .unwrap_or_else(|e| format!("NOT verified: {}", crate::error_chain(&e))),
+                verified: vec![line],
+            });
+        }
+        Some(line)
+    } else {
+        None
+    };
+
     if !args.check {
         recorder::write_record(&results, &facts, &record, &rows)?;
         let new_links = feed::check_links_in(&results, chain_id, gate)?;
@@ -236,6 +276,7 @@ async fn report_at(
              rewrites the feed can rewrite it too): compare {head_hash} with a copy kept elsewhere"
         ),
     ];
+    verified.extend(prompt_line);
     if !fills.is_empty() {
         verified.push(format!(
             "verified from chain: {} rows with a fill, each with its best level price and its \

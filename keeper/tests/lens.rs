@@ -7,6 +7,7 @@
 mod common;
 
 use alloy::primitives::{Address, U256};
+use alloy::providers::Provider;
 use common::{root, world};
 use keeper::{
     collectors::{self, MarketInfo, MarketState},
@@ -56,7 +57,8 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     let infos: Vec<_> = follower.markets().cloned().collect();
     assert_eq!(infos.iter().map(|m| m.address).collect::<Vec<_>>(), markets);
 
-    let one_by_one = collectors::read_markets(&w.keeper_rpc, &infos, CONCURRENCY).await;
+    let at = w.keeper_rpc.get_block_number().await.unwrap();
+    let one_by_one = collectors::read_markets(&w.keeper_rpc, &infos, at, CONCURRENCY).await;
     let one_by_one: Vec<Seen> = one_by_one.iter().map(|(_, r)| seen(r.as_ref().unwrap())).collect();
     // The per-market reader's own view of the fixtures, so the comparison below is not vacuous:
     // empty book; finalized; depth 1 (bid 0.40 / ask 0.50); depth 5 cut to 3.
@@ -72,7 +74,7 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     // last chunk of one), then the default chunk size.
     for per_call in [infos.len(), 3, lens::MARKETS_PER_CALL] {
         let batched =
-            lens::read_markets_chunked(&w.keeper_rpc, &infos, CONCURRENCY, per_call).await;
+            lens::read_markets_chunked(&w.keeper_rpc, &infos, at, CONCURRENCY, per_call).await;
         assert_eq!(batched.len(), infos.len());
         for (i, (info, r)) in batched.iter().enumerate() {
             assert_eq!(info, &infos[i], "order kept ({per_call} per call)");
@@ -81,7 +83,7 @@ async fn lens_reads_what_the_per_market_reader_reads() {
         }
     }
     // The lens itself answered (no fallback hid a failing lens): every book flagged readable.
-    let books = lens::read_chunk(&w.keeper_rpc, &infos).await.unwrap();
+    let books = lens::read_chunk(&w.keeper_rpc, &infos, at).await.unwrap();
     assert!(books.iter().all(|b| b.ok));
 
     // A market the lens cannot read: an address without code (a hand-made MarketInfo; the
@@ -90,9 +92,9 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     let mut bogus = infos[2].clone();
     bogus.address = Address::repeat_byte(0x42);
     let with_bogus = vec![infos[0].clone(), bogus.clone(), infos[6].clone()];
-    let books = lens::read_chunk(&w.keeper_rpc, &with_bogus).await.unwrap();
+    let books = lens::read_chunk(&w.keeper_rpc, &with_bogus, at).await.unwrap();
     assert_eq!(books.iter().map(|b| b.ok).collect::<Vec<_>>(), vec![true, false, true]);
-    let batched = lens::read_markets(&w.keeper_rpc, &with_bogus, CONCURRENCY).await;
+    let batched = lens::read_markets(&w.keeper_rpc, &with_bogus, at, CONCURRENCY).await;
     assert_eq!(seen(batched[0].1.as_ref().unwrap()), one_by_one[0]);
     match &batched[1].1 {
         Err(collectors::CollectError::Market { market, .. }) => assert_eq!(*market, bogus.address),

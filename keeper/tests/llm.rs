@@ -132,8 +132,9 @@ async fn the_same_prompt_asked_three_times_at_temperature_zero_gets_the_same_ans
     let mut k = w.keeper(None);
     let head = k.follow().await.unwrap().head;
     let info = k.markets().into_iter().find(|i| i.address == m).expect("the market is followed");
-    let state = keeper::collectors::read_market(&w.keeper_rpc, &info).await.unwrap();
-    let prompt = Prompt::render(&k.strategy_text, &state, head.time);
+    let state = keeper::collectors::read_market(&w.keeper_rpc, &info, head.number).await.unwrap();
+    let at = keeper::strategy::prompt::ReadAt { block: head.number, time: head.time };
+    let prompt = Prompt::render(&k.strategy_text, &state, at).unwrap();
     for format in [ResponseFormat::Object, ResponseFormat::None] {
         let model = client(&server, format).await;
         let mut got = Vec::new();

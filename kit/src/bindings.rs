@@ -92,6 +92,10 @@ pub mod reason {
 /// `MAX_MATCHES_PER_TAKE`).
 pub const MAX_MATCHES_PER_TAKE: u64 = 64;
 
+/// The longest market question the factory accepts, in bytes (`VenueLimits`
+/// `MAX_QUESTION_BYTES`).
+pub const MAX_QUESTION_BYTES: usize = 280;
+
 /// Verdict codes as the gate publishes them (`VerdictParser` and `VERDICT_INVALID`).
 pub mod verdict {
     pub const ABSTAIN: u8 = 0;
@@ -115,12 +119,12 @@ mod tests {
 
     #[test]
     fn v2_signatures_match_the_interface() {
-        // From IRiskGate.sol by hand: three indexed params, verdict, the uint32 mask, the
-        // snapshot and quote as `bytes`, the 6-field Order (limit second), then the answer's
-        // head, length and hash.
+        // From IRiskGate.sol by hand: market, promptHash, (v2.2) the uint64 readBlock, reason,
+        // verdict, the uint32 mask, the snapshot and quote as `bytes`, the 6-field Order (limit
+        // second), then the answer's head, length and hash.
         assert_eq!(
             super::IRiskGate::Decision::SIGNATURE,
-            "Decision(address,bytes32,uint8,uint8,uint32,bytes,\
+            "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,\
              (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
         );
         // Params: the six v1 fields, then maxHorizon, maxDrawdown, writeOffGrace, minFillBps;
@@ -130,10 +134,10 @@ mod tests {
             "GateDeployed(bytes32,(uint256,uint256,uint256,uint32,uint8,uint256,uint32,uint256,\
              uint32,uint16),address[],address[],address,address,address)"
         );
-        // v2.1: the creator is the last field, indexed.
+        // v2.1: the creator, indexed; v2.2: then the question's text.
         assert_eq!(
             super::IMarketFactory::MarketCreated::SIGNATURE,
-            "MarketCreated(address,uint256,uint256,uint256,uint256,uint64,address,address)"
+            "MarketCreated(address,uint256,uint256,uint256,uint256,uint64,address,address,string)"
         );
         assert_eq!(super::IRiskGate::Deposited::SIGNATURE, "Deposited(address,uint256,uint256)");
         assert_eq!(
@@ -142,7 +146,7 @@ mod tests {
         );
         assert_eq!(
             super::IRiskGate::submitVerdictCall::SIGNATURE,
-            "submitVerdict(address,string,bytes32,(uint256,uint64))"
+            "submitVerdict(address,string,bytes32,uint64,(uint256,uint64))"
         );
     }
 

@@ -162,7 +162,8 @@ async fn keeper_quotes(w: &World, asks: &[(Address, &str)]) -> Result<Vec<Quote>
         .collect::<Result<Vec<_>>>()?;
     let read = head(w).await?;
     let policy = QuotePolicy::default();
-    let reads = crate::lens::read_markets(&w.keeper_rpc, &infos, READ_CONCURRENCY).await;
+    let reads =
+        crate::lens::read_markets(&w.keeper_rpc, &infos, read.number, READ_CONCURRENCY).await;
     reads
         .into_iter()
         .zip(asks)
@@ -347,12 +348,14 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     let asks: Vec<(Address, &str)> =
         markets.iter().zip(&answers).map(|(m, raw)| (*m, raw.as_str())).collect();
     let quotes = keeper_quotes(w, &asks).await?;
+    let read_block = p.get_block_number().await.map_err(rpc_err("reading the block number"))?;
     let mut raw_txs = Vec::with_capacity(n);
     for (i, ((m, raw), quote)) in asks.into_iter().zip(quotes).enumerate() {
         let data = IRiskGate::submitVerdictCall {
             market: m,
             raw: raw.to_string(),
             promptHash: B256::ZERO,
+            readBlock: read_block,
             quote,
         }
         .abi_encode();
@@ -489,11 +492,12 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     }
     eprintln!("bench:   book reads over {n} markets, per market and through the lens");
     let p = &w.keeper_rpc;
+    let at = p.get_block_number().await.map_err(rpc_err("reading the block number"))?;
     let (per_market_secs, per_market) =
-        median_secs(READ_RUNS, || crate::collectors::read_markets(p, &infos, READ_CONCURRENCY))
+        median_secs(READ_RUNS, || crate::collectors::read_markets(p, &infos, at, READ_CONCURRENCY))
             .await;
     let (lens_secs, lensed) =
-        median_secs(READ_RUNS, || crate::lens::read_markets(p, &infos, READ_CONCURRENCY)).await;
+        median_secs(READ_RUNS, || crate::lens::read_markets(p, &infos, at, READ_CONCURRENCY)).await;
     let per_market = view(&per_market);
     if per_market.iter().any(Option::is_none) {
         return Err(check("per-market reads", "a read failed".into()));
@@ -501,7 +505,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     if view(&lensed) != per_market {
         return Err(check("lens reads", "differ from the per-market reads".into()));
     }
-    let (one_secs, one) = median_secs(READ_RUNS, || crate::lens::read_chunk(p, &infos)).await;
+    let (one_secs, one) = median_secs(READ_RUNS, || crate::lens::read_chunk(p, &infos, at)).await;
     let one_call = match one {
         Ok(_) => Ok(one_secs),
         Err(e) => Err(crate::error_chain(&e)),
@@ -641,8 +645,11 @@ async fn deposit_gas(w: &World, amount: U256) -> Result<u64> {
 /// Sends one submitVerdict and returns its gasUsed and the reason it published.
 async fn submit_gas(w: &World, market: Address, raw: &str, quote: Quote) -> Result<(u64, u8)> {
     let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
+    // A real block number (as many non-zero calldata bytes as the keeper's would have).
+    let read_block =
+        w.keeper_rpc.get_block_number().await.map_err(rpc_err("reading the block number"))?;
     let tx = g
-        .submitVerdict(market, raw.to_string(), B256::ZERO, quote)
+        .submitVerdict(market, raw.to_string(), B256::ZERO, read_block, quote)
         .gas(executor::submit_gas_cap(raw))
         .send()
         .await

@@ -398,14 +398,18 @@ async fn scenarios(
     )?);
     let head = k.follow().await?.head;
     if let Some(info) = k.markets().into_iter().find(|m| m.address == m_abstain) {
-        let state = collectors::read_market(&k.provider, &info)
+        let state = collectors::read_market(&k.provider, &info, head.number)
             .await
             .map_err(crate::runner::RunError::from)?;
-        let prompt = Prompt::render(&k.strategy_text, &state, head.time);
+        let at = crate::strategy::prompt::ReadAt { block: head.number, time: head.time };
+        let prompt = Prompt::render(&k.strategy_text, &state, at).map_err(|e| {
+            DemoError::Check { step: "hostile segment".into(), what: e.to_string() }
+        })?;
         let mut answers = Vec::new();
         while let Ok(reply) = hostile.ask(&prompt, &state).await {
             let mut note = k.note(&hostile, Some("hostile model segment"));
             hostile.annotate(&mut note, &reply);
+            note.prompt = Some(prompt.user.clone());
             let raw = reply.text;
             answers.push(Answer {
                 market: m_abstain,

@@ -100,10 +100,84 @@ pub struct World {
     pub params: IRiskGate::Params,
     /// (address, signing provider) per `Actor`, in `Actor::index` order.
     accounts: Vec<(Address, DynProvider)>,
+    /// Markets this world created: the next one's question is drawn from it.
+    created: std::sync::atomic::AtomicU64,
 }
 
 fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> WorldError {
     move |e| WorldError::Rpc { what, source: Box::new(e) }
+}
+
+/// The `n`th market's question: a plausible price question, different for each `n`, dated by
+/// the market's `expiry` (UTC).
+pub fn question_for(n: u64, expiry: u64) -> String {
+    const ASSETS: [(&str, u64, u64); 6] = [
+        ("ETH", 3_000, 100),
+        ("BTC", 95_000, 1_000),
+        ("SOL", 180, 5),
+        ("LINK", 18, 1),
+        ("AVAX", 30, 2),
+        ("DOT", 6, 1),
+    ];
+    let (asset, base, step) = ASSETS[(n % ASSETS.len() as u64) as usize];
+    let level = base + step * (n / ASSETS.len() as u64 % 10);
+    let level = group_thousands(level);
+    match utc_date(expiry) {
+        Some(when) => format!("Will {asset} close above {level} USD at {when} UTC?"),
+        None => format!("Will {asset} close above {level} USD at unix time {expiry}?"),
+    }
+}
+
+fn group_thousands(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM` of a unix time, for years up to 9999 (days to civil date, proleptic
+/// Gregorian).
+fn utc_date(t: u64) -> Option<String> {
+    if t > 253_402_300_799 {
+        return None;
+    }
+    let days = (t / 86_400) as i64;
+    let secs = t % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    Some(format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3_600, secs % 3_600 / 60))
+}
+
+#[cfg(test)]
+mod question_tests {
+    #[test]
+    fn questions_are_dated_and_distinct() {
+        // 1_796_083_200 = 2026-12-01 00:00 UTC (20,788 days after 1970-01-01).
+        assert_eq!(
+            super::question_for(0, 1_796_083_200),
+            "Will ETH close above 3,000 USD at 2026-12-01 00:00 UTC?"
+        );
+        // 0 = 1970-01-01; 951_782_400 = 2000-02-29 (a leap day).
+        assert_eq!(super::utc_date(0).unwrap(), "1970-01-01 00:00");
+        assert_eq!(super::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
+        assert!(super::question_for(1, u64::MAX).ends_with("at unix time 18446744073709551615?"));
+        let all: std::collections::HashSet<String> =
+            (0..60).map(|n| super::question_for(n, 1_796_083_200)).collect();
+        assert_eq!(all.len(), 60);
+        assert!(all.iter().all(|q| q.len() <= crate::bindings::MAX_QUESTION_BYTES));
+    }
 }
 
 /// [`World::fillable_min_qty`] for `params`.
@@ -212,6 +286,7 @@ impl World {
             artifacts,
             params: params.clone(),
             accounts,
+            created: Default::default(),
         };
         for who in [Actor::Maker, Actor::Hostile, Actor::Outsider] {
             w.mint(w.addr(who), U256::from(1_000_000_000_000u64)).await?;
@@ -431,8 +506,26 @@ impl World {
         expiry: u64,
         resolver: Address,
     ) -> Result<Address> {
+        let n = self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let question = question_for(n, expiry);
+        self.create_market_asking(creator, &question, tick, lot, min_qty, expiry, resolver).await
+    }
+
+    /// [`World::create_market_as`] with its question given.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn create_market_asking(
+        &self,
+        creator: Actor,
+        question: &str,
+        tick: u64,
+        lot: u64,
+        min_qty: u64,
+        expiry: u64,
+        resolver: Address,
+    ) -> Result<Address> {
         let p = self.signer(creator);
-        let spec = MarketSpec { tick, lot, min_qty, expiry, resolver };
+        let spec =
+            MarketSpec { question: question.to_string(), tick, lot, min_qty, expiry, resolver };
         let market = market::create_market(p, self.deployment.factory, &spec).await?.market;
         self.approve_as(creator, market).await?;
         Ok(market)

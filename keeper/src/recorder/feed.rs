@@ -35,6 +35,11 @@ pub struct Annotation {
     /// How the answer arrived: content, tool_call, refusal, rules or replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
+    /// The user part of the prompt as sent (the system part is the fixed text and the
+    /// strategy): `report --check-prompts` re-renders it from chain data and, when the hash
+    /// differs, names the first line that does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 /// What the gate read, as published in the `Decision` event.
@@ -137,6 +142,9 @@ pub struct DecisionRow {
     pub time: u64,
     pub market: String,
     pub prompt_hash: String,
+    /// The block whose book and timestamp the prompt was rendered from (the `Decision`'s
+    /// `readBlock`): with the strategy text and the market's logs it re-derives `prompt_hash`.
+    pub read_block: u64,
     /// The model's whole answer exactly as submitted (JSON-escaped by serialization). The chain
     /// logs only its first 64 bytes, its length and its keccak256, so this comes from the
     /// keeper's record and is checked against them; `None` when rebuilt from chain alone and the
@@ -458,6 +466,7 @@ pub fn decode_logs(
                 time,
                 market: d.market.to_checksum(None),
                 prompt_hash: d.promptHash.to_string(),
+                read_block: d.readBlock,
                 raw: raw_from_head(&d.rawHead, raw_length),
                 raw_length,
                 raw_hash: d.rawHash.to_string(),

@@ -76,6 +76,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Output file names inside the results directory.
 pub const FEED_FILE: &str = "feed.jsonl";
+/// The folder of published strategy texts, one `<strategyHash>.txt` each (the exact bytes
+/// whose keccak256 rows carry as `strategy_hash`).
+pub const STRATEGIES_DIR: &str = "strategies";
+
+/// Where the strategy text of `hash` is published inside a results directory.
+pub fn strategy_path(dir: &Path, hash: alloy::primitives::B256) -> PathBuf {
+    dir.join(STRATEGIES_DIR).join(format!("{hash}.txt"))
+}
+
+/// Publishes `text` as `strategies/<keccak256(text)>.txt` (once: the name is its hash).
+pub fn publish_strategy(dir: &Path, text: &str) -> Result<()> {
+    let path = strategy_path(dir, alloy::primitives::keccak256(text.as_bytes()));
+    if std::fs::read(&path).is_ok_and(|b| b == text.as_bytes()) {
+        return Ok(());
+    }
+    write_atomic(&path, text.as_bytes())
+}
 /// The feed's head hash: keccak256 of the last line of feed.jsonl as written.
 pub const HEAD_FILE: &str = "feed.head";
 pub const RESULTS_FILE: &str = "RESULTS.md";

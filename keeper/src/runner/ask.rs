@@ -16,14 +16,26 @@ impl Keeper {
         }
     }
 
-    /// Asks about every state concurrently; yields each answer (or failure) as it arrives. A
-    /// cancelled ask yields nothing: a shutdown is not a failure.
+    /// How many asks may be in flight with `model`: `--concurrency`, capped at the slots the
+    /// server says it decodes at once (an ask beyond them only queues at the server, where its
+    /// inference timeout runs while it waits).
+    pub fn ask_limit(&self, model: &Model) -> usize {
+        self.concurrency.max(1).min(model.slots().unwrap_or(usize::MAX))
+    }
+
+    /// Asks about every state, at most [`Keeper::ask_limit`] at once; yields each answer (or
+    /// failure) as it arrives. A cancelled ask yields nothing: a shutdown is not a failure.
     ///
-    /// Each quote's deadline counts from `send_time`, the chain time the next block will carry
-    /// ([`follower::next_block_time`]): on a chain that mines only on demand the last block may
-    /// be minutes old, and a deadline counted from it would be past before the answer lands.
-    /// Retries of a slow or rate-limited model stop once the answer could no longer arrive
-    /// within the quote's life.
+    /// The first `ask_limit` asks are sent at once, from the books read at `head`. Every later
+    /// one waited for a free slot, so when it is sent it reads the chain's newest block again,
+    /// and, if the chain moved, its market's book at that block: the prompt, its `readBlock`
+    /// and the quote's deadline are always of the moment it is sent.
+    ///
+    /// Each quote's deadline counts from the chain time the next block will carry
+    /// ([`follower::next_block_time`]; `send_time` for the first wave): on a chain that mines
+    /// only on demand the last block may be minutes old, and a deadline counted from it would
+    /// be past before the answer lands. Retries of a slow or rate-limited model stop once the
+    /// answer could no longer arrive within the quote's life.
     pub(super) fn asks<'a>(
         &self,
         states: Vec<MarketState>,
@@ -37,13 +49,53 @@ impl Keeper {
         let strategy = self.strategy_text.clone();
         let policy = self.quote;
         let life = Duration::from_secs(policy.ttl_secs);
-        stream::iter(states)
-            .map(move |st| {
-                let (strategy, note) = (strategy.clone(), note.clone());
+        let limit = self.ask_limit(model);
+        let provider = self.provider.clone();
+        stream::iter(states.into_iter().enumerate())
+            .map(move |(i, st)| {
+                let (strategy, note, provider) = (strategy.clone(), note.clone(), provider.clone());
                 async move {
-                    let prompt = Prompt::render(&strategy, &st, head.time);
-                    let prompt_hash = prompt.hash();
                     let market = st.info.address;
+                    let fresh = if i < limit {
+                        Ok((st, head, send_time))
+                    } else {
+                        tokio::select! {
+                            _ = cancel.cancelled() => return None,
+                            r = reread(&provider, st, head) => r,
+                        }
+                    };
+                    let (st, read, send_time) = match fresh {
+                        Ok(f) => f,
+                        Err(e) => {
+                            return Some(Err(Unanswered {
+                                market,
+                                prompt_hash: None,
+                                error: format!(
+                                    "book read before the ask failed: {}",
+                                    crate::error_chain(&e)
+                                ),
+                                detail: Default::default(),
+                                read_failed: true,
+                            }))
+                        }
+                    };
+                    if st.finalized {
+                        return None;
+                    }
+                    let at = ReadAt { block: read.number, time: read.time };
+                    let prompt = match Prompt::render(&strategy, &st, at) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            return Some(Err(Unanswered {
+                                market,
+                                prompt_hash: None,
+                                error: e.to_string(),
+                                detail: Default::default(),
+                                read_failed: true,
+                            }))
+                        }
+                    };
+                    let prompt_hash = prompt.hash();
                     let until = Instant::now() + life;
                     let ans = tokio::select! {
                         _ = cancel.cancelled() => return None,
@@ -53,6 +105,7 @@ impl Keeper {
                         Ok(reply) => {
                             let mut note = note;
                             model.annotate(&mut note, &reply);
+                            note.prompt = Some(prompt.user.clone());
                             let raw = reply.text;
                             Ok(Answer {
                                 market,
@@ -60,19 +113,20 @@ impl Keeper {
                                 raw,
                                 prompt_hash,
                                 note,
-                                read: head,
+                                read,
                             })
                         }
                         Err(e) => Err(Unanswered {
                             market,
-                            prompt_hash,
+                            prompt_hash: Some(prompt_hash),
                             error: crate::error_chain(&e),
                             detail: e.detail(),
+                            read_failed: false,
                         }),
                     })
                 }
             })
-            .buffer_unordered(self.concurrency.max(1))
+            .buffer_unordered(limit)
             .filter_map(futures::future::ready)
     }
 
@@ -116,7 +170,9 @@ impl Keeper {
         u: Unanswered,
     ) -> Result<()> {
         warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
-        if let Some(t) = self.health.failed(u.market, now) {
+        // A read that failed before the ask says nothing about the model.
+        let tripped = if u.read_failed { None } else { self.health.failed(u.market, now) };
+        if let Some(t) = tripped {
             warn!(
                 failures = t.failures,
                 until = t.until,
@@ -129,9 +185,27 @@ impl Keeper {
             );
         }
         let note = self.note(model, scenario);
-        let mut row = self.offchain_row(head, u.market, Some(u.prompt_hash), u.error, note);
+        let mut row = self.offchain_row(head, u.market, u.prompt_hash, u.error, note);
         row.transport = u.detail;
         self.journal.append(Entry::Offchain(row))?;
         Ok(())
     }
+}
+
+/// `st` as of the chain's newest block, for an ask that waited for a slot: the same read when
+/// the chain has not moved since `head`, else the market's book read again at the new head.
+/// Returns the state, the block it is of, and the next block's chain time.
+async fn reread(
+    provider: &DynProvider,
+    st: MarketState,
+    head: BlockRef,
+) -> std::result::Result<(MarketState, BlockRef, u64), RunError> {
+    let now = follower::head(provider).await?;
+    let st = if now.number == head.number {
+        st
+    } else {
+        collectors::read_market(provider, &st.info, now.number).await?
+    };
+    let send_time = follower::next_block_time(provider, &now).await;
+    Ok((st, now, send_time))
 }

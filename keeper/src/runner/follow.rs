@@ -206,7 +206,13 @@ impl Keeper {
     pub(super) async fn resend(&mut self, t: &journal::Tracked) -> Result<bool> {
         let quote =
             Quote { maxPricePaid: t.sub.quote.max_price_paid, deadline: t.sub.quote.deadline };
-        let input = executor::submit_calldata(t.sub.market, &t.sub.raw, t.sub.prompt_hash, &quote);
+        let input = executor::submit_calldata(
+            t.sub.market,
+            &t.sub.raw,
+            t.sub.prompt_hash,
+            t.sub.read_block,
+            &quote,
+        );
         let gate = self.gate;
         let signed = self
             .sender()
@@ -259,7 +265,13 @@ impl Keeper {
         gas_used: u64,
     ) -> String {
         let quote = Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline };
-        let input = executor::submit_calldata(sub.market, &sub.raw, sub.prompt_hash, &quote);
+        let input = executor::submit_calldata(
+            sub.market,
+            &sub.raw,
+            sub.prompt_hash,
+            sub.read_block,
+            &quote,
+        );
         executor::replay_revert(
             &self.provider,
             self.keeper_addr,

@@ -42,7 +42,10 @@ use crate::{
         feed::{self, Annotation, ChainRecord, DecisionId, OffchainRow, RowNote},
         GateFacts, FEED_FILE,
     },
-    strategy::{prompt::strategy_hash, Model, Prompt},
+    strategy::{
+        prompt::{strategy_hash, ReadAt},
+        Model, Prompt,
+    },
 };
 use alloy::{
     primitives::{Address, B256, U256},
@@ -111,7 +114,10 @@ pub struct Answer {
 #[derive(Debug, Clone)]
 struct Unanswered {
     market: Address,
-    prompt_hash: B256,
+    /// None when no prompt was rendered (the book read before it failed).
+    prompt_hash: Option<B256>,
+    /// The failure was the chain's or the market's, not the model's: the breaker ignores it.
+    read_failed: bool,
     /// The failure with its whole cause chain, on one line.
     error: String,
     detail: feed::TransportDetail,
@@ -193,6 +199,9 @@ pub struct Keeper {
     /// re-sent at its own nonce with bumped fees, never at a new one.
     own_pending: HashMap<Address, positions::OwnPending>,
     final_markets: HashSet<Address>,
+    /// Markets whose question could not be read or checked, already recorded as such (one row
+    /// each per run, not one per cycle).
+    questionless: HashSet<Address>,
     /// Notes of decisions made before the journal existed, from the feed on disk.
     legacy_notes: BTreeMap<DecisionId, RowNote>,
     facts: Option<GateFacts>,
@@ -239,6 +248,7 @@ impl Keeper {
             last_sent: HashMap::new(),
             own_pending: HashMap::new(),
             final_markets: HashSet::new(),
+            questionless: HashSet::new(),
             legacy_notes: BTreeMap::new(),
             facts: None,
             times: HashMap::new(),
@@ -346,6 +356,7 @@ impl Keeper {
         // the inference backoff and breaker run on it.
         let send_time = follower::next_block_time(&self.provider, &step.head).await;
         let due = self.due_markets(step.head.time);
+        let due = self.with_questions(due, step.head)?;
         let admitted = self.health.admit(due, send_time, |m| m.address);
         if admitted.held > 0 {
             match admitted.breaker {

@@ -40,6 +40,29 @@ impl Keeper {
             .collect()
     }
 
+    /// The markets of `due` whose question the keeper read and checked: the prompt states it,
+    /// so no other market is asked about. Each one left out is recorded once, with why.
+    pub fn with_questions(
+        &mut self,
+        due: Vec<MarketInfo>,
+        head: BlockRef,
+    ) -> Result<Vec<MarketInfo>> {
+        let mut keep = Vec::with_capacity(due.len());
+        for m in due {
+            match &m.question {
+                crate::collectors::Question::Checked(_) => keep.push(m),
+                crate::collectors::Question::Unreadable(why) => {
+                    if self.questionless.insert(m.address) {
+                        let why = format!("not asked: the market's question is unreadable ({why})");
+                        warn!(market = %m.address, "{why}");
+                        self.offchain_at(head, m.address, None, why, Annotation::default())?;
+                    }
+                }
+            }
+        }
+        Ok(keep)
+    }
+
     /// Reads markets, dropping final ones (remembered) and recording read failures.
     pub async fn read_open(
         &mut self,
@@ -48,7 +71,8 @@ impl Keeper {
     ) -> Result<Vec<MarketState>> {
         // Batched through the deployless BookLens (one eth_call per 200 markets; `make bench`
         // measures it about 9x faster than three calls per market), falling back per market.
-        let reads = crate::lens::read_markets(&self.provider, due, self.concurrency).await;
+        let reads =
+            crate::lens::read_markets(&self.provider, due, head.number, self.concurrency).await;
         let mut states = Vec::new();
         for (info, r) in reads {
             match r {

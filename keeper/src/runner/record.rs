@@ -80,6 +80,7 @@ impl Keeper {
     /// Writes the record (feed, head hash, chart, RESULTS.md) atomically.
     pub fn write_results(&self) -> Result<()> {
         let (Some(dir), Some(facts)) = (&self.results, &self.facts) else { return Ok(()) };
+        recorder::publish_strategy(dir, &self.strategy_text)?;
         recorder::write_record(dir, facts, &self.record, &self.rows())?;
         Ok(())
     }

@@ -34,6 +34,7 @@ impl Keeper {
                 a.market,
                 &a.raw,
                 a.prompt_hash,
+                a.read.number,
                 &a.quote,
             )
             .await;
@@ -42,6 +43,7 @@ impl Keeper {
                 "market": a.market.to_checksum(None),
                 "raw": a.raw,
                 "prompt_hash": a.prompt_hash.to_string(),
+                "read_block": a.read.number,
                 "quote": {
                     "max_price_paid": a.quote.maxPricePaid.to_string(),
                     "deadline": a.quote.deadline,
@@ -84,7 +86,8 @@ impl Keeper {
             }
             Err(e) => return self.not_sent(a, &e),
         };
-        let input = executor::submit_calldata(a.market, &a.raw, a.prompt_hash, &a.quote);
+        let input =
+            executor::submit_calldata(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote);
         let gate = self.gate;
         // Gas from the pending state's estimate plus the margin, capped at the worst case of one
         // IOC at the match cap. A call the estimate shows reverting is never signed: it is an

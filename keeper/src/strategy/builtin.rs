@@ -42,6 +42,7 @@ mod tests {
                 expiry: 0,
                 resolver: Address::ZERO,
                 creator: Address::ZERO,
+                question: crate::collectors::Question::Checked("Will it rain?".into()),
             },
             best_bid: U256::from(bid),
             best_ask: U256::from(ask),

@@ -174,6 +174,14 @@ impl Model {
         }
     }
 
+    /// How many asks the provider answers at once, when it says (a llama.cpp server's slots).
+    pub fn slots(&self) -> Option<usize> {
+        match self {
+            Self::OpenAi(c) => c.slots(),
+            Self::Builtin | Self::Replay(_) => None,
+        }
+    }
+
     /// Model (provider) name recorded in every row.
     pub fn name(&self) -> &'static str {
         match self {

@@ -74,6 +74,9 @@ pub struct OpenAiClient {
     known: Option<KnownModel>,
     /// What `GET /v1/models` said about each model id ([`OpenAiClient::describe`]).
     described: BTreeMap<String, String>,
+    /// `GET /props` (llama.cpp's server): how many requests it decodes at once. More asks in
+    /// flight than this only queue at the server, where they can time out.
+    slots: Option<usize>,
 }
 
 /// The bundled model, as tools/llm.lock pins it.
@@ -109,6 +112,7 @@ impl OpenAiClient {
             http,
             known: None,
             described: BTreeMap::new(),
+            slots: None,
         })
     }
 
@@ -172,6 +176,26 @@ impl OpenAiClient {
             }
         };
         self.described = describe_models(&body);
+        self.slots = self.read_slots().await;
+        if let Some(n) = self.slots {
+            tracing::info!(
+                slots = n,
+                "the server answers {n} requests at once; asks in flight are capped at that"
+            );
+        }
+    }
+
+    /// The server's slot count from `GET /props` (`total_slots`), when it reports one.
+    async fn read_slots(&self) -> Option<usize> {
+        let props = format!("{}props", self.url.trim_end_matches("v1/chat/completions"));
+        let r = self.http.get(&props).timeout(self.timeout.min(DESCRIBE_WITHIN)).send().await;
+        let body = r.ok().filter(|r| r.status().is_success())?.text().await.ok()?;
+        slots_of(&body)
+    }
+
+    /// How many requests the server decodes at once, if it said ([`OpenAiClient::describe`]).
+    pub fn slots(&self) -> Option<usize> {
+        self.slots
     }
 
     /// What answered, for a row: "language model: " and, as far as it is known, its size and
@@ -460,6 +484,13 @@ pub fn truncate(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
+/// `total_slots` of a llama.cpp `/props` body; None for anything else (zero included).
+fn slots_of(body: &str) -> Option<usize> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let n = v.get("total_slots")?.as_u64()?;
+    usize::try_from(n).ok().filter(|n| *n > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,6 +498,14 @@ mod tests {
     fn client(format: ResponseFormat) -> OpenAiClient {
         let options = InferenceOptions { response_format: format, ..InferenceOptions::default() };
         OpenAiClient::new("http://127.0.0.1:1/", "m", Duration::from_secs(1), options).unwrap()
+    }
+
+    #[test]
+    fn slots_come_from_total_slots_only() {
+        assert_eq!(slots_of(r#"{"total_slots": 4, "x": 1}"#), Some(4));
+        assert_eq!(slots_of(r#"{"total_slots": 0}"#), None);
+        assert_eq!(slots_of(r#"{"total_slots": "4"}"#), None);
+        assert_eq!(slots_of("<html>not found</html>"), None);
     }
 
     #[test]
