@@ -66,8 +66,9 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     markets(&w, 4).await;
     let object = client(&server, ResponseFormat::Object).await;
     let r = k.cycle(&object, Some("object"), &cancel).await.unwrap();
-    assert_eq!((r.asked, r.submitted, r.offchain_failures), (4, 4, 0));
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
+    assert_eq!((r.asked, r.submitted, r.offchain_failures), (4, 4, 0), "off-chain: {off:?}");
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 4);
     for d in &ds {
@@ -230,4 +231,95 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
     }
     w.stop().await;
     again.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a_time() {
+    let _g = serial();
+    let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    const N: u64 = 10;
+    markets(&w, N).await;
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    // The default --concurrency (32) would send all ten at once to a server that decodes one
+    // at a time.
+    assert!(k.concurrency >= N as usize, "the test needs a cap above the market count");
+
+    // One ask's latency here, warm, measured; the timeout is four of them (at least 2 s). Ten
+    // asks queued at once would need about ten latencies for the last one, so a keeper that
+    // sent them all at once would time most of them out (the bug this test guards against);
+    // asked one slot at a time, each takes about one. (The margin is wall-clock: four
+    // latencies against one, on a machine whose load changes the latency of both alike.)
+    // Two different markets' prompts, so the measured one is not served from the server's
+    // prompt cache (every prompt the cycle sends is new to it).
+    let probe = client(&server, ResponseFormat::Object).await;
+    let h = k.follow().await.unwrap().head;
+    let at = keeper::strategy::prompt::ReadAt { block: h.number, time: h.time };
+    let mut one = Duration::ZERO;
+    for info in k.markets().into_iter().take(2) {
+        let state = keeper::collectors::read_market(&w.keeper_rpc, &info, h.number).await.unwrap();
+        let prompt = Prompt::render(&k.strategy_text, &state, at).unwrap();
+        let t = std::time::Instant::now();
+        probe.ask(&prompt, &state).await.unwrap();
+        one = t.elapsed();
+    }
+    let timeout = (one * 4).max(Duration::from_secs(2));
+    let model = Model::OpenAi(
+        OpenAiClient::for_bundled(&server, timeout, options(ResponseFormat::Object)).await.unwrap(),
+    );
+    // The server said how many requests it decodes at once (`/props` total_slots: 1).
+    assert_eq!(model.slots(), Some(1));
+    assert_eq!(k.ask_limit(&model), 1);
+
+    let cancel = CancellationToken::new();
+    let r = k.cycle(&model, None, &cancel).await.unwrap();
+    eprintln!("llm: one answer took {one:?}; timeout {timeout:?}");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
+    assert_eq!(
+        (r.asked, r.submitted, r.offchain_failures),
+        (N as usize, N as usize, 0),
+        "off-chain: {off:?}"
+    );
+    let ds = decisions(&rows);
+    assert_eq!(ds.len(), N as usize);
+    // Each ask after the first waited for the slot, so it read the chain again when it was
+    // sent: the answers before it had been sent (and anvil mines each on arrival, though the
+    // send may return just before the block is in), so readBlocks never go back and the last
+    // ask read a later block than the first.
+    let reads: Vec<u64> = ds.iter().map(|d| d.read_block).collect();
+    assert!(reads.windows(2).all(|p| p[0] <= p[1]), "readBlocks {reads:?}");
+    assert!(reads[N as usize - 1] > reads[0], "readBlocks {reads:?}");
+    // And every prompt, re-read mid-cycle included, re-derives from the chain alone.
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let labels: Vec<String> =
+        keeper::bindings::REASON_LABELS.iter().map(|s| s.to_string()).collect();
+    let chain_id = w.deployment.chain_id;
+    let record = keeper::report::read_chain_record(
+        &w.keeper_rpc,
+        chain_id,
+        w.deployment.gate,
+        &labels,
+        0,
+        head,
+        5_000,
+    )
+    .await
+    .unwrap();
+    keeper::recorder::publish_strategy(dir.path(), &k.strategy_text).unwrap();
+    let check = keeper::prompts::check(
+        &w.keeper_rpc,
+        w.deployment.factory,
+        &record,
+        &rows,
+        dir.path(),
+        head,
+        5_000,
+    )
+    .await
+    .unwrap();
+    assert_eq!((check.checked, check.matched), (N as usize, N as usize), "{:?}", check.problems);
+    w.stop().await;
+    server.stop().await;
 }

@@ -194,17 +194,29 @@ impl Keeper {
 
 /// `st` as of the chain's newest block, for an ask that waited for a slot: the same read when
 /// the chain has not moved since `head`, else the market's book read again at the new head.
-/// Returns the state, the block it is of, and the next block's chain time.
+/// Returns the state, the block it is of, and the next block's chain time. A node that keeps
+/// no state but the newest (anvil with `--prune-history`) refuses a read at a block that was
+/// superseded between the two calls; the read is then tried again at the newer head.
 async fn reread(
     provider: &DynProvider,
     st: MarketState,
     head: BlockRef,
 ) -> std::result::Result<(MarketState, BlockRef, u64), RunError> {
-    let now = follower::head(provider).await?;
-    let st = if now.number == head.number {
-        st
-    } else {
-        collectors::read_market(provider, &st.info, now.number).await?
+    const ATTEMPTS: usize = 3;
+    let mut attempt = 0;
+    let (st, now) = loop {
+        attempt += 1;
+        let now = follower::head(provider).await?;
+        if now.number == head.number {
+            break (st, now);
+        }
+        match collectors::read_market(provider, &st.info, now.number).await {
+            Ok(fresh) => break (fresh, now),
+            Err(_) if attempt < ATTEMPTS && follower::head(provider).await?.number > now.number => {
+                continue
+            }
+            Err(e) => return Err(e.into()),
+        }
     };
     let send_time = follower::next_block_time(provider, &now).await;
     Ok((st, now, send_time))
