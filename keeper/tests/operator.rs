@@ -184,14 +184,37 @@ async fn market_create_quote_run_and_resolve_from_the_command_line() {
 
     // create: the factory comes from the gate; the resolver defaults to the key (the maker,
     // whom the gate trusts); the expiry is the head's time + 3600.
+    // A question is 1 to 280 bytes, checked before the chain: 281 is refused naming its length
+    // and nothing is sent (the keeper's nonce does not move); an empty one is refused too.
+    let create = |q: &str| {
+        run(
+            &[
+                "market", "create", "--rpc-url", &url, "--gate", &gate, "--expiry-in", "3600",
+                "--question", q,
+            ],
+            &as_key(MAKER),
+        )
+    };
+    let nonce = w.keeper_rpc.get_transaction_count(w.maker_addr).await.unwrap();
+    let (code, _, err) = create(&"q".repeat(281));
+    assert_ne!(code, 0);
+    assert!(err.contains("--question is 281 bytes; the factory accepts at most 280"), "{err}");
+    let (code, _, err) = create("");
+    assert_ne!(code, 0);
+    assert!(err.contains("--question is empty"), "{err}");
+    assert_eq!(w.keeper_rpc.get_transaction_count(w.maker_addr).await.unwrap(), nonce);
+
+    let question = "Will ETH close above 3,000 USD on 2027-01-31?";
     let before = w.chain_time().await.unwrap();
-    let (code, out, err) = run(
-        &["market", "create", "--rpc-url", &url, "--gate", &gate, "--expiry-in", "3600"],
-        &as_key(MAKER),
-    );
+    let (code, out, err) = create(question);
     assert_eq!(code, 0, "{err}");
     let created = json(&out);
     let market = address(&created["market"]);
+    assert_eq!(created["question"].as_str(), Some(question));
+    assert_eq!(
+        IBinaryMarket::new(market, &w.keeper_rpc).questionHash().call().await.unwrap(),
+        alloy::primitives::keccak256(question.as_bytes())
+    );
     assert_eq!(address(&created["factory"]), w.deployment.factory);
     assert_eq!(address(&created["resolver"]), w.maker_addr);
     let expiry = created["expiry"].as_u64().unwrap();
