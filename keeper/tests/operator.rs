@@ -189,8 +189,16 @@ async fn market_create_quote_run_and_resolve_from_the_command_line() {
     let create = |q: &str| {
         run(
             &[
-                "market", "create", "--rpc-url", &url, "--gate", &gate, "--expiry-in", "3600",
-                "--question", q,
+                "market",
+                "create",
+                "--rpc-url",
+                &url,
+                "--gate",
+                &gate,
+                "--expiry-in",
+                "3600",
+                "--question",
+                q,
             ],
             &as_key(MAKER),
         )
