@@ -126,3 +126,31 @@ fn committed_initcode_is_the_compiled_source() {
          contracts/src/periphery/BookLens.sol:BookLens bytecode > keeper/src/book_lens.hex`"
     );
 }
+
+/// A market created before the follower's first scanned block is found through `marketAt`; its
+/// question then comes from its own `MarketCreated` log (found by its indexed address) and is
+/// checked against its `questionHash()`, exactly as for a market whose log was scanned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_market_found_through_market_at_keeps_its_checked_question() {
+    use keeper::{collectors::Question, dev::world::Actor};
+    let w = world(&[]).await;
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let q = "Will a question with \"quotes\" and\na newline survive?";
+    let older = w
+        .create_market_asking(Actor::Maker, q, 10_000, 100, 0, expiry, w.maker_addr)
+        .await
+        .unwrap();
+    w.mine_at(w.chain_time().await.unwrap() + 10).await.unwrap();
+    let from = w.keeper_rpc.get_block_number().await.unwrap() + 1;
+    let newer = w.create_market(10_000, 100, 0, expiry).await.unwrap();
+    // Scanning from after the first market's block: its log is never scanned.
+    let mut follower = Follower::new(w.deployment.gate, w.deployment.factory, from, 0);
+    follower.step(&w.keeper_rpc).await.unwrap();
+    let got: Vec<(Address, Question)> =
+        follower.markets().map(|m| (m.address, m.question.clone())).collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0], (older, Question::Checked(q.to_string())));
+    assert_eq!(got[1].0, newer);
+    assert!(matches!(&got[1].1, Question::Checked(t) if t.starts_with("Will ")), "{got:?}");
+    w.stop().await;
+}

@@ -404,3 +404,55 @@ async fn bad_configuration_is_one_line_with_a_fix_and_a_nonzero_exit() {
     assert_one_line_error(c, &e, "KEEPER_OPENAI_URL");
     w.stop().await;
 }
+
+/// A question that is not UTF-8 (the factory takes any 1 to 280 bytes) cannot be stated in a
+/// prompt: the keeper does not ask about that market, records one off-chain row saying why
+/// (not one per cycle), and asks about the others as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
+    use alloy::{
+        network::TransactionBuilder, primitives::Bytes, providers::Provider,
+        rpc::types::TransactionRequest, sol_types::SolCall,
+    };
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let q = w.fillable_min_qty(100);
+    // `string` and `bytes` encode alike, so the factory's own selector with bytes arguments
+    // sends a question of invalid UTF-8 (0xff never starts a character).
+    let args = (
+        Bytes::from(vec![b'W', 0xff, 0xfe, b'?']),
+        alloy::primitives::U256::from(10_000u64),
+        alloy::primitives::U256::from(100u64),
+        alloy::primitives::U256::from(q),
+        expiry,
+        w.maker_addr,
+    );
+    let mut data = keeper::bindings::IMarketFactory::createMarketCall::SELECTOR.to_vec();
+    data.extend(alloy::sol_types::SolValue::abi_encode_params(&args));
+    let tx =
+        TransactionRequest::default().with_to(w.deployment.factory).with_input(Bytes::from(data));
+    let p = w.signer(Actor::Maker);
+    let r = p.send_transaction(tx).await.unwrap().get_receipt().await.unwrap();
+    assert!(r.status(), "the factory takes any bytes as a question");
+    let fine = w.create_market(10_000, 100, q, expiry).await.unwrap();
+    w.ask(fine, 400_000, 20_000_000).await.unwrap();
+
+    let cancel = CancellationToken::new();
+    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    // The readable market is asked and decided; the other is one off-chain row.
+    assert_eq!((r.asked, r.submitted), (1, 1), "{r:?}");
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off = offchain(&rows);
+    assert_eq!(off.len(), 1, "{off:?}");
+    assert!(off[0].error.contains("question is unreadable"), "{}", off[0].error);
+    assert_eq!(decisions(&rows)[0].market, fine.to_checksum(None));
+    // A later cycle (past the re-ask interval) writes no second row about it.
+    w.mine_at(w.chain_time().await.unwrap() + 7_200).await.unwrap();
+    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    assert_eq!(offchain(&rows).len(), 1);
+    w.stop().await;
+}
