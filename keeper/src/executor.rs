@@ -544,6 +544,7 @@ pub async fn replay_revert(
 
 /// Simulates one submitVerdict from `from` (dry run): the reason it would publish, or the
 /// decoded revert.
+#[allow(clippy::too_many_arguments)]
 pub async fn simulate_submit(
     provider: &DynProvider,
     gate: Address,

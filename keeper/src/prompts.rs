@@ -15,7 +15,7 @@ use crate::{
         self,
         feed::{ChainRecord, DecisionRow, FeedRow},
     },
-    strategy::prompt::{Prompt, ReadAt, SYSTEM_PROMPT},
+    strategy::prompt::{Prompt, ReadAt},
 };
 use alloy::{
     primitives::{keccak256, Address, B256, U256},
@@ -206,7 +206,7 @@ pub async fn check(
                 "{name}: its prompt re-renders to {}, the gate published {}; {}",
                 p.hash(),
                 d.prompt_hash,
-                first_difference(&p, note)
+                first_difference(&p, d, note)
             )),
         }
     }
@@ -254,10 +254,10 @@ fn strategy_text(results: &Path, hash: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// Where the re-rendered prompt first differs from the one the keeper sent (its system part is
-/// the fixed text and the strategy; its user part is kept in the row), or why that cannot be
-/// shown.
-fn first_difference(p: &Prompt, note: Option<&DecisionRow>) -> String {
+/// Where the re-rendered prompt first differs from the one the keeper sent (its user part is
+/// kept in the row; its system part is the fixed text and the strategy, already checked
+/// against its hash), or why that cannot be shown.
+fn first_difference(p: &Prompt, d: &DecisionRow, note: Option<&DecisionRow>) -> String {
     let Some(sent) = note.and_then(|n| n.note.prompt.as_deref()) else {
         return "the feed keeps no prompt text for it to compare".to_string();
     };
@@ -274,11 +274,11 @@ fn first_difference(p: &Prompt, note: Option<&DecisionRow>) -> String {
             );
         }
     }
-    if p.system.starts_with(SYSTEM_PROMPT) {
-        "the user part is as sent, so the strategy text or the system part differs".to_string()
-    } else {
-        "the system part differs".to_string()
-    }
+    format!(
+        "the re-rendered prompt is the one the keeper sent, line for line, so the promptHash \
+         on chain ({}) is not the hash of the prompt it was sent with",
+        d.prompt_hash
+    )
 }
 
 fn shown(line: Option<&str>) -> String {

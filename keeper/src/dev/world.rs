@@ -132,7 +132,7 @@ fn group_thousands(v: u64) -> String {
     let digits = v.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -158,26 +158,6 @@ fn utc_date(t: u64) -> Option<String> {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     Some(format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3_600, secs % 3_600 / 60))
-}
-
-#[cfg(test)]
-mod question_tests {
-    #[test]
-    fn questions_are_dated_and_distinct() {
-        // 1_796_083_200 = 2026-12-01 00:00 UTC (20,788 days after 1970-01-01).
-        assert_eq!(
-            super::question_for(0, 1_796_083_200),
-            "Will ETH close above 3,000 USD at 2026-12-01 00:00 UTC?"
-        );
-        // 0 = 1970-01-01; 951_782_400 = 2000-02-29 (a leap day).
-        assert_eq!(super::utc_date(0).unwrap(), "1970-01-01 00:00");
-        assert_eq!(super::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
-        assert!(super::question_for(1, u64::MAX).ends_with("at unix time 18446744073709551615?"));
-        let all: std::collections::HashSet<String> =
-            (0..60).map(|n| super::question_for(n, 1_796_083_200)).collect();
-        assert_eq!(all.len(), 60);
-        assert!(all.iter().all(|q| q.len() <= crate::bindings::MAX_QUESTION_BYTES));
-    }
 }
 
 /// [`World::fillable_min_qty`] for `params`.
@@ -618,5 +598,25 @@ impl World {
             Some(signer) => k.with_signer(signer),
             None => k,
         }
+    }
+}
+
+#[cfg(test)]
+mod question_tests {
+    #[test]
+    fn questions_are_dated_and_distinct() {
+        // 1_796_083_200 = 2026-12-01 00:00 UTC (20,788 days after 1970-01-01).
+        assert_eq!(
+            super::question_for(0, 1_796_083_200),
+            "Will ETH close above 3,000 USD at 2026-12-01 00:00 UTC?"
+        );
+        // 0 = 1970-01-01; 951_782_400 = 2000-02-29 (a leap day).
+        assert_eq!(super::utc_date(0).unwrap(), "1970-01-01 00:00");
+        assert_eq!(super::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
+        assert!(super::question_for(1, u64::MAX).ends_with("at unix time 18446744073709551615?"));
+        let all: std::collections::HashSet<String> =
+            (0..60).map(|n| super::question_for(n, 1_796_083_200)).collect();
+        assert_eq!(all.len(), 60);
+        assert!(all.iter().all(|q| q.len() <= crate::bindings::MAX_QUESTION_BYTES));
     }
 }
