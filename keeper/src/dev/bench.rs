@@ -1,6 +1,8 @@
 //! `keeper bench`: throughput of the keeper against a baseline of pre-built `submitVerdict`
 //! transactions sent back to back (same run, same anvil), peak RSS of `keeper run --once` over
-//! many markets, and the gate's gas figures from real receipts. Writes results/bench/keeper.md.
+//! many markets, the bundled language model's latency and memory and what it costs a cycle
+//! against the builtin model, and the gate's gas figures from real receipts. Writes
+//! results/bench/keeper.md.
 
 use crate::{
     bindings::IRiskGate::{self, Quote},
@@ -43,6 +45,12 @@ pub enum BenchError {
     Chain(#[from] crate::chain::ChainError),
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
+    /// The bundled language model's server did not start (or its lock did not read).
+    #[error(transparent)]
+    Llm(#[from] riskgate_kit::llm::LlmError),
+    /// The bundled language model failed an ask.
+    #[error(transparent)]
+    Inference(#[from] crate::strategy::InferenceError),
     /// A contract call or transaction refused, named, with its decoded revert.
     #[error(transparent)]
     Call(#[from] CallFailed),
@@ -799,6 +807,334 @@ async fn gas(w: &World) -> Result<Gas> {
     })
 }
 
+/// Sequential asks of one market's prompt in the latency run (and as many again, each about a
+/// different market).
+const LLM_ASKS: usize = 20;
+/// Fresh markets of the keeper cycle run with the real model, and of the same cycle with the
+/// builtin model it is compared with.
+const LLM_MARKETS: usize = 12;
+/// The real model's inference timeout: far above the ~1 s an answer takes here, so only a dead
+/// server fails an ask (as in the demo and the tests).
+const LLM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The figures of the bundled language model (`real_model`).
+struct LlmFigures {
+    label: String,
+    server_version: String,
+    threads: u32,
+    ctx: u32,
+    /// From spawn to the first 200 from `/health`.
+    ready_secs: f64,
+    /// What `/props` said (total_slots), and the asks the keeper kept in flight with it.
+    slots: Option<usize>,
+    ask_limit: usize,
+    /// Wall-clock seconds of each ask of one market's prompt, sorted.
+    same: Vec<f64>,
+    /// Wall-clock seconds of each ask when every ask is about another market than the one
+    /// before it, sorted.
+    varied: Vec<f64>,
+    /// The latency runs' answers, counted.
+    answers: std::collections::BTreeMap<String, usize>,
+    /// The server process's VmRSS and VmHWM (KiB) after the latency asks and after the cycle.
+    rss_after_asks: (u64, u64),
+    rss_after_cycle: (u64, u64),
+    real_secs: f64,
+    builtin_secs: f64,
+    real_reasons: std::collections::BTreeMap<u8, usize>,
+    builtin_reasons: std::collections::BTreeMap<u8, usize>,
+    /// The machine's 1-minute load average before and after this part (other work on the
+    /// machine slows the model most: it is the one CPU-bound step).
+    load: (Option<f64>, Option<f64>),
+}
+
+/// The 1-minute load average, from /proc/loadavg.
+fn load_avg() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// The `p` quantile (nearest rank) of sorted `xs`.
+fn quantile(xs: &[f64], p: f64) -> f64 {
+    let rank = ((p * xs.len() as f64).ceil() as usize).clamp(1, xs.len().max(1));
+    xs.get(rank - 1).copied().unwrap_or(f64::NAN)
+}
+
+/// VmRSS and VmHWM (KiB) of process `pid`, from /proc/<pid>/status.
+fn proc_rss(pid: u32) -> Result<(u64, u64)> {
+    let path = format!("/proc/{pid}/status");
+    let text = std::fs::read_to_string(&path).map_err(io_err(format!("read {path}")))?;
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .ok_or_else(|| check("server memory", format!("no {key} in {path}")))
+    };
+    Ok((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// `n` fresh markets with a book on both sides at several prices (UP ask / UP bid): 0.30/0.25,
+/// 0.45/0.40, 0.60/0.55, 0.75/0.70, in turn, and funds for every PASS.
+async fn seed_llm_markets(w: &World, n: usize) -> Result<Vec<Address>> {
+    w.mint(w.deployment.gate, U256::from(1_000_000_000_000u64)).await?;
+    let expiry = w.chain_time().await? + DAY_SECS;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n as u64 {
+        let ask = 300_000 + 150_000 * (i % 4);
+        let m = w.create_market(TICK, LOT, w.fillable_min_qty(LOT), expiry).await?;
+        w.ask(m, ask, 20_000_000).await?;
+        w.bid(m, ask - 50_000, 20_000_000).await?;
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// One keeper cycle over the world's `n` fresh markets with `model`, timed; checks that every
+/// market was asked and decided. Returns its seconds, the reasons the gate published, counted,
+/// and the asks the keeper kept in flight (`Keeper::ask_limit`).
+async fn timed_cycle(
+    w: &World,
+    model: &Model,
+    n: usize,
+    tmp: &Path,
+    what: &str,
+) -> Result<(f64, std::collections::BTreeMap<u8, usize>, usize)> {
+    let mut k = w.keeper(Some(tmp.to_path_buf()));
+    let limit = k.ask_limit(model);
+    let cancel = CancellationToken::new();
+    let t = Instant::now();
+    let report = k.cycle(model, None, &cancel).await?;
+    let secs = t.elapsed().as_secs_f64();
+    let got = (report.asked, report.submitted, report.offchain_failures, report.mined.len());
+    if got != (n, n, 0, n) {
+        return Err(check(
+            what,
+            format!("asked, submitted, off-chain, mined {got:?}; want ({n}, {n}, 0, {n})"),
+        ));
+    }
+    let mut reasons = std::collections::BTreeMap::new();
+    for s in &report.mined {
+        *reasons.entry(s.reason).or_insert(0) += 1;
+    }
+    Ok((secs, reasons, limit))
+}
+
+/// One ask, wall-clocked: its seconds and the answer's text.
+async fn timed_ask(
+    model: &Model,
+    (prompt, state): &(crate::strategy::Prompt, MarketState),
+) -> Result<(f64, String)> {
+    let t = Instant::now();
+    let reply = model.ask(prompt, state).await?;
+    Ok((t.elapsed().as_secs_f64(), reply.text))
+}
+
+/// The real model's part, against a running `server`: the latency of one answer (one market's
+/// prompt asked [`LLM_ASKS`] times, then as many asks each about another market), the server's
+/// memory, and one keeper cycle over [`LLM_MARKETS`] fresh markets on `w` with it. Fills in
+/// everything but the builtin cycle.
+async fn real_model(
+    w: &World,
+    server: &riskgate_kit::llm::LlmServer,
+    opts: &riskgate_kit::llm::LlmOptions,
+    tmp: &Path,
+) -> Result<LlmFigures> {
+    use crate::{
+        config::{InferenceOptions, ResponseFormat},
+        strategy::{
+            openai::{OpenAiClient, VERDICTS},
+            prompt::{Prompt, ReadAt},
+        },
+    };
+    // As the demo asks it: the JSON-schema constraint, temperature 0, the bundled seed.
+    let options = InferenceOptions {
+        max_tokens: 48,
+        temperature: 0.0,
+        response_format: ResponseFormat::Object,
+        seed: Some(crate::cli::BUNDLED_SEED),
+    };
+    let model = Model::OpenAi(OpenAiClient::for_bundled(server, LLM_TIMEOUT, options).await?);
+    seed_llm_markets(w, LLM_MARKETS).await?;
+
+    // The prompts the keeper would send about these markets now, rendered as the cycle
+    // renders them (its follower, its strategy text, the books at the head).
+    let mut probe = w.keeper(None);
+    let h = probe.follow().await?.head;
+    let at = ReadAt { block: h.number, time: h.time };
+    let infos = probe.markets();
+    if infos.len() != LLM_MARKETS {
+        return Err(check("llm prompts", format!("{} markets, want {LLM_MARKETS}", infos.len())));
+    }
+    let mut asks = Vec::with_capacity(infos.len());
+    for info in &infos {
+        let state =
+            crate::collectors::read_market(&w.keeper_rpc, info, h.number).await.map_err(|e| {
+                BenchError::Collect {
+                    what: format!("book of {}", info.address),
+                    source: Box::new(e),
+                }
+            })?;
+        let prompt = Prompt::render(&probe.strategy_text, &state, at)
+            .map_err(|e| check("llm prompts", e.to_string()))?;
+        asks.push((prompt, state));
+    }
+
+    let mut answers = std::collections::BTreeMap::new();
+    eprintln!("bench:   {LLM_ASKS} asks of one market's prompt, one at a time");
+    let mut same = Vec::with_capacity(LLM_ASKS);
+    for _ in 0..LLM_ASKS {
+        let (secs, text) = timed_ask(&model, &asks[0]).await?;
+        same.push(secs);
+        *answers.entry(text).or_insert(0) += 1;
+    }
+    eprintln!("bench:   {LLM_ASKS} asks, each about another market than the one before");
+    let mut varied = Vec::with_capacity(LLM_ASKS);
+    for i in 1..=LLM_ASKS {
+        let (secs, text) = timed_ask(&model, &asks[i % asks.len()]).await?;
+        varied.push(secs);
+        *answers.entry(text).or_insert(0) += 1;
+    }
+    let stray: Vec<&String> = answers.keys().filter(|a| !VERDICTS.contains(&a.as_str())).collect();
+    if !stray.is_empty() {
+        return Err(check(
+            "llm latency",
+            format!("answers not one of the three tokens: {stray:?}"),
+        ));
+    }
+    same.sort_by(f64::total_cmp);
+    varied.sort_by(f64::total_cmp);
+    let rss_after_asks = proc_rss(server.pid())?;
+
+    eprintln!("bench:   keeper cycle over {LLM_MARKETS} markets, the bundled model");
+    let slots = model.slots();
+    let (real_secs, real_reasons, ask_limit) =
+        timed_cycle(w, &model, LLM_MARKETS, tmp, "real-model cycle").await?;
+    let rss_after_cycle = proc_rss(server.pid())?;
+    let pinned = riskgate_kit::llm::bundled_model()?;
+    Ok(LlmFigures {
+        label: pinned.label,
+        server_version: pinned.server_version,
+        threads: opts.threads,
+        ctx: opts.ctx,
+        ready_secs: server.ready_in().as_secs_f64(),
+        slots,
+        ask_limit,
+        same,
+        varied,
+        answers,
+        rss_after_asks,
+        rss_after_cycle,
+        real_secs,
+        builtin_secs: 0.0,
+        real_reasons,
+        builtin_reasons: Default::default(),
+        load: (None, None),
+    })
+}
+
+/// "0 ×3, 1 ×9": reasons and how many decisions got each.
+fn reason_counts(r: &std::collections::BTreeMap<u8, usize>) -> String {
+    r.iter().map(|(k, v)| format!("{k} ×{v}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The bundled language model's figures: the server started from `root`'s toolchain (its
+/// default options, as the demo and `--model bundled` start it), [`real_model`] on a fresh
+/// world, the server stopped, then the same cycle with the builtin model on another fresh world
+/// with the same markets and books.
+async fn llm_figures(
+    anvil_bin: &Path,
+    artifacts: &compile::Artifacts,
+    root: &Path,
+    tmp: &Path,
+) -> Result<LlmFigures> {
+    use riskgate_kit::llm::{LlmOptions, LlmServer};
+    let prune = ["--prune-history".to_string()];
+    let load_before = load_avg();
+    let opts = LlmOptions::bundled(root)?;
+    eprintln!("bench:   starting the bundled model's server (llama.cpp on 127.0.0.1)");
+    let server = LlmServer::start(opts.clone()).await?;
+    let anvil = crate::anvil::Anvil::start(anvil_bin, None, &prune).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+    let real = real_model(&w, &server, &opts, &tmp.join("real")).await;
+    w.stop().await;
+    server.stop().await;
+    let mut f = real?;
+
+    eprintln!("bench:   keeper cycle over {LLM_MARKETS} markets, the builtin model");
+    let anvil = crate::anvil::Anvil::start(anvil_bin, None, &prune).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+    let builtin = async {
+        seed_llm_markets(&w, LLM_MARKETS).await?;
+        timed_cycle(&w, &Model::Builtin, LLM_MARKETS, &tmp.join("builtin"), "builtin cycle").await
+    }
+    .await;
+    w.stop().await;
+    let (secs, reasons, _) = builtin?;
+    f.builtin_secs = secs;
+    f.builtin_reasons = reasons;
+    f.load = (load_before, load_avg());
+    Ok(f)
+}
+
+/// The section "The bundled language model" of the report.
+fn write_llm(md: &mut String, f: &LlmFigures) {
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    let answers: Vec<String> = f.answers.iter().map(|(a, n)| format!("`{a}` ×{n}")).collect();
+    let slots = f.slots.map_or("not reported".to_string(), |s| s.to_string());
+    let load = |l: Option<f64>| l.map_or("unknown".to_string(), |l| format!("{l:.2}"));
+    let _ = writeln!(md, "## The bundled language model\n");
+    let _ = writeln!(md, "{} served by llama.cpp (xllamacpp {}) on 127.0.0.1, started as the demo starts it: {} threads, context {} tokens a slot, `/props` total_slots {slots} (asks the keeper kept in flight, `Keeper::ask_limit`: {}); ready {:.1} s after spawn. Every ask is the prompt the keeper renders for a fresh market (books from 0.30/0.25 to 0.75/0.70, UP ask / UP bid), answered with `--response-format object` (the JSON-schema constraint), temperature 0, seed {}, wall-clocked one at a time. The server's prompt cache keeps the last prompt it processed, so a prompt asked again costs little more than the answer's tokens; a cycle's prompts are each new to it but for the shared system prompt, as in the second series.\n", f.label, f.server_version, f.threads, f.ctx, f.ask_limit, f.ready_secs, crate::cli::BUNDLED_SEED);
+    let _ = writeln!(md, "| measurement | value |\n| --- | ---: |");
+    let _ = writeln!(
+        md,
+        "| one answer, one market's prompt asked {} times in a row: median / p95 | {:.3} s / {:.3} s |",
+        f.same.len(),
+        quantile(&f.same, 0.5),
+        quantile(&f.same, 0.95)
+    );
+    let _ = writeln!(
+        md,
+        "| one answer, {} asks each about another market than the one before: median / p95 | {:.3} s / {:.3} s |",
+        f.varied.len(),
+        quantile(&f.varied, 0.5),
+        quantile(&f.varied, 0.95)
+    );
+    let _ = writeln!(
+        md,
+        "| asks answered (all one of the three tokens: {}) | {} |",
+        answers.join(", "),
+        f.same.len() + f.varied.len()
+    );
+    let _ = writeln!(
+        md,
+        "| server RSS after the asks, current (VmRSS) / peak (VmHWM) | {:.1} MB / {:.1} MB |",
+        mb(f.rss_after_asks.0),
+        mb(f.rss_after_asks.1)
+    );
+    let _ = writeln!(
+        md,
+        "| server RSS after the cycle, current (VmRSS) / peak (VmHWM) | {:.1} MB / {:.1} MB |",
+        mb(f.rss_after_cycle.0),
+        mb(f.rss_after_cycle.1)
+    );
+    let _ = writeln!(
+        md,
+        "| keeper cycle over {LLM_MARKETS} fresh markets, the bundled model (reasons {}) | {:.3} s |",
+        reason_counts(&f.real_reasons),
+        f.real_secs
+    );
+    let _ = writeln!(
+        md,
+        "| the same cycle over the same markets and books on a fresh anvil, the builtin model (reasons {}) | {:.3} s |",
+        reason_counts(&f.builtin_reasons),
+        f.builtin_secs
+    );
+    let _ = writeln!(
+        md,
+        "| ratio bundled/builtin: what inference costs the cycle | {:.1}× |",
+        f.real_secs / f.builtin_secs
+    );
+    let _ = writeln!(md, "\nRSS is the server process's (Python running llama.cpp in-process), from /proc/<pid>/status. The machine's 1-minute load average was {} before this part and {} after it ({} cores): other work on the machine slows the model, the one CPU-bound step, most. The 135M-parameter, 4-bit model is bundled to prove the path end to end (a real model's answer, constrained to the three tokens, reaching the gate offline on any machine), not to trade well: these figures are what that path costs here, and a model worth trading with would answer slower and hold more memory.\n", load(f.load.0), load(f.load.1), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+}
+
 fn verdict(ok: bool) -> &'static str {
     if ok {
         "meets target"
@@ -847,7 +1183,7 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         args.rss_markets
     );
     let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
-    let w = World::deploy_on(anvil, artifacts, &bench_params()).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
     let big = big_cycle(&w, args.rss_markets, &tmp.path().join("cycle")).await;
     let rss = match big {
         Ok(_) => {
@@ -859,6 +1195,13 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     w.stop().await;
     let big = big?;
     let (rss_kib, rss_secs) = rss.unwrap_or_else(|| Err(check("rss", "not run".into())))?;
+
+    eprintln!(
+        "bench: the bundled language model: {LLM_ASKS} asks, then one cycle over {LLM_MARKETS} markets against the builtin model's"
+    );
+    let t_llm = Instant::now();
+    let llm = llm_figures(&anvil_bin, &artifacts, root, &tmp.path().join("llm")).await?;
+    eprintln!("bench:   the bundled model's part took {:.1} s", t_llm.elapsed().as_secs_f64());
     let tmp_after = anvil_tmp();
 
     let keeper_rate = tp.n as f64 / tp.keeper_secs;
@@ -911,6 +1254,7 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     let _ = writeln!(md, "\nPer-market/lens ratio: **{:.1}×** faster through the lens ({} markets per call). Gas of one lens call (call trace): {} for {} markets; {} for all {}.\n", big.per_market_secs / big.lens_secs, crate::lens::MARKETS_PER_CALL, big.gas_chunk, big.n.min(crate::lens::MARKETS_PER_CALL), match &big.gas_all { Ok(g) => g.to_string(), Err(e) => format!("not measured ({})", short(e)) }, big.n);
     let _ = writeln!(md, "## Memory\n");
     let _ = writeln!(md, "Peak RSS of `keeper run --once` over {} markets, all due: **{rss_mb:.1} MB** ({rss_kib} KiB, from wait4(2) ru_maxrss; the run took {rss_secs:.1} s, process start included). Target <= 100 MB: {}.\n", args.rss_markets, verdict(rss_mb <= 100.0));
+    write_llm(&mut md, &llm);
     let _ = writeln!(md, "## Anvil's temporary folder\n");
     let _ = writeln!(md, "`~/.foundry/anvil/tmp` before the bench: {} entries, {} bytes; after, with every anvil stopped: {} entries, {} bytes.\n", tmp_before.0, tmp_before.1, tmp_after.0, tmp_after.1);
     let _ = writeln!(md, "## Gas (deterministic; gasUsed from receipts on anvil)\n");

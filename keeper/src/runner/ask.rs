@@ -23,111 +23,113 @@ impl Keeper {
         self.concurrency.max(1).min(model.slots().unwrap_or(usize::MAX))
     }
 
-    /// Asks about every state, at most [`Keeper::ask_limit`] at once; yields each answer (or
-    /// failure) as it arrives. A cancelled ask yields nothing: a shutdown is not a failure.
+    /// What every ask of one cycle shares: owned, so an ask in flight holds no borrow of the
+    /// keeper while the keeper submits the answers that have arrived.
+    pub(super) fn ask_context(&self, model: &Model, scenario: Option<&str>) -> AskContext {
+        AskContext {
+            note: self.note(model, scenario),
+            strategy: self.strategy_text.clone(),
+            policy: self.quote,
+        }
+    }
+
+    /// The moment a waiting ask is admitted: the chain's newest block and, if the chain moved
+    /// since `head`, its market's book at that block, with the next block's chain time. The
+    /// cycle calls it between submissions, never while one is being sent, so the block it
+    /// names is not superseded by the keeper's own transactions before it is read. (A node
+    /// that keeps no state but the newest, anvil with `--prune-history`, still refuses a block
+    /// another sender superseded in between: the read is then tried again at the newer head.)
+    pub(super) async fn admit(
+        &self,
+        st: MarketState,
+        head: BlockRef,
+    ) -> std::result::Result<(MarketState, BlockRef, u64), Unanswered> {
+        const ATTEMPTS: usize = 5;
+        let market = st.info.address;
+        let fail = |e: RunError| Unanswered {
+            market,
+            prompt_hash: None,
+            error: format!("book read before the ask failed: {}", crate::error_chain(&e)),
+            detail: Default::default(),
+            read_failed: true,
+        };
+        let mut attempt = 0;
+        let (st, now) = loop {
+            attempt += 1;
+            let now = follower::head(&self.provider).await.map_err(|e| fail(e.into()))?;
+            if now.number == head.number {
+                break (st, now);
+            }
+            match collectors::read_market(&self.provider, &st.info, now.number).await {
+                Ok(fresh) => break (fresh, now),
+                Err(_) if attempt < ATTEMPTS => continue,
+                Err(e) => return Err(fail(e.into())),
+            }
+        };
+        let send_time = follower::next_block_time(&self.provider, &now).await;
+        Ok((st, now, send_time))
+    }
+
+    /// Asks about every state, at most [`Keeper::ask_limit`] at once, handing each answer to
+    /// `sink` the moment it arrives (submitted at once, or collected); a failure to answer is
+    /// an off-chain row and a cancelled ask is nothing (a shutdown is not a failure).
     ///
     /// The first `ask_limit` asks are sent at once, from the books read at `head`. Every later
-    /// one waited for a free slot, so when it is sent it reads the chain's newest block again,
-    /// and, if the chain moved, its market's book at that block: the prompt, its `readBlock`
-    /// and the quote's deadline are always of the moment it is sent.
+    /// one waited for a free slot, so it is admitted ([`Keeper::admit`]) only once an answer
+    /// has been handled: it reads the chain's newest block again, and, if the chain moved, its
+    /// market's book at that block. Its prompt, its `readBlock` and its quote's deadline are of
+    /// the moment it is sent.
     ///
     /// Each quote's deadline counts from the chain time the next block will carry
     /// ([`follower::next_block_time`]; `send_time` for the first wave): on a chain that mines
     /// only on demand the last block may be minutes old, and a deadline counted from it would
     /// be past before the answer lands. Retries of a slow or rate-limited model stop once the
     /// answer could no longer arrive within the quote's life.
-    pub(super) fn asks<'a>(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ask_each(
+        &mut self,
         states: Vec<MarketState>,
-        model: &'a Model,
+        model: &Model,
         head: BlockRef,
         send_time: u64,
         scenario: Option<&str>,
-        cancel: &'a CancellationToken,
-    ) -> impl futures::Stream<Item = std::result::Result<Answer, Unanswered>> + 'a {
-        let note = self.note(model, scenario);
-        let strategy = self.strategy_text.clone();
-        let policy = self.quote;
-        let life = Duration::from_secs(policy.ttl_secs);
+        cancel: &CancellationToken,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let ctx = self.ask_context(model, scenario);
         let limit = self.ask_limit(model);
-        let provider = self.provider.clone();
-        stream::iter(states.into_iter().enumerate())
-            .map(move |(i, st)| {
-                let (strategy, note, provider) = (strategy.clone(), note.clone(), provider.clone());
-                async move {
-                    let market = st.info.address;
-                    let fresh = if i < limit {
-                        Ok((st, head, send_time))
-                    } else {
-                        tokio::select! {
-                            _ = cancel.cancelled() => return None,
-                            r = reread(&provider, st, head) => r,
+        let mut waiting = states.into_iter();
+        let mut inflight = futures::stream::FuturesUnordered::new();
+        for st in waiting.by_ref().take(limit) {
+            inflight.push(ask_one(&ctx, st, head, send_time, model, cancel));
+        }
+        while let Some(r) = inflight.next().await {
+            match r {
+                Some(Ok(a)) => {
+                    self.health.answered(a.market);
+                    match sink {
+                        Sink::Submit(ids) => {
+                            if let Some(id) = self.submit_one(a).await? {
+                                ids.push(id);
+                            }
                         }
-                    };
-                    let (st, read, send_time) = match fresh {
-                        Ok(f) => f,
-                        Err(e) => {
-                            return Some(Err(Unanswered {
-                                market,
-                                prompt_hash: None,
-                                error: format!(
-                                    "book read before the ask failed: {}",
-                                    crate::error_chain(&e)
-                                ),
-                                detail: Default::default(),
-                                read_failed: true,
-                            }))
-                        }
-                    };
-                    if st.finalized {
-                        return None;
+                        Sink::Collect(answers) => answers.push(a),
                     }
-                    let at = ReadAt { block: read.number, time: read.time };
-                    let prompt = match Prompt::render(&strategy, &st, at) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            return Some(Err(Unanswered {
-                                market,
-                                prompt_hash: None,
-                                error: e.to_string(),
-                                detail: Default::default(),
-                                read_failed: true,
-                            }))
-                        }
-                    };
-                    let prompt_hash = prompt.hash();
-                    let until = Instant::now() + life;
-                    let ans = tokio::select! {
-                        _ = cancel.cancelled() => return None,
-                        r = model.ask_until(&prompt, &st, Some(until)) => r,
-                    };
-                    Some(match ans {
-                        Ok(reply) => {
-                            let mut note = note;
-                            model.annotate(&mut note, &reply);
-                            note.prompt = Some(prompt.user.clone());
-                            let raw = reply.text;
-                            Ok(Answer {
-                                market,
-                                quote: policy.quote(&raw, &st, send_time),
-                                raw,
-                                prompt_hash,
-                                note,
-                                read,
-                            })
-                        }
-                        Err(e) => Err(Unanswered {
-                            market,
-                            prompt_hash: Some(prompt_hash),
-                            error: crate::error_chain(&e),
-                            detail: e.detail(),
-                            read_failed: false,
-                        }),
-                    })
                 }
-            })
-            .buffer_unordered(limit)
-            .filter_map(futures::future::ready)
+                Some(Err(u)) => self.unanswered(head, send_time, model, scenario, u)?,
+                None => {}
+            }
+            if let Some(st) = waiting.next() {
+                if cancel.is_cancelled() {
+                    continue;
+                }
+                match self.admit(st, head).await {
+                    Ok((st, read, t)) => inflight.push(ask_one(&ctx, st, read, t, model, cancel)),
+                    Err(u) => self.unanswered(head, send_time, model, scenario, u)?,
+                }
+            }
+        }
+        Ok(())
     }
 
     #[cfg(feature = "dev")]
@@ -142,18 +144,9 @@ impl Keeper {
         cancel: &CancellationToken,
     ) -> Result<Vec<Answer>> {
         let send_time = follower::next_block_time(&self.provider, &head).await;
-        let results: Vec<_> =
-            self.asks(states, model, head, send_time, scenario, cancel).collect().await;
-        let mut answers = Vec::new();
-        for r in results {
-            match r {
-                Ok(a) => {
-                    self.health.answered(a.market);
-                    answers.push(a)
-                }
-                Err(u) => self.unanswered(head, send_time, model, scenario, u)?,
-            }
-        }
+        let mut sink = Sink::Collect(Vec::new());
+        self.ask_each(states, model, head, send_time, scenario, cancel, &mut sink).await?;
+        let Sink::Collect(mut answers) = sink else { unreachable!("collected above") };
         // In market order, so a scripted run submits in a fixed order.
         answers.sort_by_key(|a| a.market);
         Ok(answers)
@@ -192,32 +185,76 @@ impl Keeper {
     }
 }
 
-/// `st` as of the chain's newest block, for an ask that waited for a slot: the same read when
-/// the chain has not moved since `head`, else the market's book read again at the new head.
-/// Returns the state, the block it is of, and the next block's chain time. A node that keeps
-/// no state but the newest (anvil with `--prune-history`) refuses a read at a block that was
-/// superseded between the two calls; the read is then tried again at the newer head.
-async fn reread(
-    provider: &DynProvider,
+/// Where [`Keeper::ask_each`] hands each answer.
+pub(super) enum Sink {
+    /// Submitted the moment it arrives; the submissions' journal ids.
+    Submit(Vec<u64>),
+    /// Kept, to be submitted later (the demo's scripted steps).
+    Collect(Vec<Answer>),
+}
+
+/// What the asks of one cycle share ([`Keeper::ask_context`]).
+#[derive(Debug, Clone)]
+pub(super) struct AskContext {
+    note: Annotation,
+    strategy: String,
+    policy: QuotePolicy,
+}
+
+/// One ask: renders `st`'s prompt as read at `read`, asks `model`, quotes the answer against
+/// the book it was shown with a deadline counted from `send_time`. None when cancelled.
+async fn ask_one(
+    ctx: &AskContext,
     st: MarketState,
-    head: BlockRef,
-) -> std::result::Result<(MarketState, BlockRef, u64), RunError> {
-    const ATTEMPTS: usize = 3;
-    let mut attempt = 0;
-    let (st, now) = loop {
-        attempt += 1;
-        let now = follower::head(provider).await?;
-        if now.number == head.number {
-            break (st, now);
-        }
-        match collectors::read_market(provider, &st.info, now.number).await {
-            Ok(fresh) => break (fresh, now),
-            Err(_) if attempt < ATTEMPTS && follower::head(provider).await?.number > now.number => {
-                continue
-            }
-            Err(e) => return Err(e.into()),
+    read: BlockRef,
+    send_time: u64,
+    model: &Model,
+    cancel: &CancellationToken,
+) -> Option<std::result::Result<Answer, Unanswered>> {
+    let market = st.info.address;
+    if st.finalized {
+        return None;
+    }
+    let at = ReadAt { block: read.number, time: read.time };
+    let prompt = match Prompt::render(&ctx.strategy, &st, at) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(Err(Unanswered {
+                market,
+                prompt_hash: None,
+                error: e.to_string(),
+                detail: Default::default(),
+                read_failed: true,
+            }))
         }
     };
-    let send_time = follower::next_block_time(provider, &now).await;
-    Ok((st, now, send_time))
+    let prompt_hash = prompt.hash();
+    let until = Instant::now() + Duration::from_secs(ctx.policy.ttl_secs);
+    let ans = tokio::select! {
+        _ = cancel.cancelled() => return None,
+        r = model.ask_until(&prompt, &st, Some(until)) => r,
+    };
+    Some(match ans {
+        Ok(reply) => {
+            let mut note = ctx.note.clone();
+            model.annotate(&mut note, &reply);
+            note.prompt = Some(prompt.user.clone());
+            let raw = reply.text;
+            Ok(Answer {
+                market,
+                quote: ctx.policy.quote(&raw, &st, send_time),
+                raw,
+                prompt_hash,
+                note,
+                read,
+            })
+        }
+        Err(e) => Err(Unanswered {
+            market,
+            prompt_hash: Some(prompt_hash),
+            error: crate::error_chain(&e),
+            detail: e.detail(),
+            read_failed: false,
+        }),
+    })
 }

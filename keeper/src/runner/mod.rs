@@ -369,21 +369,9 @@ impl Keeper {
         }
         let states = self.read_open(&admitted.ask, step.head).await?;
         let asked = states.len();
-        let mut ids = Vec::new();
-        let mut arrivals =
-            Box::pin(self.asks(states, model, step.head, send_time, scenario, cancel));
-        while let Some(r) = arrivals.next().await {
-            match r {
-                Ok(a) => {
-                    self.health.answered(a.market);
-                    if let Some(id) = self.submit_one(a).await? {
-                        ids.push(id);
-                    }
-                }
-                Err(u) => self.unanswered(step.head, send_time, model, scenario, u)?,
-            }
-        }
-        drop(arrivals);
+        let mut sink = ask::Sink::Submit(Vec::new());
+        self.ask_each(states, model, step.head, send_time, scenario, cancel, &mut sink).await?;
+        let ask::Sink::Submit(ids) = sink else { unreachable!("submitted above") };
         let mined = self.await_mined(&ids).await?;
         // Positions as recorded at the start of the cycle: one filled just now sits in a market
         // that was open when read, so it is redeemed by a later cycle.
