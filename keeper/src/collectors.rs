@@ -136,16 +136,25 @@ pub async fn logs_in_ranges(
     to: u64,
     range: u64,
 ) -> Result<Vec<Log>> {
+    let filter = Filter::new().address(address).event_signature(topics0);
+    filtered_logs(provider, &filter, from, to, range).await
+}
+
+/// The logs `filter` matches over `[from, to]` (its own block bounds are replaced), in ranges
+/// of at most `range` blocks.
+pub async fn filtered_logs(
+    provider: &DynProvider,
+    filter: &Filter,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<Vec<Log>> {
     let mut out = Vec::new();
     let mut start = from;
     while start <= to {
         let end = to.min(start.saturating_add(range.max(1) - 1));
-        let filter = Filter::new()
-            .address(address)
-            .event_signature(topics0.clone())
-            .from_block(start)
-            .to_block(end);
-        let logs = provider.get_logs(&filter).await.map_err(|source| CollectError::Logs {
+        let f = filter.clone().from_block(start).to_block(end);
+        let logs = provider.get_logs(&f).await.map_err(|source| CollectError::Logs {
             from: start,
             to: end,
             source: Box::new(source),
@@ -157,6 +166,26 @@ pub async fn logs_in_ranges(
         start = end + 1;
     }
     Ok(out)
+}
+
+impl MarketInfo {
+    /// The market `ev` announces, with its `question` as the keeper established it.
+    pub fn from_created(
+        ev: &crate::bindings::IMarketFactory::MarketCreated,
+        question: Question,
+    ) -> Self {
+        Self {
+            address: ev.market,
+            index: ev.index,
+            tick_size: ev.tickSize,
+            lot_size: ev.lotSize,
+            min_quantity: ev.minQuantity,
+            expiry: ev.expiry,
+            resolver: ev.resolver,
+            creator: ev.creator,
+            question,
+        }
+    }
 }
 
 /// Reads one market at block `at`: the gate's quote (best bid/ask, finality) and a few levels

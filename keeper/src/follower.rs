@@ -211,17 +211,7 @@ impl Follower {
             }
             let question = checked_question(rpc, ev.market, ev.data.question.clone()).await?;
             self.markets.push(Known {
-                info: MarketInfo {
-                    address: ev.market,
-                    index: ev.index,
-                    tick_size: ev.tickSize,
-                    lot_size: ev.lotSize,
-                    min_quantity: ev.minQuantity,
-                    expiry: ev.expiry,
-                    resolver: ev.resolver,
-                    creator: ev.creator,
-                    question,
-                },
+                info: MarketInfo::from_created(&ev.data, question),
                 seen_at: log.block_number.unwrap_or(to),
             });
         }
@@ -280,34 +270,18 @@ impl Follower {
         }
         let mut found: std::collections::HashMap<Address, Question> = Default::default();
         let addresses: Vec<B256> = older.iter().map(|m| m.address.into_word()).collect();
-        let mut start = 0u64;
-        let range = self.log_range.max(1);
-        while start <= to {
-            let end = to.min(start.saturating_add(range - 1));
-            let filter = alloy::rpc::types::Filter::new()
-                .address(self.factory)
-                .event_signature(IMarketFactory::MarketCreated::SIGNATURE_HASH)
-                .topic1(addresses.clone())
-                .from_block(start)
-                .to_block(end);
-            let logs = rpc.get_logs(&filter).await.map_err(|source| CollectError::Logs {
-                from: start,
-                to: end,
-                source: Box::new(source),
-            })?;
-            for log in logs {
-                let Some(topic) = log.topics().get(1) else { continue };
-                let market = Address::from_word(*topic);
-                let q = match IMarketFactory::MarketCreated::decode_log(&log.inner) {
-                    Ok(ev) => checked_question(rpc, market, ev.data.question.clone()).await?,
-                    Err(e) => Question::Unreadable(format!("MarketCreated does not decode: {e}")),
-                };
-                found.insert(market, q);
-            }
-            if end == u64::MAX {
-                break;
-            }
-            start = end + 1;
+        let filter = alloy::rpc::types::Filter::new()
+            .address(self.factory)
+            .event_signature(IMarketFactory::MarketCreated::SIGNATURE_HASH)
+            .topic1(addresses);
+        for log in collectors::filtered_logs(rpc, &filter, 0, to, self.log_range).await? {
+            let Some(topic) = log.topics().get(1) else { continue };
+            let market = Address::from_word(*topic);
+            let q = match IMarketFactory::MarketCreated::decode_log(&log.inner) {
+                Ok(ev) => checked_question(rpc, market, ev.data.question.clone()).await?,
+                Err(e) => Question::Unreadable(format!("MarketCreated does not decode: {e}")),
+            };
+            found.insert(market, q);
         }
         for m in older.iter_mut() {
             if let Some(q) = found.remove(&m.address) {

@@ -10,7 +10,7 @@
 
 use crate::{
     bindings::{IBinaryMarket, IMarketFactory},
-    collectors::{CollectError, MarketInfo, MarketState, Question, BOOK_DEPTH},
+    collectors::{self, CollectError, MarketInfo, MarketState, Question, BOOK_DEPTH},
     recorder::{
         self,
         feed::{ChainRecord, DecisionRow, FeedRow},
@@ -303,7 +303,9 @@ async fn created(
 ) -> Result<HashMap<Address, (MarketInfo, u64)>, CollectError> {
     let topics: Vec<B256> = markets.iter().map(|m| m.into_word()).collect();
     let mut out = HashMap::new();
-    for log in ranged(provider, factory_filter(factory, topics), 0, head, range).await? {
+    for log in collectors::filtered_logs(provider, &factory_filter(factory, topics), 0, head, range)
+        .await?
+    {
         let Some(market) = log.topics().get(1).map(|t| Address::from_word(*t)) else { continue };
         let block = log.block_number.unwrap_or_default();
         let hash = IBinaryMarket::new(market, provider)
@@ -314,17 +316,8 @@ async fn created(
         let Ok(ev) = IMarketFactory::MarketCreated::decode_log(&log.inner) else {
             continue;
         };
-        let info = MarketInfo {
-            address: market,
-            index: ev.index,
-            tick_size: ev.tickSize,
-            lot_size: ev.lotSize,
-            min_quantity: ev.minQuantity,
-            expiry: ev.expiry,
-            resolver: ev.resolver,
-            creator: ev.creator,
-            question: Question::check(ev.data.question.clone(), hash),
-        };
+        let info =
+            MarketInfo::from_created(&ev.data, Question::check(ev.data.question.clone(), hash));
         out.insert(market, (info, block));
     }
     Ok(out)
@@ -349,35 +342,8 @@ async fn venue_logs(
         .address(markets.iter().copied().collect::<Vec<_>>())
         .event_signature(venue_topics());
     let mut out: HashMap<Address, Vec<Log>> = HashMap::new();
-    for log in ranged(provider, filter, from, to, range).await? {
+    for log in collectors::filtered_logs(provider, &filter, from, to, range).await? {
         out.entry(log.address()).or_default().push(log);
-    }
-    Ok(out)
-}
-
-/// `filter` over `[from, to]` in ranges of at most `range` blocks.
-async fn ranged(
-    provider: &DynProvider,
-    filter: Filter,
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<Vec<Log>, CollectError> {
-    let mut out = Vec::new();
-    let mut start = from;
-    while start <= to {
-        let end = to.min(start.saturating_add(range.max(1) - 1));
-        let f = filter.clone().from_block(start).to_block(end);
-        let logs = provider.get_logs(&f).await.map_err(|source| CollectError::Logs {
-            from: start,
-            to: end,
-            source: Box::new(source),
-        })?;
-        out.extend(logs);
-        if end == u64::MAX {
-            break;
-        }
-        start = end + 1;
     }
     Ok(out)
 }
