@@ -190,6 +190,10 @@ pub(super) enum Sink {
     /// Submitted the moment it arrives; the submissions' journal ids.
     Submit(Vec<u64>),
     /// Kept, to be submitted later (the demo's scripted steps).
+    #[cfg_attr(
+        not(feature = "dev"),
+        expect(dead_code, reason = "only the demo's scripted steps collect")
+    )]
     Collect(Vec<Answer>),
 }
 
