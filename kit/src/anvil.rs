@@ -228,8 +228,9 @@ impl AnvilBuilder {
             stderr_path,
             dir: Some(dir),
         };
+        let started = Instant::now();
         anvil.wait_ready(READY_WITHIN).await?;
-        anvil.dev_keys = read_dev_keys(&config_path)?;
+        anvil.dev_keys = read_dev_keys_written(&config_path, started + READY_WITHIN).await?;
         Ok(anvil)
     }
 }
@@ -404,6 +405,23 @@ impl Drop for Anvil {
             kill_and_reap(&mut child);
         }
         // `dir` drops after this, removing the config-out file and the state folder.
+    }
+}
+
+/// Reads `private_keys` from anvil's `--config-out` JSON once anvil has written it whole. Anvil
+/// may answer RPC before it has finished writing the file (seen on a loaded machine: an empty
+/// file right after the port answered), so a file that is missing, empty or cut short is read
+/// again until `until`; anything else (no keys, too few) fails at once.
+async fn read_dev_keys_written(path: &Path, until: Instant) -> Result<DevKeys> {
+    loop {
+        match read_dev_keys(path) {
+            Err(AnvilError::DevKeysRead { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && Instant::now() < until => {}
+            Err(AnvilError::DevKeysJson { source, .. })
+                if source.is_eof() && Instant::now() < until => {}
+            done => return done,
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
