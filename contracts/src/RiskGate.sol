@@ -8,7 +8,9 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {IRiskGate} from "./interfaces/IRiskGate.sol";
 import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
+import {GateLimits} from "./libraries/GateLimits.sol";
 import {GateRules} from "./libraries/GateRules.sol";
+import {Units} from "./libraries/Units.sol";
 import {VerdictParser} from "./libraries/VerdictParser.sol";
 
 /// @title RiskGate
@@ -27,18 +29,18 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// at least an hour after expiry before its market's position is counted as lost.
     uint32 public constant WRITE_OFF_GRACE_FLOOR = 3600;
     /// @notice The most trusted resolvers a gate may name (each is an immutable).
-    uint256 public constant MAX_TRUSTED_RESOLVERS = 8;
+    uint256 public constant MAX_TRUSTED_RESOLVERS = GateLimits.MAX_TRUSTED_RESOLVERS;
     /// @notice The most trusted market creators a gate may name (each is an immutable).
-    uint256 public constant MAX_TRUSTED_CREATORS = 8;
+    uint256 public constant MAX_TRUSTED_CREATORS = GateLimits.MAX_TRUSTED_CREATORS;
     /// @notice Probability 1.0 in price units; `maxPrice` must stay below it.
-    uint256 public constant PRICE_ONE = GateRules.ONE;
+    uint256 public constant PRICE_ONE = Units.ONE;
     /// @notice 100 % in basis points; `minFillBps` must not exceed it.
-    uint16 public constant BPS = uint16(GateRules.BPS);
+    uint16 public constant BPS = uint16(Units.BPS);
     /// @notice The `verdict` of a `Decision` whose raw answer did not parse.
     uint8 public constant VERDICT_INVALID = type(uint8).max;
     /// @notice How much of the raw answer the `Decision` log carries; every parseable answer is
     /// at most this long, so a valid answer is always logged whole.
-    uint256 public constant RAW_HEAD_BYTES = 64;
+    uint256 public constant RAW_HEAD_BYTES = VerdictParser.MAX_RAW_LENGTH;
     /// @dev ABI sizes of the two static structs `evaluate` copies from calldata.
     uint256 internal constant SNAPSHOT_BYTES = 15 * 32;
     uint256 internal constant QUOTE_BYTES = 2 * 32;

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {IRiskGate} from "../interfaces/IRiskGate.sol";
+import {Units} from "./Units.sol";
 import {VenueLimits} from "./VenueLimits.sol";
 
 /// @title GateRules
@@ -33,11 +34,6 @@ library GateRules {
     uint8 internal constant FILL_BELOW_MIN = 18;
     uint8 internal constant CREATOR_UNTRUSTED = 19;
     uint8 internal constant MATCH_CAP = 20;
-
-    /// @notice Probability 1.0 in price units.
-    uint256 internal constant ONE = 1_000_000;
-    /// @notice 100 % in basis points.
-    uint256 internal constant BPS = 10_000;
 
     /// @notice `heldSide` values; they equal the verdict codes of the matching purchase.
     uint8 internal constant SIDE_NONE = 0;
@@ -228,7 +224,7 @@ library GateRules {
     /// book cannot make the order non-marketable. A value at or above ONE is returned unrounded
     /// (it is outside every band and rounding it could overflow).
     function upPricePaid(uint256 bestAsk, uint256 tickSize) internal pure returns (uint256) {
-        if (bestAsk >= ONE || tickSize == 0) return bestAsk;
+        if (bestAsk >= Units.ONE || tickSize == 0) return bestAsk;
         uint256 rem = bestAsk % tickSize;
         // bestAsk - rem + tickSize <= max(bestAsk + tickSize - 1, tickSize): bestAsk < ONE and
         // when bestAsk < tickSize the sum is exactly tickSize, so it cannot overflow.
@@ -239,10 +235,10 @@ library GateRules {
     /// onto the tick grid (the seller of UP never gets more than the book offers). A bid at or
     /// above ONE would make the price negative; it saturates at 0, outside every band.
     function downPricePaid(uint256 bestBid, uint256 tickSize) internal pure returns (uint256) {
-        if (bestBid >= ONE) return 0;
+        if (bestBid >= Units.ONE) return 0;
         // roundDown(bestBid) <= bestBid < ONE.
         unchecked {
-            return ONE - roundDown(bestBid, tickSize);
+            return Units.ONE - roundDown(bestBid, tickSize);
         }
     }
 
@@ -250,17 +246,17 @@ library GateRules {
     /// rounded UP onto the grid (tightening: DOWN then pays less), and the DOWN limit is what is
     /// left of ONE, saturating at 0. The market gets the on-grid UP price `ONE - limit`.
     function downLimitPrice(uint256 quoted, uint256 tickSize) internal pure returns (uint256) {
-        if (quoted >= ONE) quoted = ONE; // the quote is never above maxPrice < ONE; stay total
+        if (quoted >= Units.ONE) quoted = Units.ONE; // the quote is never above maxPrice < ONE; stay total
         // quoted <= ONE, and the result is formed only when upPrice < ONE.
         unchecked {
-            uint256 upPrice = roundUp(ONE - quoted, tickSize);
-            return upPrice >= ONE ? 0 : ONE - upPrice;
+            uint256 upPrice = roundUp(Units.ONE - quoted, tickSize);
+            return upPrice >= Units.ONE ? 0 : Units.ONE - upPrice;
         }
     }
 
     /// @notice The UP limit price sent to the market for a DOWN purchase at DOWN limit `limit`.
     function upLimitForDown(uint256 limit) internal pure returns (uint256) {
-        return ONE - limit;
+        return Units.ONE - limit;
     }
 
     /// @notice `x` rounded down onto the grid of `step`; a step of 0 is no grid.
@@ -277,7 +273,7 @@ library GateRules {
     /// rounding of a value near 2^256 is ever needed.
     function roundUp(uint256 x, uint256 step) internal pure returns (uint256) {
         if (step == 0) return x;
-        if (step >= ONE) return x == 0 ? 0 : ONE;
+        if (step >= Units.ONE) return x == 0 ? 0 : Units.ONE;
         uint256 rem = x % step;
         // x <= ONE and step < ONE, so x - rem + step < 2 * ONE: no overflow.
         unchecked {
@@ -297,10 +293,13 @@ library GateRules {
     {
         // filled <= quantity (checked before), and minFillBps <= BPS, so both products are below
         // quantity * BPS; a quantity above 2^256 / BPS is compared through division instead.
-        if (quantity <= type(uint256).max / BPS) return filled * BPS < quantity * minFillBps;
+        if (quantity <= type(uint256).max / Units.BPS) {
+            return filled * Units.BPS < quantity * minFillBps;
+        }
         // ceil(quantity * minFillBps / BPS) without the product: a fill reaches the minimum iff
         // it is at least that many units. Unreachable by a real fill, kept so the rule is total.
-        uint256 need = quantity / BPS * minFillBps + (quantity % BPS * minFillBps + BPS - 1) / BPS;
+        uint256 need = quantity / Units.BPS * minFillBps
+            + (quantity % Units.BPS * minFillBps + Units.BPS - 1) / Units.BPS;
         return filled < need;
     }
 
@@ -312,11 +311,11 @@ library GateRules {
     // multiplications, which is what divide-before-multiply warns about.
     // slither-disable-next-line divide-before-multiply
     function costUp(uint256 quantity, uint256 price) internal pure returns (uint256) {
-        uint256 qh = quantity / ONE;
-        uint256 ql = quantity % ONE;
-        uint256 ph = price / ONE;
-        uint256 pl = price % ONE;
-        uint256 fraction = (ql * pl + ONE - 1) / ONE; // round up: the worst case, never floored
+        uint256 qh = quantity / Units.ONE;
+        uint256 ql = quantity % Units.ONE;
+        uint256 ph = price / Units.ONE;
+        uint256 pl = price % Units.ONE;
+        uint256 fraction = (ql * pl + Units.ONE - 1) / Units.ONE; // round up: the worst case, never floored
         uint256 total = ql * ph + fraction;
         if (qh == 0) return total;
         if (price > type(uint256).max / qh) return type(uint256).max;
