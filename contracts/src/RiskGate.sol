@@ -10,6 +10,7 @@ import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
 import {GateLimits} from "./libraries/GateLimits.sol";
 import {GateRules} from "./libraries/GateRules.sol";
+import {Reason, Reasons, Verdict, Verdicts} from "./libraries/GateTypes.sol";
 import {Units} from "./libraries/Units.sol";
 import {VerdictParser} from "./libraries/VerdictParser.sol";
 
@@ -37,7 +38,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @notice 100 % in basis points; `minFillBps` must not exceed it.
     uint16 public constant BPS = uint16(Units.BPS);
     /// @notice The `verdict` of a `Decision` whose raw answer did not parse.
-    uint8 public constant VERDICT_INVALID = type(uint8).max;
+    uint8 public constant VERDICT_INVALID = Verdict.unwrap(Verdicts.INVALID);
     /// @notice How much of the raw answer the `Decision` log carries; every parseable answer is
     /// at most this long, so a valid answer is always logged whole.
     uint256 public constant RAW_HEAD_BYTES = VerdictParser.MAX_RAW_LENGTH;
@@ -83,8 +84,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     /// @dev One decision on its way to the log.
     struct Decided {
-        uint8 verdict;
-        uint8 reason;
+        Verdict verdict;
+        Reason reason;
         uint32 failedMask;
         bytes snapshot; // abi.encode(Snapshot, Quote), or empty when nothing was evaluated
         Order order;
@@ -180,9 +181,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     /// @inheritdoc IRiskGate
     function parseVerdict(string calldata raw) external pure returns (uint8 verdict) {
-        bool ok;
-        (ok, verdict) = VerdictParser.tryParse(raw);
+        (bool ok, Verdict parsed) = VerdictParser.tryParse(raw);
         if (!ok) revert UnknownVerdict(bytes(raw).length, VerdictParser.head(raw));
+        return Verdict.unwrap(parsed);
     }
 
     /// @inheritdoc IRiskGate
@@ -213,8 +214,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             mstore(add(sm, 0x1c0), iszero(iszero(mload(add(sm, 0x1c0))))) // creatorTrusted
             mstore(add(qm, 0x20), and(mload(add(qm, 0x20)), u64)) // deadline
         }
-        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), sm, qm, verdict);
-        return (o.reason, o.failedMask, o.pricePaid, o.quantity, o.cost);
+        GateRules.Outcome memory o = GateRules.evaluate(_bounds(), sm, qm, Verdict.wrap(verdict));
+        return (Reason.unwrap(o.reason), o.failedMask, o.pricePaid, o.quantity, o.cost);
     }
 
     /// @inheritdoc IRiskGate
@@ -246,7 +247,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             bytes(raw).length,
             keccak256(bytes(raw))
         );
-        return d.reason;
+        return Reason.unwrap(d.reason);
     }
 
     /// @inheritdoc IRiskGate
@@ -266,7 +267,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         // booked after the fill is known, and a fill below the minimum is undone by this frame's
         // revert. The account is not touched: a buy turns collateral into notional one for one.
         // slither-disable-start reentrancy-benign,reentrancy-no-eth
-        if (verdict == VerdictParser.BUY_UP) {
+        Verdict side = Verdict.wrap(verdict);
+        if (side == Verdicts.BUY_UP) {
             (filled, spent) = m.buyUp(limit, quantity);
         } else {
             (filled, spent) = m.buyDown(GateRules.upLimitForDown(limit), quantity);
@@ -281,7 +283,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
         Position storage pos = _positions[market];
         if (pos.upUnits == 0 && pos.downUnits == 0) _openPositions += 1;
-        if (verdict == VerdictParser.BUY_UP) pos.upUnits += filled;
+        if (side == Verdicts.BUY_UP) pos.upUnits += filled;
         else pos.downUnits += filled;
         pos.notional += spent;
         // The Decision event that submitVerdict emits next carries `spent`.
@@ -422,7 +424,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     /// @inheritdoc IRiskGate
     function reasonLabel(uint8 reason) external pure returns (string memory) {
-        return GateRules.label(reason);
+        return GateRules.label(Reason.wrap(reason));
     }
 
     /// @inheritdoc IRiskGate
@@ -707,8 +709,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         s.collateralAvailable = _collateral.balanceOf(address(this));
         s.resolverTrusted = _isTrusted(m.resolver());
         Position storage pos = _positions[market];
-        if (pos.upUnits != 0) s.heldSide = GateRules.SIDE_UP;
-        else if (pos.downUnits != 0) s.heldSide = GateRules.SIDE_DOWN;
+        if (pos.upUnits != 0) s.heldSide = Verdict.unwrap(Verdicts.BUY_UP);
+        else if (pos.downUnits != 0) s.heldSide = Verdict.unwrap(Verdicts.BUY_DOWN);
         s.highWaterMark = _highWaterMark;
         s.creatorTrusted = _isTrustedCreator(creator);
     }
@@ -723,15 +725,15 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         bool ok;
         (ok, d.verdict) = VerdictParser.tryParse(raw);
         if (!ok) {
-            d.verdict = VERDICT_INVALID;
-            d.reason = GateRules.INVALID_VERDICT;
-            d.failedMask = uint32(1 << GateRules.INVALID_VERDICT);
+            // d.verdict is Verdicts.INVALID already.
+            d.reason = Reasons.INVALID_VERDICT;
+            d.failedMask = uint32(1 << Reason.unwrap(Reasons.INVALID_VERDICT));
             return d;
         }
-        if (d.verdict == VerdictParser.ABSTAIN) {
+        if (d.verdict == Verdicts.ABSTAIN) {
             // Nothing else is evaluated, so the book is not read.
-            d.reason = GateRules.ABSTAINED;
-            d.failedMask = uint32(1 << GateRules.ABSTAINED);
+            d.reason = Reasons.ABSTAINED;
+            d.failedMask = uint32(1 << Reason.unwrap(Reasons.ABSTAINED));
             return d;
         }
 
@@ -748,7 +750,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         d.snapshot = abi.encode(s, quote);
         // A reason code, not a balance: the strict comparison is the rule.
         // slither-disable-next-line incorrect-equality
-        if (o.reason == GateRules.PASS) {
+        if (o.reason == Reasons.PASS) {
             d.order.pricePaid = o.pricePaid;
             d.order.limit = o.limit;
             d.order.quantity = o.quantity;
@@ -761,21 +763,27 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @dev Runs the order in a self-call so that a fill below the minimum can be undone whole:
     /// the market's state, the collateral and the position all roll back with that frame. Any
     /// other revert (a market that misbehaves, an allowance short) propagates, as in v1.
-    function _tryExecute(address market, uint8 verdict, GateRules.Outcome memory o)
+    function _tryExecute(address market, Verdict verdict, GateRules.Outcome memory o)
         internal
-        returns (uint8 reason, uint32 failedMask, uint256 filled, uint256 spent)
+        returns (Reason reason, uint32 failedMask, uint256 filled, uint256 spent)
     {
-        try this.executeOrder(market, verdict, o.limit, o.quantity, o.cost) returns (
+        try this.executeOrder(
+            market, Verdict.unwrap(verdict), o.limit, o.quantity, o.cost
+        ) returns (
             uint256 f, uint256 sp
         ) {
-            return (GateRules.PASS, 0, f, sp);
+            return (Reasons.PASS, 0, f, sp);
         } catch (bytes memory err) {
             // Casting to bytes4 takes the selector: the first four bytes of the revert data.
             // forge-lint: disable-next-line(unsafe-typecast)
             if (err.length == 68 && bytes4(err) == FillBelowMinimum.selector) {
                 (filled, spent) = _decodeFillBelowMinimum(err);
-                return
-                    (GateRules.FILL_BELOW_MIN, uint32(1 << GateRules.FILL_BELOW_MIN), filled, spent);
+                return (
+                    Reasons.FILL_BELOW_MIN,
+                    uint32(1 << Reason.unwrap(Reasons.FILL_BELOW_MIN)),
+                    filled,
+                    spent
+                );
             }
             // Re-raise anything else unchanged.
             assembly ("memory-safe") {
@@ -817,8 +825,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             market,
             promptHash,
             readBlock,
-            d.reason,
-            d.verdict,
+            Reason.unwrap(d.reason),
+            Verdict.unwrap(d.verdict),
             d.failedMask,
             d.snapshot,
             d.order,
