@@ -5,6 +5,7 @@ import {Script, console} from "./utils/Script.sol";
 import {IRiskGate} from "../contracts/src/interfaces/IRiskGate.sol";
 import {IMarketFactory} from "../contracts/src/interfaces/IMarketFactory.sol";
 import {RiskGate} from "../contracts/src/RiskGate.sol";
+import {GateLimits} from "../contracts/src/libraries/GateLimits.sol";
 import {MarketFactory} from "../contracts/src/venue/MarketFactory.sol";
 import {TestCollateral} from "../contracts/src/venue/TestCollateral.sol";
 
@@ -60,11 +61,6 @@ contract Deploy is Script {
     uint256 internal constant DEFAULT_WRITE_OFF_GRACE = 86_400;
     /// @dev 25 %: a fill below a quarter of the order is undone.
     uint256 internal constant DEFAULT_MIN_FILL_BPS = 2_500;
-    /// @dev The gate's limit on each trusted list (MAX_TRUSTED_RESOLVERS, MAX_TRUSTED_CREATORS),
-    /// mirrored here only to refuse a long list before anything is deployed; the gate's
-    /// constructor remains the authority.
-    uint256 internal constant MAX_TRUSTED = 8;
-
     uint256 private constant U8 = type(uint8).max;
     uint256 private constant U16 = type(uint16).max;
     uint256 private constant U32 = type(uint32).max;
@@ -102,8 +98,10 @@ contract Deploy is Script {
         d.deployer = key != 0 ? vm.addr(key) : msg.sender;
         d.keeper = vm.envOr("KEEPER_ADDRESS", d.deployer);
         // Checked before the first transaction, so a bad list deploys nothing.
-        address[] memory resolvers = readTrustedList("GATE_TRUSTED_RESOLVERS", d.keeper);
-        address[] memory creators = readTrustedList("GATE_TRUSTED_CREATORS", d.keeper);
+        address[] memory resolvers =
+            readTrustedList("GATE_TRUSTED_RESOLVERS", d.keeper, GateLimits.MAX_TRUSTED_RESOLVERS);
+        address[] memory creators =
+            readTrustedList("GATE_TRUSTED_CREATORS", d.keeper, GateLimits.MAX_TRUSTED_CREATORS);
         if (key != 0) vm.startBroadcast(key);
         else vm.startBroadcast();
 
@@ -162,15 +160,18 @@ contract Deploy is Script {
     /// requires. Reverts naming the problem when the list is missing or empty, too long, or holds
     /// the zero address, a duplicate or the keeper (these would otherwise surface only as the
     /// gate's less specific constructor errors, after the collateral and factory were deployed).
-    function readTrustedList(string memory variable, address keeper)
+    /// `max` is the gate's own limit for the list (`GateLimits.MAX_TRUSTED_RESOLVERS` or
+    /// `MAX_TRUSTED_CREATORS`), checked here only to refuse a long list before anything is
+    /// deployed; the gate's constructor remains the authority.
+    function readTrustedList(string memory variable, address keeper, uint256 max)
         public
         view
         returns (address[] memory list)
     {
         list = VmEnvArrays(address(vm)).envOr(variable, ",", new address[](0));
         if (list.length == 0) revert TrustedListMissing(variable);
-        if (list.length > MAX_TRUSTED) {
-            revert TrustedListTooLong(variable, list.length, MAX_TRUSTED);
+        if (list.length > max) {
+            revert TrustedListTooLong(variable, list.length, max);
         }
         for (uint256 i; i < list.length; ++i) {
             if (list[i] == address(0)) revert TrustedListZero(variable, i);

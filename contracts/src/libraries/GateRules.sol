@@ -2,6 +2,8 @@
 pragma solidity 0.8.30;
 
 import {IRiskGate} from "../interfaces/IRiskGate.sol";
+import {Reason, Reasons, Verdict, Verdicts} from "./GateTypes.sol";
+import {Units} from "./Units.sol";
 import {VenueLimits} from "./VenueLimits.sol";
 
 /// @title GateRules
@@ -12,40 +14,8 @@ import {VenueLimits} from "./VenueLimits.sol";
 /// values at or above certainty are outside every band, and all sums and products saturate or
 /// are compared without being formed.
 library GateRules {
-    uint8 internal constant PASS = 0;
-    uint8 internal constant ABSTAINED = 1;
-    uint8 internal constant FINALIZED = 2;
-    uint8 internal constant HEADROOM = 3;
-    uint8 internal constant NO_LIQUIDITY = 4;
-    uint8 internal constant PRICE_BAND = 5;
-    uint8 internal constant SIZE_ZERO = 6;
-    uint8 internal constant SIZE_BELOW_MIN = 7;
-    uint8 internal constant MAX_CONCURRENT = 8;
-    uint8 internal constant MAX_NOTIONAL = 9;
-    uint8 internal constant COLLATERAL = 10;
-    uint8 internal constant INVALID_VERDICT = 11;
-    uint8 internal constant RESOLVER_UNTRUSTED = 12;
-    uint8 internal constant HORIZON = 13;
-    uint8 internal constant DRAWDOWN = 14;
-    uint8 internal constant QUOTE_LIMIT = 15;
-    uint8 internal constant EXPIRED = 16;
-    uint8 internal constant OPPOSITE_SIDE = 17;
-    uint8 internal constant FILL_BELOW_MIN = 18;
-    uint8 internal constant CREATOR_UNTRUSTED = 19;
-    uint8 internal constant MATCH_CAP = 20;
-
-    /// @notice Probability 1.0 in price units.
-    uint256 internal constant ONE = 1_000_000;
-    /// @notice 100 % in basis points.
-    uint256 internal constant BPS = 10_000;
-
-    /// @notice `heldSide` values; they equal the verdict codes of the matching purchase.
-    uint8 internal constant SIDE_NONE = 0;
-    uint8 internal constant SIDE_UP = 1;
-    uint8 internal constant SIDE_DOWN = 2;
-
     struct Outcome {
-        uint8 reason;
+        Reason reason;
         uint32 failedMask;
         uint256 pricePaid; // for the token bought
         uint256 limit; // for the token bought, on the grid, tightened by the quote
@@ -54,45 +24,46 @@ library GateRules {
     }
 
     /// @notice Evaluates every rule and reports all failures at once.
-    /// @param verdict 0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN; anything else is INVALID_VERDICT.
+    /// @param verdict ABSTAIN, BUY_UP or BUY_DOWN; any other code is INVALID_VERDICT.
     function evaluate(
         IRiskGate.Params memory p,
         IRiskGate.Snapshot memory s,
         IRiskGate.Quote memory q,
-        uint8 verdict
+        Verdict verdict
     ) internal pure returns (Outcome memory o) {
-        if (verdict == 0) {
-            o.reason = ABSTAINED;
-            o.failedMask = uint32(1 << ABSTAINED);
+        if (verdict == Verdicts.ABSTAIN) {
+            o.reason = Reasons.ABSTAINED;
+            o.failedMask = uint32(Reasons.ABSTAINED.bit());
             return o;
         }
-        if (verdict > 2) {
-            o.reason = INVALID_VERDICT;
-            o.failedMask = uint32(1 << INVALID_VERDICT);
+        // BUY_DOWN is the highest valid code.
+        if (Verdict.unwrap(verdict) > Verdict.unwrap(Verdicts.BUY_DOWN)) {
+            o.reason = Reasons.INVALID_VERDICT;
+            o.failedMask = uint32(Reasons.INVALID_VERDICT.bit());
             return o;
         }
 
         uint256 mask = marketRules(p, s, q, verdict);
 
-        bool buyUp = verdict == 1;
+        bool buyUp = verdict == Verdicts.BUY_UP;
         uint256 bookPrice = buyUp ? s.bestAsk : s.bestBid;
         uint256 pricePaid = 0;
         if (bookPrice == 0) {
-            mask |= 1 << NO_LIQUIDITY;
+            mask |= Reasons.NO_LIQUIDITY.bit();
         } else {
             pricePaid =
                 buyUp ? upPricePaid(bookPrice, s.tickSize) : downPricePaid(bookPrice, s.tickSize);
-            if (pricePaid < p.minPrice || pricePaid > p.maxPrice) mask |= 1 << PRICE_BAND;
-            if (pricePaid > q.maxPricePaid) mask |= 1 << QUOTE_LIMIT;
+            if (pricePaid < p.minPrice || pricePaid > p.maxPrice) mask |= Reasons.PRICE_BAND.bit();
+            if (pricePaid > q.maxPricePaid) mask |= Reasons.QUOTE_LIMIT.bit();
         }
 
         uint256 quantity = roundDown(p.maxSize, s.lotSize);
         if (quantity == 0) {
-            mask |= 1 << SIZE_ZERO;
+            mask |= Reasons.SIZE_ZERO.bit();
         } else {
-            if (quantity < s.minQuantity) mask |= 1 << SIZE_BELOW_MIN;
+            if (quantity < s.minQuantity) mask |= Reasons.SIZE_BELOW_MIN.bit();
             if (matchCapBelowMinimum(quantity, s.minQuantity, s.lotSize, p.minFillBps)) {
-                mask |= 1 << MATCH_CAP;
+                mask |= Reasons.MATCH_CAP.bit();
             }
         }
 
@@ -122,11 +93,11 @@ library GateRules {
         IRiskGate.Params memory p,
         IRiskGate.Snapshot memory s,
         IRiskGate.Quote memory q,
-        uint8 verdict
+        Verdict verdict
     ) internal pure returns (uint256 mask) {
-        if (s.finalized) mask |= 1 << FINALIZED;
+        if (s.finalized) mask |= Reasons.FINALIZED.bit();
         if (s.expirySec <= s.nowSec) {
-            mask |= 1 << HEADROOM;
+            mask |= Reasons.HEADROOM.bit();
         } else {
             uint256 left;
             // expirySec > nowSec was just checked.
@@ -134,14 +105,15 @@ library GateRules {
                 left = s.expirySec - s.nowSec;
             }
             // Exactly minHeadroom seconds left is allowed, and exactly maxHorizon seconds out.
-            if (left < p.minHeadroom) mask |= 1 << HEADROOM;
-            if (left > p.maxHorizon) mask |= 1 << HORIZON;
+            if (left < p.minHeadroom) mask |= Reasons.HEADROOM.bit();
+            if (left > p.maxHorizon) mask |= Reasons.HORIZON.bit();
         }
-        if (s.openPositions >= p.maxConcurrent) mask |= 1 << MAX_CONCURRENT;
-        if (!s.resolverTrusted) mask |= 1 << RESOLVER_UNTRUSTED;
-        if (s.nowSec > q.deadline) mask |= 1 << EXPIRED;
-        if (s.heldSide != SIDE_NONE && s.heldSide != verdict) mask |= 1 << OPPOSITE_SIDE;
-        if (!s.creatorTrusted) mask |= 1 << CREATOR_UNTRUSTED;
+        if (s.openPositions >= p.maxConcurrent) mask |= Reasons.MAX_CONCURRENT.bit();
+        if (!s.resolverTrusted) mask |= Reasons.RESOLVER_UNTRUSTED.bit();
+        if (s.nowSec > q.deadline) mask |= Reasons.EXPIRED.bit();
+        Verdict held = Verdict.wrap(s.heldSide);
+        if (held != Verdicts.ABSTAIN && held != verdict) mask |= Reasons.OPPOSITE_SIDE.bit();
+        if (!s.creatorTrusted) mask |= Reasons.CREATOR_UNTRUSTED.bit();
     }
 
     /// @notice Rule 20: whether one IOC of `quantity` can fail to reach the minimum fill against
@@ -172,12 +144,12 @@ library GateRules {
     {
         // openNotional + cost > maxNotional, written so that it cannot overflow.
         if (cost > p.maxNotional || s.openNotional > p.maxNotional - cost) {
-            mask |= 1 << MAX_NOTIONAL;
+            mask |= Reasons.MAX_NOTIONAL.bit();
         }
-        if (cost > s.collateralAvailable) mask |= 1 << COLLATERAL;
+        if (cost > s.collateralAvailable) mask |= Reasons.COLLATERAL.bit();
         uint256 hwm = highWaterMark(s.highWaterMark, s.collateralAvailable, s.openNotional);
         if (drawdownExceeded(hwm, s.collateralAvailable, cost, p.maxDrawdown)) {
-            mask |= 1 << DRAWDOWN;
+            mask |= Reasons.DRAWDOWN.bit();
         }
     }
 
@@ -228,7 +200,7 @@ library GateRules {
     /// book cannot make the order non-marketable. A value at or above ONE is returned unrounded
     /// (it is outside every band and rounding it could overflow).
     function upPricePaid(uint256 bestAsk, uint256 tickSize) internal pure returns (uint256) {
-        if (bestAsk >= ONE || tickSize == 0) return bestAsk;
+        if (bestAsk >= Units.ONE || tickSize == 0) return bestAsk;
         uint256 rem = bestAsk % tickSize;
         // bestAsk - rem + tickSize <= max(bestAsk + tickSize - 1, tickSize): bestAsk < ONE and
         // when bestAsk < tickSize the sum is exactly tickSize, so it cannot overflow.
@@ -239,10 +211,10 @@ library GateRules {
     /// onto the tick grid (the seller of UP never gets more than the book offers). A bid at or
     /// above ONE would make the price negative; it saturates at 0, outside every band.
     function downPricePaid(uint256 bestBid, uint256 tickSize) internal pure returns (uint256) {
-        if (bestBid >= ONE) return 0;
+        if (bestBid >= Units.ONE) return 0;
         // roundDown(bestBid) <= bestBid < ONE.
         unchecked {
-            return ONE - roundDown(bestBid, tickSize);
+            return Units.ONE - roundDown(bestBid, tickSize);
         }
     }
 
@@ -250,17 +222,17 @@ library GateRules {
     /// rounded UP onto the grid (tightening: DOWN then pays less), and the DOWN limit is what is
     /// left of ONE, saturating at 0. The market gets the on-grid UP price `ONE - limit`.
     function downLimitPrice(uint256 quoted, uint256 tickSize) internal pure returns (uint256) {
-        if (quoted >= ONE) quoted = ONE; // the quote is never above maxPrice < ONE; stay total
+        if (quoted >= Units.ONE) quoted = Units.ONE; // the quote is never above maxPrice < ONE; stay total
         // quoted <= ONE, and the result is formed only when upPrice < ONE.
         unchecked {
-            uint256 upPrice = roundUp(ONE - quoted, tickSize);
-            return upPrice >= ONE ? 0 : ONE - upPrice;
+            uint256 upPrice = roundUp(Units.ONE - quoted, tickSize);
+            return upPrice >= Units.ONE ? 0 : Units.ONE - upPrice;
         }
     }
 
     /// @notice The UP limit price sent to the market for a DOWN purchase at DOWN limit `limit`.
     function upLimitForDown(uint256 limit) internal pure returns (uint256) {
-        return ONE - limit;
+        return Units.ONE - limit;
     }
 
     /// @notice `x` rounded down onto the grid of `step`; a step of 0 is no grid.
@@ -277,7 +249,7 @@ library GateRules {
     /// rounding of a value near 2^256 is ever needed.
     function roundUp(uint256 x, uint256 step) internal pure returns (uint256) {
         if (step == 0) return x;
-        if (step >= ONE) return x == 0 ? 0 : ONE;
+        if (step >= Units.ONE) return x == 0 ? 0 : Units.ONE;
         uint256 rem = x % step;
         // x <= ONE and step < ONE, so x - rem + step < 2 * ONE: no overflow.
         unchecked {
@@ -297,10 +269,13 @@ library GateRules {
     {
         // filled <= quantity (checked before), and minFillBps <= BPS, so both products are below
         // quantity * BPS; a quantity above 2^256 / BPS is compared through division instead.
-        if (quantity <= type(uint256).max / BPS) return filled * BPS < quantity * minFillBps;
+        if (quantity <= type(uint256).max / Units.BPS) {
+            return filled * Units.BPS < quantity * minFillBps;
+        }
         // ceil(quantity * minFillBps / BPS) without the product: a fill reaches the minimum iff
         // it is at least that many units. Unreachable by a real fill, kept so the rule is total.
-        uint256 need = quantity / BPS * minFillBps + (quantity % BPS * minFillBps + BPS - 1) / BPS;
+        uint256 need = quantity / Units.BPS * minFillBps
+            + (quantity % Units.BPS * minFillBps + Units.BPS - 1) / Units.BPS;
         return filled < need;
     }
 
@@ -312,11 +287,11 @@ library GateRules {
     // multiplications, which is what divide-before-multiply warns about.
     // slither-disable-next-line divide-before-multiply
     function costUp(uint256 quantity, uint256 price) internal pure returns (uint256) {
-        uint256 qh = quantity / ONE;
-        uint256 ql = quantity % ONE;
-        uint256 ph = price / ONE;
-        uint256 pl = price % ONE;
-        uint256 fraction = (ql * pl + ONE - 1) / ONE; // round up: the worst case, never floored
+        uint256 qh = quantity / Units.ONE;
+        uint256 ql = quantity % Units.ONE;
+        uint256 ph = price / Units.ONE;
+        uint256 pl = price % Units.ONE;
+        uint256 fraction = (ql * pl + Units.ONE - 1) / Units.ONE; // round up: the worst case, never floored
         uint256 total = ql * ph + fraction;
         if (qh == 0) return total;
         if (price > type(uint256).max / qh) return type(uint256).max;
@@ -329,34 +304,35 @@ library GateRules {
     }
 
     /// @notice The lowest rule code set in `mask` (bit 0 is never set).
-    function lowestReason(uint256 mask) internal pure returns (uint8 reason) {
-        reason = 1;
-        while ((mask >> reason) & 1 == 0) ++reason;
+    function lowestReason(uint256 mask) internal pure returns (Reason) {
+        uint8 code = 1;
+        while ((mask >> code) & 1 == 0) ++code;
+        return Reason.wrap(code);
     }
 
     /// @notice Labels, verbatim; stable across versions.
-    function label(uint8 reason) internal pure returns (string memory) {
-        if (reason == PASS) return "PASS";
-        if (reason == ABSTAINED) return "model abstained";
-        if (reason == FINALIZED) return "market finalized";
-        if (reason == HEADROOM) return "expiry headroom too short";
-        if (reason == NO_LIQUIDITY) return "no resting liquidity on the side needed";
-        if (reason == PRICE_BAND) return "price outside allowed band";
-        if (reason == SIZE_ZERO) return "size snapped to zero on the lot grid";
-        if (reason == SIZE_BELOW_MIN) return "size below venue minimum";
-        if (reason == MAX_CONCURRENT) return "max concurrent positions reached";
-        if (reason == MAX_NOTIONAL) return "max notional at risk reached";
-        if (reason == COLLATERAL) return "insufficient collateral";
-        if (reason == INVALID_VERDICT) return "model output not a valid verdict";
-        if (reason == RESOLVER_UNTRUSTED) return "market resolver not trusted";
-        if (reason == HORIZON) return "expiry too far out";
-        if (reason == DRAWDOWN) return "max drawdown reached";
-        if (reason == QUOTE_LIMIT) return "book moved past the quoted limit";
-        if (reason == EXPIRED) return "verdict expired";
-        if (reason == OPPOSITE_SIDE) return "opposite side already held";
-        if (reason == FILL_BELOW_MIN) return "fill below minimum";
-        if (reason == CREATOR_UNTRUSTED) return "market creator not trusted";
-        if (reason == MATCH_CAP) return "minimum fill beyond the venue's match cap";
-        revert IRiskGate.UnknownReason(reason);
+    function label(Reason reason) internal pure returns (string memory) {
+        if (reason == Reasons.PASS) return "PASS";
+        if (reason == Reasons.ABSTAINED) return "model abstained";
+        if (reason == Reasons.FINALIZED) return "market finalized";
+        if (reason == Reasons.HEADROOM) return "expiry headroom too short";
+        if (reason == Reasons.NO_LIQUIDITY) return "no resting liquidity on the side needed";
+        if (reason == Reasons.PRICE_BAND) return "price outside allowed band";
+        if (reason == Reasons.SIZE_ZERO) return "size snapped to zero on the lot grid";
+        if (reason == Reasons.SIZE_BELOW_MIN) return "size below venue minimum";
+        if (reason == Reasons.MAX_CONCURRENT) return "max concurrent positions reached";
+        if (reason == Reasons.MAX_NOTIONAL) return "max notional at risk reached";
+        if (reason == Reasons.COLLATERAL) return "insufficient collateral";
+        if (reason == Reasons.INVALID_VERDICT) return "model output not a valid verdict";
+        if (reason == Reasons.RESOLVER_UNTRUSTED) return "market resolver not trusted";
+        if (reason == Reasons.HORIZON) return "expiry too far out";
+        if (reason == Reasons.DRAWDOWN) return "max drawdown reached";
+        if (reason == Reasons.QUOTE_LIMIT) return "book moved past the quoted limit";
+        if (reason == Reasons.EXPIRED) return "verdict expired";
+        if (reason == Reasons.OPPOSITE_SIDE) return "opposite side already held";
+        if (reason == Reasons.FILL_BELOW_MIN) return "fill below minimum";
+        if (reason == Reasons.CREATOR_UNTRUSTED) return "market creator not trusted";
+        if (reason == Reasons.MATCH_CAP) return "minimum fill beyond the venue's match cap";
+        revert IRiskGate.UnknownReason(Reason.unwrap(reason));
     }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {Verdict, Verdicts} from "./GateTypes.sol";
+
 /// @title VerdictParser
 /// @notice Strict parsing of a model's answer into a verdict code. It never allocates or copies
 /// the input: it scans calldata in place and compares one word, so a 100 KB answer costs no more
@@ -8,10 +10,6 @@ pragma solidity 0.8.30;
 /// @dev Must never accept text that merely contains a token, a token in another case, or a token
 /// wrapped in anything but the six trim bytes.
 library VerdictParser {
-    uint8 internal constant ABSTAIN = 0;
-    uint8 internal constant BUY_UP = 1;
-    uint8 internal constant BUY_DOWN = 2;
-
     /// @notice Longest raw answer that is even looked at, in bytes.
     uint256 internal constant MAX_RAW_LENGTH = 64;
 
@@ -26,16 +24,16 @@ library VerdictParser {
     bytes32 private constant TOKEN_BUY_DOWN = "BUY_DOWN";
 
     /// @notice Returns (true, verdict) when `raw`, trimmed, is exactly one of the three tokens;
-    /// (false, 0) otherwise, including for any input longer than MAX_RAW_LENGTH.
-    function tryParse(string calldata raw) internal pure returns (bool ok, uint8 verdict) {
+    /// (false, INVALID) otherwise, including for any input longer than MAX_RAW_LENGTH.
+    function tryParse(string calldata raw) internal pure returns (bool ok, Verdict verdict) {
         uint256 end = bytes(raw).length;
-        if (end > MAX_RAW_LENGTH) return (false, 0);
+        if (end > MAX_RAW_LENGTH) return (false, Verdicts.INVALID);
         uint256 start;
         while (start < end && _isTrim(bytes(raw)[start])) ++start;
         while (end > start && _isTrim(bytes(raw)[end - 1])) --end;
 
         uint256 n = end - start;
-        if (n < 6 || n > 8) return (false, 0);
+        if (n < 6 || n > 8) return (false, Verdicts.INVALID);
         bytes32 word;
         assembly ("memory-safe") {
             word := calldataload(add(raw.offset, start))
@@ -43,10 +41,10 @@ library VerdictParser {
         // Keep the first n bytes: whatever follows the trimmed token must not take part.
         word &= ~bytes32(type(uint256).max >> (n * 8));
 
-        if (n == 6 && word == TOKEN_BUY_UP) return (true, BUY_UP);
-        if (n == 8 && word == TOKEN_BUY_DOWN) return (true, BUY_DOWN);
-        if (n == 7 && word == TOKEN_ABSTAIN) return (true, ABSTAIN);
-        return (false, 0);
+        if (n == 6 && word == TOKEN_BUY_UP) return (true, Verdicts.BUY_UP);
+        if (n == 8 && word == TOKEN_BUY_DOWN) return (true, Verdicts.BUY_DOWN);
+        if (n == 7 && word == TOKEN_ABSTAIN) return (true, Verdicts.ABSTAIN);
+        return (false, Verdicts.INVALID);
     }
 
     /// @notice The first 32 bytes of `raw`, zero-padded on the right, read in place.

@@ -6,6 +6,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IBinaryMarket} from "../interfaces/IBinaryMarket.sol";
+import {Units} from "../libraries/Units.sol";
 import {VenueLimits} from "../libraries/VenueLimits.sol";
 
 /// @title BinaryMarket
@@ -75,9 +76,6 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         uint256 dustUnits;
     }
 
-    /// @dev Prices are probabilities in 1e6 units; one unit pays 1 collateral base unit.
-    uint256 private constant ONE = 1_000_000;
-
     /// @inheritdoc IBinaryMarket
     uint256 public constant MAX_MATCHES_PER_TAKE = VenueLimits.MAX_MATCHES_PER_TAKE;
 
@@ -128,7 +126,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         _checkOrder(price, quantity);
         if (top.bestAsk != 0 && price >= top.bestAsk) revert OrderWouldCross(price, top.bestAsk);
         // Exact: price on the tick grid, quantity on the lot grid, tick * lot % 1e6 == 0.
-        uint256 escrow = quantity * price / ONE;
+        uint256 escrow = quantity * price / Units.ONE;
         // The cap first: it bounds `quantity` below 2^108, so `_rest` can store it as uint208.
         top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
         orderId = _rest(top, true, price, quantity);
@@ -146,7 +144,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         _checkOrder(price, quantity);
         if (top.bestBid != 0 && price <= top.bestBid) revert OrderWouldCross(price, top.bestBid);
         // Exact, as for bids: (1e6 - price) is on the tick grid too.
-        uint256 escrow = quantity * (ONE - price) / ONE;
+        uint256 escrow = quantity * (Units.ONE - price) / Units.ONE;
         // The cap first, as for bids.
         top.escrowTotal = SafeCast.toUint88(uint256(top.escrowTotal) + escrow);
         orderId = _rest(top, false, price, quantity);
@@ -164,7 +162,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
 
         uint256 price = order.price;
         bool isBid = order.isBid;
-        refund = isBid ? remaining * price / ONE : remaining * (ONE - price) / ONE;
+        refund = isBid ? remaining * price / Units.ONE : remaining * (Units.ONE - price) / Units.ONE;
         PriceLevel storage level = isBid ? _bidLevels[price] : _askLevels[price];
         // Every order in a FIFO has something left, so nothing else left means the only order.
         uint256 left = level.quantity - remaining;
@@ -343,7 +341,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
     /// @dev The same grid and size rules for maker prices and taker limits. A zero quantity is
     /// undersized whatever `minQuantity` is.
     function _checkOrder(uint256 price, uint256 quantity) private view {
-        if (price == 0 || price >= ONE) revert PriceOutOfRange(price);
+        if (price == 0 || price >= Units.ONE) revert PriceOutOfRange(price);
         if (price % tickSize != 0) revert PriceOffGrid(price, tickSize);
         if (quantity % lotSize != 0) revert QuantityOffGrid(quantity, lotSize);
         if (quantity == 0 || quantity < minQuantity) {
@@ -531,7 +529,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         next = order.next;
         t.dustOwner = owner;
         t.dustUnits = left;
-        t.dustRefund = isBid ? left * price / ONE : left * (ONE - price) / ONE;
+        t.dustRefund = isBid ? left * price / Units.ONE : left * (Units.ONE - price) / Units.ONE;
         delete _orders[orderId];
         emit OrderCancelled(orderId, owner, t.dustRefund);
     }
@@ -542,7 +540,7 @@ contract BinaryMarket is IBinaryMarket, ReentrancyGuardTransient {
         private
         returns (uint256 takerLeg)
     {
-        uint256 upLeg = fill * price / ONE;
+        uint256 upLeg = fill * price / Units.ONE;
         if (hitBids) {
             upBalanceOf[maker] += fill;
             downBalanceOf[msg.sender] += fill;

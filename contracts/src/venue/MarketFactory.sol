@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {IMarketFactory} from "../interfaces/IMarketFactory.sol";
 import {BinaryMarket} from "./BinaryMarket.sol";
+import {Units} from "../libraries/Units.sol";
 import {VenueLimits} from "../libraries/VenueLimits.sol";
 
 /// @title MarketFactory
@@ -10,9 +11,6 @@ import {VenueLimits} from "../libraries/VenueLimits.sol";
 /// and who asked for each, so RiskGate can refuse a look-alike market and a market made by a
 /// creator it does not trust. It is the only place the grid rule is enforced.
 contract MarketFactory is IMarketFactory {
-    /// @dev Prices are probabilities in 1e6 units.
-    uint256 private constant ONE = 1_000_000;
-
     address public immutable collateral;
 
     address[] private _markets;
@@ -39,8 +37,10 @@ contract MarketFactory is IMarketFactory {
     ) external returns (address market) {
         // tick * lot a multiple of 1e6 makes every on-grid amount exact (no rounding anywhere);
         // mulmod, because a huge lot must be refused, not overflow.
-        if (tickSize == 0 || tickSize >= ONE || lotSize == 0 || mulmod(tickSize, lotSize, ONE) != 0)
-        {
+        if (
+            tickSize == 0 || tickSize >= Units.ONE || lotSize == 0
+                || mulmod(tickSize, lotSize, Units.ONE) != 0
+        ) {
             revert InvalidGrid(tickSize, lotSize);
         }
         // Expiry is wall-clock by design; seconds of validator skew do not matter here.
