@@ -259,8 +259,7 @@ impl From<SideArg> for Side {
     }
 }
 
-/// The seed `--model bundled` sends unless `--seed` says otherwise.
-pub const BUNDLED_SEED: u64 = 1;
+pub use crate::config::BUNDLED_SEED;
 
 /// Which inference provider answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -739,10 +738,7 @@ mod tests {
         };
         // Only meaningful when the environment does not provide the endpoint.
         if std::env::var("KEEPER_RPC_URL").is_err() {
-            assert!(matches!(
-                run.to_config(),
-                Err(ConfigError::MissingRpc)
-            ));
+            assert!(matches!(run.to_config(), Err(ConfigError::MissingRpc)));
         }
     }
 
@@ -857,10 +853,7 @@ mod tests {
             panic!("report");
         };
         if std::env::var("KEEPER_GATE").is_err() {
-            assert!(matches!(
-                r.to_config(),
-                Err(ConfigError::MissingGate)
-            ));
+            assert!(matches!(r.to_config(), Err(ConfigError::MissingGate)));
         }
         // Deploy: the endpoint, then the trusted resolvers, then the trusted creators.
         let zero = Address::ZERO.to_string();

@@ -266,3 +266,6 @@ pub struct ReportConfig {
     /// results/<chain-id>/<gate>/.
     pub results: Option<PathBuf>,
 }
+
+/// The seed `--model bundled` sends unless `--seed` says otherwise.
+pub const BUNDLED_SEED: u64 = 1;

@@ -51,6 +51,18 @@ async fn start() -> (World, TempDir) {
     (world(&[]).await, tempfile::tempdir().unwrap())
 }
 
+/// [`start`], one market the builtin model buys (its only ask at 0.40) and a keeper on it,
+/// re-sending after `resend_after`, `confirmations` deep.
+async fn one_market(
+    resend_after: Duration,
+    confirmations: u64,
+) -> (World, TempDir, Address, Engine) {
+    let (w, dir) = start().await;
+    let a = buy_up_market(&w).await;
+    let k = keeper_with(&w, &dir, resend_after, confirmations);
+    (w, dir, a, k)
+}
+
 /// A keeper on `w`'s gate keeping its journal and feed in `dir`, re-sending after
 /// `resend_after`.
 fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Engine {
@@ -210,9 +222,7 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     let r = builtin_cycle(&mut k).await;
@@ -250,9 +260,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     builtin_cycle(&mut k).await;
@@ -294,9 +302,7 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_chain() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, NO_RESEND);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 0).await;
 
     let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
     // On the branch about to be removed: market C is created, and A and C are decided.
@@ -524,9 +530,7 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper_with(&w, &dir, NO_RESEND, 2);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 2).await;
     // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
     // above it, so it stays out of the record (and the market stays pending, never re-asked).
     // The cycle waits until it is mined, so the blocks mined below are all above it.
@@ -640,9 +644,7 @@ fn entry_id(e: &Entry) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_once() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, NO_RESEND);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 0).await;
 
     // Cycle 1 (automine): A is submitted at n and mined; the keeper's sender now holds n + 1 as
     // its next nonce, and keeps it until a send is refused (nothing else re-reads it).
@@ -791,9 +793,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
 async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replaced_and_asked_again()
 {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     let r = builtin_cycle(&mut k).await;

@@ -26,12 +26,7 @@ const PAST_RESEND: Duration = Duration::from_millis(400);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    // A book whose only ask is at 0.40: the builtin model answers BUY_UP and the gate passes it.
-    let m = buy_up_market(&w).await;
-    let mut k = keeper_at(&w, &dir);
-    let (n, first) = stuck_redeem(&w, &mut k, m).await;
+    let Stuck { w, dir: _dir, mut k, n, first } = stuck_redeem().await;
     let spike = SPIKE;
 
     // Past --resend-after, the next cycle re-signs it at the same nonce n, with fees that meet
@@ -79,13 +74,27 @@ fn keeper_at(w: &World, dir: &tempfile::TempDir) -> Engine {
     k.resume().build().unwrap()
 }
 
-/// Buys into `m`, resolves it, and leaves the keeper's redeem stuck in the pool: signed at the
-/// estimate, offered to a block whose base fee is [`SPIKE`], not mined; mining stays paused.
-/// Returns the redeem's nonce and its transaction.
-async fn stuck_redeem(w: &World, k: &mut Engine, m: Address) -> (u64, TxHash) {
+/// A world, its keeper (journalling in `dir`) and the keeper's redeem at nonce `n`, stuck.
+struct Stuck {
+    w: World,
+    dir: tempfile::TempDir,
+    k: Engine,
+    n: u64,
+    first: TxHash,
+}
+
+/// The keeper buys into a market whose only ask is at 0.40 (the builtin model answers BUY_UP
+/// and the gate passes it); the market resolves, and the keeper's redeem is left stuck in the
+/// pool: signed at the estimate, offered to a block whose base fee is [`SPIKE`], not mined.
+/// Mining stays paused.
+async fn stuck_redeem() -> Stuck {
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let m = buy_up_market(&w).await;
+    let mut k = keeper_at(&w, &dir);
     let expiry =
         keeper::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
-    let r = builtin_cycle(k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1, "one BUY_UP submitted");
     assert_eq!(
         k.collector().record().open_positions(true),
@@ -102,7 +111,7 @@ async fn stuck_redeem(w: &World, k: &mut Engine, m: Address) -> (u64, TxHash) {
     // signs at its estimate (twice ~1 gwei) cannot be mined in it.
     automine(&w.keeper_rpc, false).await;
     let spike = SPIKE;
-    let r = builtin_cycle(k).await;
+    let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 0, "not mined while mining is paused");
     let first = pool_tx_at(&w, n).await.expect("the redeem waits in the pool at the next nonce");
     anvil_rpc(&w.keeper_rpc, "anvil_setNextBlockBaseFeePerGas", json!([U256::from(spike)])).await;
@@ -112,7 +121,7 @@ async fn stuck_redeem(w: &World, k: &mut Engine, m: Address) -> (u64, TxHash) {
         "underpriced: not mined in the spiked block"
     );
 
-    (n, first)
+    Stuck { w, dir, k, n, first }
 }
 
 /// After a restart, the journal still knows the stuck redeem: the new process re-signs it at
@@ -121,11 +130,7 @@ async fn stuck_redeem(w: &World, k: &mut Engine, m: Address) -> (u64, TxHash) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redeem_stuck_across_a_restart_is_resent_at_its_own_nonce() {
     let _g = serial();
-    let w = world(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let m = buy_up_market(&w).await;
-    let mut k = keeper_at(&w, &dir);
-    let (n, first) = stuck_redeem(&w, &mut k, m).await;
+    let Stuck { w, dir, k, n, first } = stuck_redeem().await;
     drop(k);
 
     let mut k = keeper_at(&w, &dir);

@@ -949,7 +949,7 @@ async fn real_model(
         max_tokens: 48,
         temperature: 0.0,
         response_format: ResponseFormat::Object,
-        seed: Some(crate::cli::BUNDLED_SEED),
+        seed: Some(crate::config::BUNDLED_SEED),
     };
     let model = Model::OpenAi(OpenAiClient::for_bundled(server, LLM_TIMEOUT, options).await?);
     seed_llm_markets(w, LLM_MARKETS).await?;
@@ -1081,7 +1081,7 @@ fn write_llm(md: &mut String, f: &LlmFigures) {
     let slots = f.slots.map_or("not reported".to_string(), |s| s.to_string());
     let load = |l: Option<f64>| l.map_or("unknown".to_string(), |l| format!("{l:.2}"));
     let _ = writeln!(md, "## The bundled language model\n");
-    let _ = writeln!(md, "{} served by llama.cpp (xllamacpp {}) on 127.0.0.1, started as the demo starts it: {} threads, context {} tokens a slot, `/props` total_slots {slots} (asks the keeper kept in flight, `Strategy::ask_limit`: {}); ready {:.1} s after spawn. Every ask is the prompt the keeper renders for a fresh market (books from 0.30/0.25 to 0.75/0.70, UP ask / UP bid), answered with `--response-format object` (the JSON-schema constraint), temperature 0, seed {}, wall-clocked one at a time. The server's prompt cache keeps the last prompt it processed, so a prompt asked again costs little more than the answer's tokens; a cycle's prompts are each new to it but for the shared system prompt, as in the second series.\n", f.label, f.server_version, f.threads, f.ctx, f.ask_limit, f.ready_secs, crate::cli::BUNDLED_SEED);
+    let _ = writeln!(md, "{} served by llama.cpp (xllamacpp {}) on 127.0.0.1, started as the demo starts it: {} threads, context {} tokens a slot, `/props` total_slots {slots} (asks the keeper kept in flight, `Strategy::ask_limit`: {}); ready {:.1} s after spawn. Every ask is the prompt the keeper renders for a fresh market (books from 0.30/0.25 to 0.75/0.70, UP ask / UP bid), answered with `--response-format object` (the JSON-schema constraint), temperature 0, seed {}, wall-clocked one at a time. The server's prompt cache keeps the last prompt it processed, so a prompt asked again costs little more than the answer's tokens; a cycle's prompts are each new to it but for the shared system prompt, as in the second series.\n", f.label, f.server_version, f.threads, f.ctx, f.ask_limit, f.ready_secs, crate::config::BUNDLED_SEED);
     let _ = writeln!(md, "| measurement | value |\n| --- | ---: |");
     let _ = writeln!(
         md,

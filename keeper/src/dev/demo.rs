@@ -10,8 +10,7 @@ mod attacks;
 use crate::{
     anvil::Anvil,
     bindings::{IRiskGate, REASON_COUNT},
-    collectors,
-    compile,
+    collectors, compile,
     decision::Answer,
     dev::steps,
     dev::world::{Actor, World, WorldError},
@@ -628,7 +627,7 @@ async fn real_model(
         max_tokens: 48,
         temperature: 0.0,
         response_format: ResponseFormat::Object,
-        seed: Some(crate::cli::BUNDLED_SEED),
+        seed: Some(crate::config::BUNDLED_SEED),
     };
     let (client, server) =
         OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options).await?;
