@@ -188,23 +188,7 @@ mod tests {
             write_off_grace_secs: 3_600,
             min_fill_bps: 2_500,
         };
-        let s = Snapshot {
-            best_bid: u(400_000),
-            best_ask: u(450_000),
-            tick_size: u(10_000),
-            lot_size: u(10),
-            min_quantity: u(10),
-            expiry_sec: 20_000,
-            now_sec: 10_000,
-            finalized: false,
-            open_positions: 0,
-            open_notional: U256::ZERO,
-            collateral_available: u(1_000_000),
-            resolver_trusted: true,
-            held_side: 0,
-            high_water_mark: U256::ZERO,
-            creator_trusted: true,
-        };
+        let s = crate::fixtures::healthy_snapshot();
         (b, s)
     }
 

@@ -10,7 +10,6 @@ use crate::{
     abi,
     artifact::GateArtifact,
     evm::{self, Chain, Deployed, Outcome},
-    forge,
     model::{self, GateConfig, Quote, Snapshot},
     strategies::{self, GateCase},
 };
@@ -131,10 +130,6 @@ impl Mismatch {
                 show(got)
             ),
         }
-    }
-
-    pub fn forge_test(&self, name: &str) -> String {
-        forge::render(self, name)
     }
 }
 

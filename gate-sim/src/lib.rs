@@ -13,6 +13,7 @@ pub mod checks;
 pub mod corpus;
 pub mod diff;
 pub mod evm;
+pub mod fixtures;
 pub mod forge;
 pub mod ledger;
 pub mod model;

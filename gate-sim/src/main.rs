@@ -223,7 +223,7 @@ fn run_diff(
             Ok(true)
         }
         Some(m) => {
-            let test = m.forge_test(&format!("test_gateSim_diffSeed{seed}"));
+            let test = gate_sim::forge::render(m, &format!("test_gateSim_diffSeed{seed}"));
             println!("DISAGREEMENT after {} cases (seed {seed}): {}", report.rows, m.describe());
             println!("\nMinimized case as a forge test:\n\n{test}");
             if let Some(path) = forge_out {

@@ -17,7 +17,7 @@ fn ten_thousand_cases_in_revm_agree_with_the_reference() {
     let report = diff::run(&mut RevmChain::new(), &artifact, 10_000, 0x5eed, &mut |_, _| {})
         .expect("differential runs");
     if let Some(m) = &report.mismatch {
-        panic!("{}\n\n{}", m.describe(), m.forge_test("test_gateSim_regression"));
+        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(&m, "test_gateSim_regression"));
     }
     assert!(report.rows >= 10_000);
     // Some bound sets must have gone through the constructor's refusal path too.
@@ -32,7 +32,7 @@ fn five_hundred_cases_on_anvil_agree_with_the_reference() {
     let report =
         diff::run(&mut chain, &artifact, 500, 0xa11, &mut |_, _| {}).expect("differential runs");
     if let Some(m) = &report.mismatch {
-        panic!("{}\n\n{}", m.describe(), m.forge_test("test_gateSim_regression"));
+        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(&m, "test_gateSim_regression"));
     }
     assert!(report.rows >= 500);
 }
@@ -77,7 +77,7 @@ fn a_planted_disagreement_is_found_shrunk_and_rendered_as_a_forge_test() {
         _ => None,
     };
     assert_eq!((reason(expected), reason(got)), (Some(3), Some(0)));
-    let test = m.forge_test("test_gateSim_planted");
+    let test = gate_sim::forge::render(&m, "test_gateSim_planted");
     assert!(test.contains("function test_gateSim_planted() public {"), "{test}");
     assert!(test.contains("assertEq(uint256(reason), 3, \"reason\");"), "{test}");
     assert!(test.contains("new RiskGate(bounds,"), "{test}");

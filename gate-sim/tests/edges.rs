@@ -75,23 +75,7 @@ fn bounds_edges() -> Vec<Bounds> {
 }
 
 fn snapshot_edges() -> Vec<Snapshot> {
-    let base = Snapshot {
-        best_bid: u(400_000),
-        best_ask: u(450_000),
-        tick_size: u(10_000),
-        lot_size: u(10),
-        min_quantity: u(10),
-        expiry_sec: 20_000,
-        now_sec: 10_000,
-        finalized: false,
-        open_positions: 0,
-        open_notional: U256::ZERO,
-        collateral_available: u(1_000_000),
-        resolver_trusted: true,
-        held_side: 0,
-        high_water_mark: U256::ZERO,
-        creator_trusted: true,
-    };
+    let base = gate_sim::fixtures::healthy_snapshot();
     let mut out = vec![base];
     for v in [u(0), u(1), u(499_999), u(500_000), u(999_999), u(1_000_000), u(1_000_001), U256::MAX]
     {
@@ -183,7 +167,7 @@ fn every_edge_agrees_with_the_reference_in_revm() {
             panic!("{config:?} must deploy");
         };
         if let Some(m) = diff::check_views(&mut chain, gate, &config).expect("calls run") {
-            panic!("{}\n\n{}", m.describe(), m.forge_test("test_gateSim_edge"));
+            panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(&m, "test_gateSim_edge"));
         }
         for snapshot in snapshot_edges() {
             for quote in quote_edges() {
@@ -192,7 +176,11 @@ fn every_edge_agrees_with_the_reference_in_revm() {
                         diff::check_evaluate(&mut chain, gate, &config, &snapshot, &quote, verdict)
                             .expect("call runs");
                     if let Some(m) = found {
-                        panic!("{}\n\n{}", m.describe(), m.forge_test("test_gateSim_edge"));
+                        panic!(
+                            "{}\n\n{}",
+                            m.describe(),
+                            gate_sim::forge::render(&m, "test_gateSim_edge")
+                        );
                     }
                     checked += 1;
                 }

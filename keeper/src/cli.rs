@@ -259,8 +259,7 @@ impl From<SideArg> for Side {
     }
 }
 
-/// The seed `--model bundled` sends unless `--seed` says otherwise.
-pub const BUNDLED_SEED: u64 = 1;
+pub use crate::config::BUNDLED_SEED;
 
 /// Which inference provider answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -539,7 +538,7 @@ impl RunArgs {
         })
     }
 
-    pub fn to_config(&self, root: &std::path::Path) -> Result<RunConfig> {
+    pub fn to_config(&self) -> Result<RunConfig> {
         let chain = self.chain.to_config()?;
         let model = match self.model {
             ModelKind::Builtin => ModelConfig::Builtin,
@@ -585,7 +584,7 @@ impl RunArgs {
             from_block: self.scan.from_block,
             log_range: self.scan.log_range.max(1),
             concurrency: self.concurrency.max(1),
-            results: self.results.as_ref().map(|r| root.join(r)),
+            results: self.results.as_deref().map(from_cwd),
             confirmations: self.confirmations,
             resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
@@ -634,7 +633,7 @@ impl BoundsArgs {
 impl ReportArgs {
     /// With `--load-state` no endpoint or gate is needed (a local anvil is spawned and the gate
     /// saved beside the state is the default); without, both are.
-    pub fn to_config(&self, root: &std::path::Path) -> Result<ReportConfig> {
+    pub fn to_config(&self) -> Result<ReportConfig> {
         let source = match &self.load_state {
             Some(state) => ReportSource::LoadState { state: state.clone(), gate: self.gate.gate },
             None => {
@@ -649,7 +648,7 @@ impl ReportArgs {
             check_prompts: self.check_prompts,
             from_block: self.scan.from_block,
             log_range: self.scan.log_range,
-            results: self.results.as_ref().map(|r| root.join(r)),
+            results: self.results.as_deref().map(from_cwd),
         })
     }
 }
@@ -715,6 +714,12 @@ impl From<&BenchArgs> for crate::dev::bench::BenchConfig {
     }
 }
 
+/// A path from the command line, resolved against the working directory (as a shell user
+/// reads it), once, here.
+fn from_cwd(p: &std::path::Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,10 +738,7 @@ mod tests {
         };
         // Only meaningful when the environment does not provide the endpoint.
         if std::env::var("KEEPER_RPC_URL").is_err() {
-            assert!(matches!(
-                run.to_config(std::path::Path::new(".")),
-                Err(ConfigError::MissingRpc)
-            ));
+            assert!(matches!(run.to_config(), Err(ConfigError::MissingRpc)));
         }
     }
 
@@ -844,17 +846,14 @@ mod tests {
         let Command::Report(r) = parse(&["report", "--load-state", "x/anvil-state.json"]) else {
             panic!("report");
         };
-        let cfg = r.to_config(std::path::Path::new("/root")).unwrap();
+        let cfg = r.to_config().unwrap();
         assert!(matches!(cfg.source, ReportSource::LoadState { gate: None, .. }));
         // A live report wants the endpoint first, then the gate.
         let Command::Report(r) = parse(&["report", "--rpc-url", "http://127.0.0.1:1"]) else {
             panic!("report");
         };
         if std::env::var("KEEPER_GATE").is_err() {
-            assert!(matches!(
-                r.to_config(std::path::Path::new(".")),
-                Err(ConfigError::MissingGate)
-            ));
+            assert!(matches!(r.to_config(), Err(ConfigError::MissingGate)));
         }
         // Deploy: the endpoint, then the trusted resolvers, then the trusted creators.
         let zero = Address::ZERO.to_string();

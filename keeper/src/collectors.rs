@@ -246,23 +246,7 @@ pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Addre
         .map_err(|e| CollectError::Call(Box::new(e)))
 }
 
-/// The gate's fixed facts, read from chain for RESULTS.md.
-#[derive(Debug, Clone)]
-pub struct GateFacts {
-    pub gate: Address,
-    pub chain_id: u64,
-    pub deploy_block: Option<u64>,
-    pub params_hash: B256,
-    pub bounds: IRiskGate::Params,
-    pub trusted_resolvers: Vec<Address>,
-    /// The gate's trusted market creators (v2.1), ascending.
-    pub trusted_creators: Vec<Address>,
-    pub keeper: Address,
-    pub collateral: Address,
-    pub factory: Address,
-    /// reasonLabel(0..REASON_COUNT), verbatim from the gate.
-    pub labels: Vec<String>,
-}
+pub use crate::decision::GateFacts;
 
 /// Reads the gate's fixed facts; its deploy block is the block of its `GateDeployed` log within
 /// `[from, to]`, when there is one.

@@ -69,10 +69,7 @@ pub enum ConfigError {
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
 
-/// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
-pub const MAX_TRUSTED_RESOLVERS: usize = 8;
-/// The most trusted market creators a gate may name (`RiskGate.MAX_TRUSTED_CREATORS`).
-pub const MAX_TRUSTED_CREATORS: usize = 8;
+pub use crate::bindings::{MAX_TRUSTED_CREATORS, MAX_TRUSTED_RESOLVERS};
 
 /// `given`, sorted; refuses an empty list, the zero address, a duplicate and more than 8
 /// entries, so that both deploy paths (this and `script/Deploy.s.sol`) treat one list the same
@@ -269,3 +266,6 @@ pub struct ReportConfig {
     /// results/<chain-id>/<gate>/.
     pub results: Option<PathBuf>,
 }
+
+/// The seed `--model bundled` sends unless `--seed` says otherwise.
+pub const BUNDLED_SEED: u64 = 1;

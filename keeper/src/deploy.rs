@@ -67,7 +67,7 @@ pub enum DeployError {
         source: serde_json::Error,
     },
     #[error("saving the deployment")]
-    Save(#[source] Box<crate::recorder::RecordError>),
+    Save(#[source] crate::fs::WriteError),
     #[error("the gate's constructor would refuse these arguments{}; nothing was deployed", colon(.decoded))]
     Refused {
         decoded: Option<String>,
@@ -473,8 +473,7 @@ pub fn save(root: &Path, d: &Deployment) -> Result<()> {
     let path = saved_path(root, d.chain_id);
     let text = serde_json::to_string_pretty(d)
         .map_err(|source| DeployError::Encode { chain_id: d.chain_id, source })?;
-    crate::recorder::write_atomic(&path, format!("{text}\n").as_bytes())
-        .map_err(|e| DeployError::Save(Box::new(e)))
+    crate::fs::write_atomic(&path, format!("{text}\n").as_bytes()).map_err(DeployError::Save)
 }
 
 /// `keeper deploy`.

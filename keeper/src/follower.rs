@@ -38,13 +38,10 @@ pub enum FollowError {
 
 pub type Result<T> = std::result::Result<T, FollowError>;
 
-/// A block as the keeper saw it: number, hash, and chain time (the clock the gate uses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BlockRef {
-    pub number: u64,
-    pub hash: B256,
-    pub time: u64,
-}
+pub use crate::decision::BlockRef;
+
+/// The most blocks one `eth_getLogs` spans unless `--log-range` says otherwise.
+pub const DEFAULT_LOG_RANGE: u64 = 5_000;
 
 /// How many scanned-to block hashes are kept for finding a fork point. A reorganisation deeper
 /// than this many steps rescans from the first block.
@@ -91,7 +88,7 @@ impl Follower {
             gate,
             factory,
             from_block,
-            log_range: 5_000,
+            log_range: DEFAULT_LOG_RANGE,
             confirmations,
             checkpoints: BTreeMap::new(),
             scanned_to: None,

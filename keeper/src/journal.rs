@@ -5,14 +5,19 @@
 //! - `resend`, written before a replacement at the same nonce (bumped fees) is sent;
 //! - `done`, when a submission is settled: confirmed, replaced by another transaction at its
 //!   nonce, reverted, or removed by a reorg;
-//! - `offchain`, a failure that never reached the chain, the moment it happens.
+//! - `offchain`, a failure that never reached the chain, the moment it happens;
+//! - `own`, one of the keeper's own calls (`redeem`, `writeOff`), written after signing and
+//!   before it is sent; its `resend` and `done` lines are the same as a submission's.
+//!
+//! Submissions and own calls share one id sequence, so `resend` and `done` name either. One
+//! tracker follows both: re-signed at their own nonce, recovered after a restart.
 //!
 //! A submission with no `done` line is pending: its market is never asked again, and a restart
 //! picks it up (follows its receipt, re-sends it at the same nonce). The journal is the only
 //! local state the keeper needs; everything else is re-derived from chain.
 
-use crate::recorder::feed::{Annotation, OffchainRow};
-use alloy::primitives::{Address, TxHash, B256, U256};
+use crate::decision::{Annotation, OffchainRow};
+use alloy::primitives::{Address, Bytes, TxHash, B256, U256};
 use serde::{Deserialize, Serialize};
 use std::{
     collections::BTreeMap,
@@ -113,6 +118,64 @@ pub enum Outcome {
     NotSent,
 }
 
+/// Which of the keeper's own calls a transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnKind {
+    /// `redeem(market)`: a final market's payout collected.
+    Redeem,
+    /// `writeOff(market)`: a position whose market never settled written off.
+    WriteOff,
+}
+
+impl OwnKind {
+    /// The gate function it calls.
+    pub fn function(self) -> &'static str {
+        match self {
+            Self::Redeem => "redeem",
+            Self::WriteOff => "writeOff",
+        }
+    }
+}
+
+impl std::fmt::Display for OwnKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.function())
+    }
+}
+
+/// One of the keeper's own calls, written after signing, before sending.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnCall {
+    pub id: u64,
+    pub what: OwnKind,
+    pub market: Address,
+    pub nonce: u64,
+    /// The calldata, as signed (a re-send signs the same bytes).
+    pub input: Bytes,
+    pub gas: u64,
+    pub first: Attempt,
+}
+
+/// An own call and everything known of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrackedOwn {
+    pub call: OwnCall,
+    /// Every transaction signed for it, first to last (same nonce): at most one can be mined.
+    pub attempts: Vec<Attempt>,
+    pub outcome: Option<(Outcome, Option<TxHash>)>,
+}
+
+impl TrackedOwn {
+    pub fn pending(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    pub fn latest(&self) -> Attempt {
+        *self.attempts.last().unwrap_or(&self.call.first)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
@@ -136,6 +199,7 @@ pub enum Entry {
         id: u64,
     },
     Offchain(OffchainRow),
+    Own(OwnCall),
 }
 
 /// A submission and everything known of it.
@@ -169,6 +233,7 @@ pub struct Journal {
     path: Option<PathBuf>,
     file: Option<File>,
     subs: BTreeMap<u64, Tracked>,
+    own: BTreeMap<u64, TrackedOwn>,
     offchain: Vec<OffchainRow>,
 }
 
@@ -216,12 +281,20 @@ impl Journal {
             Entry::Resend { id, attempt } => {
                 if let Some(t) = self.subs.get_mut(&id) {
                     t.attempts.push(attempt);
+                } else if let Some(o) = self.own.get_mut(&id) {
+                    o.attempts.push(attempt);
                 }
             }
             Entry::Done { id, outcome, tx } => {
                 if let Some(t) = self.subs.get_mut(&id) {
                     t.outcome = Some((outcome, tx));
+                } else if let Some(o) = self.own.get_mut(&id) {
+                    o.outcome = Some((outcome, tx));
                 }
+            }
+            Entry::Own(call) => {
+                let first = call.first;
+                self.own.insert(call.id, TrackedOwn { call, attempts: vec![first], outcome: None });
             }
             Entry::Reopened { id } => {
                 if let Some(t) = self.subs.get_mut(&id) {
@@ -247,9 +320,27 @@ impl Journal {
         Ok(())
     }
 
-    /// The id the next submission gets.
+    /// The id the next submission or own call gets (one sequence for both).
     pub fn next_id(&self) -> u64 {
-        self.subs.keys().next_back().map_or(0, |k| k + 1)
+        let last_sub = self.subs.keys().next_back().map(|k| k + 1);
+        let last_own = self.own.keys().next_back().map(|k| k + 1);
+        last_sub.max(last_own).unwrap_or(0)
+    }
+
+    /// The keeper's own calls not yet settled.
+    pub fn own_pending(&self) -> impl Iterator<Item = &TrackedOwn> {
+        self.own.values().filter(|o| o.pending())
+    }
+
+    pub fn own_call(&self, id: u64) -> Option<&TrackedOwn> {
+        self.own.get(&id)
+    }
+
+    /// The lowest nonce above every pending transaction's, submissions and own calls alike: a
+    /// new transaction never reuses a nonce a pending one may still be mined at.
+    pub fn pending_nonce_floor(&self) -> u64 {
+        let own = self.own_pending().map(|o| o.call.nonce + 1);
+        self.pending().map(|t| t.sub.nonce + 1).chain(own).max().unwrap_or(0)
     }
 
     pub fn submissions(&self) -> impl Iterator<Item = &Tracked> {
@@ -355,6 +446,50 @@ mod tests {
         std::fs::write(&path, "{\"kind\":\"reopened\",\"id\":0}\n{\"kind\":\"bogus\"}\n").unwrap();
         let e = Journal::open(dir.path()).unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn own_calls_share_the_id_sequence_and_are_followed_across_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let attempt = |b: u8| Attempt {
+            tx: TxHash::repeat_byte(b),
+            max_fee_per_gas: 2_000_000_000,
+            max_priority_fee_per_gas: 1,
+        };
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            j.append(Entry::Submit(sub(0, 5, 1))).unwrap();
+            assert_eq!(j.next_id(), 1);
+            let call = OwnCall {
+                id: j.next_id(),
+                what: OwnKind::Redeem,
+                market: Address::repeat_byte(3),
+                nonce: 6,
+                input: Bytes::from_static(&[0x95, 0xa2, 0x25, 0x1f]),
+                gas: 200_000,
+                first: attempt(0xa1),
+            };
+            j.append(Entry::Own(call)).unwrap();
+            j.append(Entry::Resend { id: 1, attempt: attempt(0xa2) }).unwrap();
+            j.append(Entry::Done { id: 0, outcome: Outcome::Confirmed, tx: None }).unwrap();
+        }
+        let j = Journal::open(dir.path()).unwrap();
+        // The own call took id 1, so the next of either kind is 2.
+        assert_eq!(j.next_id(), 2);
+        let own: Vec<_> = j.own_pending().collect();
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].call.what, OwnKind::Redeem);
+        assert_eq!(
+            own[0].attempts.len(),
+            2,
+            "the re-send applied to the own call, not a submission"
+        );
+        assert_eq!(own[0].latest().tx, TxHash::repeat_byte(0xa2));
+        // Submission 0 is done; the own call at nonce 6 is pending: new nonces start at 7.
+        assert_eq!(j.pending_nonce_floor(), 7);
+        assert_eq!(j.pending().count(), 0);
+        let line = serde_json::to_string(&Entry::Own(own[0].call.clone())).unwrap();
+        assert!(line.contains(r#""kind":"own""#) && line.contains(r#""what":"redeem""#), "{line}");
     }
 
     #[test]

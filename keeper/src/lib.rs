@@ -17,8 +17,11 @@ pub mod decision;
 pub mod deploy;
 #[cfg(feature = "dev")]
 pub mod dev;
+pub mod engine;
 pub mod executor;
 pub mod follower;
+pub mod format;
+pub mod fs;
 pub mod journal;
 pub mod lens;
 pub mod log;

@@ -33,7 +33,10 @@ fn fatal(e: &(dyn std::error::Error + 'static)) -> ! {
 }
 
 async fn real_main(args: Args) -> eyre::Result<()> {
-    let root = args.root.clone();
+    // Resolved once, against the working directory: everything below joins onto it, and a
+    // child process run in another directory still finds the same files.
+    let root = std::path::absolute(&args.root)
+        .map_err(|e| eyre::eyre!("cannot resolve --root {}: {e}", args.root.display()))?;
     match args.command {
         Command::Deploy(d) => {
             let cfg = d.to_config()?;
@@ -47,13 +50,13 @@ async fn real_main(args: Args) -> eyre::Result<()> {
             println!("{}", serde_json::to_string(&out)?);
         }
         Command::Run(r) => {
-            let cfg = r.to_config(&root)?;
+            let cfg = r.to_config()?;
             let cancel = CancellationToken::new();
             runner::spawn_signal_handler(cancel.clone());
             runner::run(cfg, &root, cancel).await?;
         }
         Command::Report(r) => {
-            let cfg = r.to_config(&root)?;
+            let cfg = r.to_config()?;
             let anvil = root.join(".toolchain/bin/anvil");
             let out = report::run(&cfg, &root, &anvil).await?;
             println!(

@@ -15,8 +15,9 @@ use alloy::primitives::U256;
 /// Bytes the gate trims from both ends of an answer: tab, LF, CR, space, `"` and `'`.
 const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];
 
-/// Longest answer the gate looks at (`VerdictParser.MAX_RAW_LENGTH`).
-const MAX_RAW_LENGTH: usize = 64;
+/// Longest answer the gate looks at (`VerdictParser.MAX_RAW_LENGTH`, the same 64 bytes as
+/// the head a `Decision` log carries).
+const MAX_RAW_LENGTH: usize = crate::bindings::RAW_HEAD_BYTES;
 
 /// The operator's quote settings (`--slippage-bps`, `--verdict-ttl-secs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -325,8 +325,8 @@ fn fill_prices(record: &ChainRecord) -> Vec<String> {
                 "block {} tx {}: best level price {}, average price paid {}{undone}",
                 d.block,
                 d.tx,
-                markdown::units(&d.price_paid),
-                markdown::units(&avg)
+                crate::format::units(&d.price_paid),
+                crate::format::units(&avg)
             ))
         })
         .collect()

@@ -29,9 +29,9 @@ use keeper::{
     bindings::{reason, IRiskGate},
     deploy::{self, GateSpec},
     dev::world::{Actor, World},
+    engine::Engine,
     journal::{Entry, Journal, Outcome},
     recorder::feed::{self, ChainRecord, FeedRow},
-    runner::Keeper,
 };
 use serde_json::json;
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
@@ -51,13 +51,27 @@ async fn start() -> (World, TempDir) {
     (world(&[]).await, tempfile::tempdir().unwrap())
 }
 
+/// [`start`], one market the builtin model buys (its only ask at 0.40) and a keeper on it,
+/// re-sending after `resend_after`, `confirmations` deep.
+async fn one_market(
+    resend_after: Duration,
+    confirmations: u64,
+) -> (World, TempDir, Address, Engine) {
+    let (w, dir) = start().await;
+    let a = buy_up_market(&w).await;
+    let k = keeper_with(&w, &dir, resend_after, confirmations);
+    (w, dir, a, k)
+}
+
 /// A keeper on `w`'s gate keeping its journal and feed in `dir`, re-sending after
 /// `resend_after`.
-fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Keeper {
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.resend_after = resend_after;
-    k.load_existing_feed().unwrap();
-    k
+fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Engine {
+    keeper_with(w, dir, resend_after, 0)
+}
+
+fn keeper_with(w: &World, dir: &TempDir, resend_after: Duration, confirmations: u64) -> Engine {
+    let k = w.keeper(Some(dir.path().to_path_buf()));
+    k.resend_after(resend_after).confirmations(confirmations).resume().build().unwrap()
 }
 
 /// Mining stops: transactions wait in the pool until [`resume_mining`].
@@ -89,13 +103,21 @@ async fn chain_record(w: &World) -> ChainRecord {
 
 /// The chain's record, asserted to be the one the keeper keeps: the same decisions (market,
 /// block, time, reason, position state), the same transactions and log indexes.
-async fn chain_is_record(w: &World, k: &Keeper) -> ChainRecord {
+async fn chain_is_record(w: &World, k: &Engine) -> ChainRecord {
     let chain = chain_record(w).await;
-    assert_eq!(k.record.decided, chain.decided, "the keeper's record is exactly the chain's");
+    assert_eq!(
+        k.collector().record().decided,
+        chain.decided,
+        "the keeper's record is exactly the chain's"
+    );
     let rows = |ds: &[feed::DecisionRow]| -> Vec<(String, u64)> {
         ds.iter().map(|d| (d.tx.clone(), d.log_index)).collect()
     };
-    assert_eq!(rows(&k.record.decisions), rows(&chain.decisions), "and so are its rows");
+    assert_eq!(
+        rows(&k.collector().record().decisions),
+        rows(&chain.decisions),
+        "and so are its rows"
+    );
     chain
 }
 
@@ -200,14 +222,12 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1);
-    let first = k.journal().pending().next().unwrap().clone();
+    let first = k.executor().journal().pending().next().unwrap().clone();
     let nonce = first.sub.nonce;
     anvil_rpc(&w.keeper_rpc, "anvil_dropTransaction", json!([first.sub.first.tx])).await;
     assert!(
@@ -218,7 +238,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     // The node no longer knows it: re-sent at once, at the same nonce.
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.settled.resent), (0, 0, 1));
-    let t = k.journal().get(first.sub.id).unwrap().clone();
+    let t = k.executor().journal().get(first.sub.id).unwrap().clone();
     assert_eq!(t.attempts.len(), 2);
     let replacement = t.latest().tx;
     let pooled =
@@ -240,13 +260,11 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     builtin_cycle(&mut k).await;
-    let sent = k.journal().pending().next().unwrap().clone();
+    let sent = k.executor().journal().pending().next().unwrap().clone();
     // The base fee jumps far above what the transaction pays: 1,000 gwei against a max fee of
     // twice the ~1 gwei estimate at signing.
     let spike: u128 = 1_000_000_000_000;
@@ -260,7 +278,7 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     tokio::time::sleep(PAST_RESEND).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.settled.resent, 1);
-    let t = k.journal().get(sent.sub.id).unwrap().clone();
+    let t = k.executor().journal().get(sent.sub.id).unwrap().clone();
     let bumped = t.latest();
     // The next block's base fee after an empty spiked block is at least 7/8 of the spike; the
     // replacement pays at least twice the estimate of it, so it is mineable.
@@ -284,17 +302,15 @@ async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_chain() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, NO_RESEND);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 0).await;
 
     let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
     // On the branch about to be removed: market C is created, and A and C are decided.
     let c = buy_up_market(&w).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 2);
-    assert_eq!(per_market(&k.record).len(), 2);
-    let removed: Vec<TxHash> = k.record.decided.iter().map(|d| d.id.tx).collect();
+    assert_eq!(per_market(k.collector().record()).len(), 2);
+    let removed: Vec<TxHash> = k.collector().record().decided.iter().map(|d| d.id.tx).collect();
 
     // The branch is replaced: back to the snapshot, then a longer branch in which market D is
     // created (and C never exists).
@@ -323,12 +339,12 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     // the keeper must know the market the chain has there now (D's expiry, D's creator's
     // book), not the one it read on the removed branch.
     assert_eq!(c, d, "CREATE addresses repeat after a revert");
-    let known = k.markets().into_iter().find(|m| m.address == d).expect("D is known");
+    let known = k.collector().markets().into_iter().find(|m| m.address == d).expect("D is known");
     assert_eq!(known.expiry, expiry, "the market at that address is D, not the removed C");
-    assert_eq!(k.markets().len(), 2, "A and D; C's entry left with its block");
+    assert_eq!(k.collector().markets().len(), 2, "A and D; C's entry left with its block");
     for tx in &removed {
         assert!(
-            !k.record.decided.iter().any(|d| d.id.tx == *tx),
+            !k.collector().record().decided.iter().any(|d| d.id.tx == *tx),
             "removed decision {tx} left the record"
         );
     }
@@ -514,15 +530,13 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, NO_RESEND).with_confirmations(2);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 2).await;
     // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
     // above it, so it stays out of the record (and the market stays pending, never re-asked).
     // The cycle waits until it is mined, so the blocks mined below are all above it.
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.submitted, r.pending), (1, 1));
-    assert!(k.record.decided.is_empty(), "mined at the head: not confirmed");
+    assert!(k.collector().record().decided.is_empty(), "mined at the head: not confirmed");
     // Mined within the cycle: its Decision, decoded from its own receipt, is a PASS.
     assert_eq!(r.mined.len(), 1);
     let mined = r.mined[0].clone();
@@ -530,12 +544,16 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     mine(&w.keeper_rpc).await; // 1 block above it: head - 2 is still below it
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending), (0, 1));
-    assert!(k.record.decided.is_empty(), "1 confirmation of 2");
+    assert!(k.collector().record().decided.is_empty(), "1 confirmation of 2");
     mine(&w.keeper_rpc).await; // 2 blocks above it: head - 2 is its block
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
-    assert_eq!(per_market(&k.record).get(&a), Some(&1));
-    assert_eq!(k.record.decided[0].id, mined.decision, "the row has the receipt's identity");
+    assert_eq!(per_market(k.collector().record()).get(&a), Some(&1));
+    assert_eq!(
+        k.collector().record().decided[0].id,
+        mined.decision,
+        "the row has the receipt's identity"
+    );
     chain_is_record(&w, &k).await;
     println!("confirmations 2: the decision entered the record once 2 blocks were mined above it");
     w.stop().await;
@@ -618,6 +636,7 @@ fn entry_id(e: &Entry) -> Option<u64> {
     match e {
         Entry::Submit(s) => Some(s.id),
         Entry::Resend { id, .. } | Entry::Done { id, .. } | Entry::Reopened { id } => Some(*id),
+        Entry::Own(o) => Some(o.id),
         Entry::Offchain(_) => None,
     }
 }
@@ -625,15 +644,13 @@ fn entry_id(e: &Entry) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_once() {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, NO_RESEND);
+    let (w, dir, a, mut k) = one_market(NO_RESEND, 0).await;
 
     // Cycle 1 (automine): A is submitted at n and mined; the keeper's sender now holds n + 1 as
     // its next nonce, and keeps it until a send is refused (nothing else re-reads it).
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 0));
-    let n = k.journal().submissions().next().unwrap().sub.nonce;
+    let n = k.executor().journal().submissions().next().unwrap().sub.nonce;
     assert_eq!(keeper_nonce(&w).await, n + 1);
 
     // Behind its back, the same key uses n + 1 (1 wei to the maker), mined at once.
@@ -660,7 +677,7 @@ async fn a_nonce_used_behind_the_keepers_back_is_resynced_and_the_answer_sent_on
         (1, 1, 0, 0),
         "B asked once, sent once after the resync, mined"
     );
-    let id_b = k.journal().submissions().find(|t| t.sub.market == b).unwrap().sub.id;
+    let id_b = k.executor().journal().submissions().find(|t| t.sub.market == b).unwrap().sub.id;
     let for_b: Vec<Entry> =
         journal_entries(dir.path()).into_iter().filter(|e| entry_id(e) == Some(id_b)).collect();
     // Journalled in order: signed at the stale n + 1, closed as not sent when refused, signed
@@ -710,7 +727,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
     let theirs = send_with_keeper_key(&w, w.maker_addr, 1, n, plain_fees(&w).await).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (2, 2, 2), "both sent, neither mined");
-    let subs: Vec<_> = k.journal().pending().cloned().collect();
+    let subs: Vec<_> = k.executor().journal().pending().cloned().collect();
     let mut nonces: Vec<u64> = subs.iter().map(|t| t.sub.nonce).collect();
     nonces.sort_unstable();
     assert_eq!(nonces, vec![n + 1, n + 2], "the keeper's two submissions sit above n");
@@ -734,7 +751,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
     assert_eq!(r.settled.resent, 2, "both dropped submissions re-sent at their own nonces");
     assert_eq!(r.settled.gaps_filled, 1, "nonce n filled");
     for t in &subs {
-        let now = k.journal().get(t.sub.id).unwrap();
+        let now = k.executor().journal().get(t.sub.id).unwrap();
         assert_eq!(now.attempts.len(), 2, "first send and one re-send");
         assert_eq!(now.sub.nonce, t.sub.nonce, "a re-send keeps the submission's nonce");
         assert!(node_knows(&w, now.latest().tx).await, "the re-send is in the pool");
@@ -758,7 +775,7 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
     assert_eq!(counts.get(&b), Some(&1), "one decision for B: {counts:?}");
     assert_eq!(chain.decided.len(), 2);
     for t in &subs {
-        let latest = k.journal().get(t.sub.id).unwrap().latest().tx;
+        let latest = k.executor().journal().get(t.sub.id).unwrap().latest().tx;
         assert!(chain.decided.iter().any(|d| d.id.tx == latest), "the re-send is the one mined");
     }
     let rows = feed_rows(dir.path());
@@ -776,14 +793,12 @@ async fn a_dropped_transaction_below_pending_ones_leaves_a_gap_that_is_filled() 
 async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replaced_and_asked_again()
 {
     let _g = serial();
-    let (w, dir) = start().await;
-    let a = buy_up_market(&w).await;
-    let mut k = keeper(&w, &dir, RESEND_AFTER);
+    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.submitted, r.pending), (1, 1, 1), "sent, not mined");
-    let first = k.journal().pending().next().unwrap().clone();
+    let first = k.executor().journal().pending().next().unwrap().clone();
     let n = first.sub.nonce;
     // The same key, outside the keeper, replaces it in the pool: a 0-value transfer to self at
     // n paying 10 times both of its fees (far past the 10 % bump a replacement needs).

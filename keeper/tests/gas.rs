@@ -127,12 +127,12 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     w.ask(a, 400_000, 20_000_000).await.unwrap();
     w.ask(b, 364_000, 20_000_000).await.unwrap();
 
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let k = w.keeper(Some(dir.path().to_path_buf()));
     // 25 % over the price shown, so B's 64 levels (0.300-0.363) and its real liquidity at
     // 0.364 are all inside the limit: ceil(300,000 × 1.25) = 375,000. A's limit is then
     // 500,000, also above its book.
-    k.quote.slippage_bps = 2_500;
-    k.load_existing_feed().unwrap();
+    let quote = keeper::quote::QuotePolicy { slippage_bps: 2_500, ..Default::default() };
+    let mut k = k.quote(quote).resume().build().unwrap();
     let balance = |w: &World| {
         let (p, addr) = (w.keeper_rpc.clone(), w.keeper_addr);
         async move { p.get_balance(addr).await.unwrap() }
@@ -174,7 +174,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
         "the worst take ({worst} gas) fits the cap {}",
         executor::SUBMIT_GAS_WORST_IOC
     );
-    let journal = k.journal();
+    let journal = k.executor().journal();
     let signed: Vec<u64> = journal.submissions().map(|t| t.sub.gas).collect();
     println!(
         "gas: A (64 one-lot asks, rule 20) and B (64 makers on 64 levels, PASS filling \

@@ -27,6 +27,7 @@ use common::{
 use keeper::{
     bindings::IRiskGate,
     cli::InferenceOptions,
+    dev::steps,
     journal::{Journal, JOURNAL_FILE},
     recorder::feed,
     strategy::{openai::OpenAiClient, Model},
@@ -84,8 +85,7 @@ async fn every_answer_that_arrived_is_submitted_verbatim_and_only_transport_fail
         None,
     )
     .await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.concurrency = 1;
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
     let r = k
         .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
         .await
@@ -159,8 +159,7 @@ async fn rate_limits_are_waited_out_as_the_server_says_and_bounded() {
         None,
     )
     .await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.concurrency = 1;
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
     let r = k
         .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
         .await
@@ -482,8 +481,7 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
         bodies.iter().filter(|body| asked_about(body, &markets) == [m]).count()
     };
 
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.concurrency = 2;
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(2).build().unwrap();
     // An inference timeout far past every hang guard: only the release ends B's wait.
     let model = openai(&server.url, Duration::from_secs(3_600));
     let (p, gate) = (&w.keeper_rpc, w.deployment.gate);
@@ -561,8 +559,8 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
         None,
     )
     .await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.quote.ttl_secs = 10;
+    let quote = keeper::quote::QuotePolicy { ttl_secs: 10, ..Default::default() };
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).quote(quote).build().unwrap();
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let r = k
         .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
@@ -586,12 +584,11 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     let m = buy_up_market(&w).await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let cancel = CancellationToken::new();
-    let head = k.follow().await.unwrap().head;
-    let infos: Vec<_> = k.markets().into_iter().filter(|i| i.address == m).collect();
-    let states = k.read_open(&infos, head).await.unwrap();
-    let answers = k.ask_all(states, &Model::Builtin, head, None, &cancel).await.unwrap();
+    let (states, head) = steps::read(&mut k, &[m]).await.unwrap();
+    let answers =
+        steps::ask_all(&mut k, states, &Model::Builtin, head, None, &cancel).await.unwrap();
     assert_eq!(answers.len(), 1);
     // Pinned clock: the next block after the read is head + 1, so the deadline is head + 61.
     let deadline = answers[0].quote.deadline;
@@ -600,18 +597,18 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
     // be one second past it, so the gate would refuse the answer (rule 16).
     w.mine_at(deadline).await.unwrap();
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let sent = k.submit(answers).await.unwrap();
+    let sent = steps::submit(&mut k, answers).await.unwrap();
     assert!(sent.is_empty());
     assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce);
     // `submit` journals the row; the feed is written at the end of a cycle.
-    let off = k.offchain_rows();
+    let off = k.executor().journal().offchain();
     assert_eq!(off.len(), 1);
     let want = format!(
         "the next block's chain time {} is past the quote's deadline {deadline}",
         deadline + 1
     );
     assert!(off[0].error.contains(&want), "{}", off[0].error);
-    assert!(k.record.decided.is_empty());
+    assert!(k.collector().record().decided.is_empty());
     drop(dir);
     w.stop().await;
 }
@@ -627,7 +624,7 @@ async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resu
     // A server that answers every request with HTTP 500 (its script is empty).
     let down = serve_inference(vec![], None).await;
     let model = openai(&down.url, Duration::from_secs(10));
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let cancel = CancellationToken::new();
     // An hour of chain time, a cycle a minute. Pinned clock: the head is at h = t_k and the
     // next block at h + 1 (the time the breaker runs on), with t_k = s + 60k from the head s

@@ -59,7 +59,7 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let cancel = CancellationToken::new();
 
     // With the JSON-schema constraint: every answer is one of the three tokens.
@@ -130,12 +130,17 @@ async fn the_same_prompt_asked_three_times_at_temperature_zero_gets_the_same_ans
     let server = LlmServer::start(LlmOptions::bundled(&root()).unwrap()).await.unwrap();
     let w = world(&[]).await;
     let m = markets(&w, 1).await[0];
-    let mut k = w.keeper(None);
-    let head = k.follow().await.unwrap().head;
-    let info = k.markets().into_iter().find(|i| i.address == m).expect("the market is followed");
+    let mut k = w.keeper(None).build().unwrap();
+    let head = k.stages().0.follow().await.unwrap().head;
+    let info = k
+        .collector()
+        .markets()
+        .into_iter()
+        .find(|i| i.address == m)
+        .expect("the market is followed");
     let state = keeper::collectors::read_market(&w.keeper_rpc, &info, head.number).await.unwrap();
     let at = keeper::strategy::prompt::ReadAt { block: head.number, time: head.time };
-    let prompt = Prompt::render(&k.strategy_text, &state, at).unwrap();
+    let prompt = Prompt::render(k.strategy().text(), &state, at).unwrap();
     for format in [ResponseFormat::Object, ResponseFormat::None] {
         let model = client(&server, format).await;
         let mut got = Vec::new();
@@ -159,9 +164,8 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
     let dir = tempfile::tempdir().unwrap();
     let ms = markets(&w, 4).await;
     let model = client(&server, ResponseFormat::Object).await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
     // One ask at a time, so the server stops between two of them.
-    k.concurrency = 1;
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
     let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let cancel = CancellationToken::new();
 
@@ -241,10 +245,13 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let dir = tempfile::tempdir().unwrap();
     const N: u64 = 10;
     markets(&w, N).await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     // The default --concurrency (32) would send all ten at once to a server that decodes one
     // at a time.
-    assert!(k.concurrency >= N as usize, "the test needs a cap above the market count");
+    assert!(
+        k.strategy().ask_limit(&keeper::strategy::Model::Builtin) >= N as usize,
+        "the test needs a cap above the market count"
+    );
 
     // No wall clock decides anything here: the timeout is the suite's (far above an answer),
     // and what shows the asks were not all queued at once is on chain. A keeper that sent all
@@ -255,7 +262,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let model = client(&server, ResponseFormat::Object).await;
     // The server said how many requests it decodes at once (`/props` total_slots: 1).
     assert_eq!(model.slots(), Some(1));
-    assert_eq!(k.ask_limit(&model), 1);
+    assert_eq!(k.strategy().ask_limit(&model), 1);
 
     let cancel = CancellationToken::new();
     let r = k.cycle(&model, None, &cancel).await.unwrap();
@@ -291,7 +298,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     )
     .await
     .unwrap();
-    keeper::recorder::publish_strategy(dir.path(), &k.strategy_text).unwrap();
+    keeper::recorder::publish_strategy(dir.path(), k.strategy().text()).unwrap();
     let check = keeper::prompts::check(
         &w.keeper_rpc,
         w.deployment.factory,

@@ -142,6 +142,30 @@ fn an_untouched_record_passes_and_says_what_it_verified_and_what_it_could_not() 
     assert!(!offchain(&rows).is_empty() && labelled > 0, "the demo has both kinds to protect");
 }
 
+/// A relative `--root` is resolved once, against the working directory: run from `keeper/` with
+/// `--root ..`, the check compiles contracts/src with `../tools/solc` and passes (before, the
+/// compiler was looked for at `../../tools/solc`, joined onto the root twice, and it failed).
+#[test]
+fn a_relative_root_is_resolved_once() {
+    let _g = serial();
+    let dir = copy_of_demo();
+    let state = dir.path().join(keeper::report::STATE_FILE);
+    let keeper_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .current_dir(keeper_dir)
+        .args(["--root", ".."])
+        .args(["report", "--check", "--load-state", state.to_str().unwrap()])
+        .env_remove("KEEPER_ROOT")
+        .env_remove("KEEPER_RPC_URL")
+        .env_remove("KEEPER_GATE")
+        .env_remove("KEEPER_RESULTS")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "report --check with --root ..: {err}");
+    assert!(!err.contains("tools/solc is missing"), "{err}");
+}
+
 #[test]
 fn an_edited_answer_is_caught_by_its_logged_keccak() {
     let _g = serial();

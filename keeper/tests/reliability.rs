@@ -46,16 +46,14 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     w.ask(c, 520_000, 1_000_000).await.unwrap();
     let cancel = CancellationToken::new();
 
-    let mut first = w.keeper(Some(dir.path().to_path_buf()));
-    first.reask_secs = 3_600;
+    let mut first = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600).build().unwrap();
     let r = first.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 3, "one decision per market on the first cycle");
     drop(first); // the "crash": all in-memory state is gone
 
     // A new process: state comes from chain, the feed file only supplies annotations.
-    let mut second = w.keeper(Some(dir.path().to_path_buf()));
-    second.reask_secs = 3_600;
-    second.load_existing_feed().unwrap();
+    let second = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600);
+    let mut second = second.resume().build().unwrap();
     let r = second.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 0, "inside the 3,600 s interval nothing is asked again");
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
@@ -69,9 +67,8 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let times: Vec<u64> = decisions(&rows).iter().map(|d| d.time).collect();
     let (first_time, last_time) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
     w.mine_at(first_time + 3_599).await.unwrap();
-    let mut third = w.keeper(Some(dir.path().to_path_buf()));
-    third.reask_secs = 3_600;
-    third.load_existing_feed().unwrap();
+    let third = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600);
+    let mut third = third.resume().build().unwrap();
     assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 0);
     w.mine_at(last_time + 3_600).await.unwrap();
     assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 3);
@@ -103,16 +100,19 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     let stuck = w.create_market(10_000, 100, w.fillable_min_qty(100), now + 900).await.unwrap();
     w.ask(stuck, 400_000, 20_000_000).await.unwrap();
     let cancel = CancellationToken::new();
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(
         (r.asked, r.submitted),
         (1, 1),
         "only the market of a trusted resolver AND a trusted creator is asked"
     );
-    let spam_info = k.markets().into_iter().find(|m| m.address == spam).expect("spam is known");
+    let spam_info =
+        k.collector().markets().into_iter().find(|m| m.address == spam).expect("spam is known");
     assert_eq!(spam_info.creator, outsider, "MarketCreated names the spam's creator");
-    assert!(k.resolver_trusted(&spam_info) && !k.creator_trusted(&spam_info));
+    assert!(
+        k.collector().resolver_trusted(&spam_info) && !k.collector().creator_trusted(&spam_info)
+    );
     let rows = feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let ds = decisions(&rows);
     assert_eq!(ds[0].market, stuck.to_checksum(None));
@@ -242,8 +242,7 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
         OpenAiClient::new(&url, "test-model", Duration::from_secs(10), InferenceOptions::default())
             .unwrap(),
     );
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
-    k.concurrency = 1;
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
     let r = k.cycle(&provider, None, &CancellationToken::new()).await.unwrap();
     assert_eq!(r.asked, 5);
     assert_eq!(r.submitted, 2, "only the two real answers reach the chain");
@@ -440,7 +439,7 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
     w.ask(fine, 400_000, 20_000_000).await.unwrap();
 
     let cancel = CancellationToken::new();
-    let mut k = w.keeper(Some(dir.path().to_path_buf()));
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     // The readable market is asked and decided; the other is one off-chain row.
     assert_eq!((r.asked, r.submitted), (1, 1), "{r:?}");

@@ -104,8 +104,14 @@ pub mod verdict {
     pub const INVALID: u8 = u8::MAX;
 }
 
-/// How much of the raw answer a `Decision` log carries (`RAW_HEAD_BYTES`).
+/// How much of the raw answer a `Decision` log carries (`RAW_HEAD_BYTES`), which is also the
+/// longest answer the gate parses (`VerdictParser.MAX_RAW_LENGTH`): any longer one is reason 11.
 pub const RAW_HEAD_BYTES: usize = 64;
+
+/// The most trusted resolvers a gate may name (`RiskGate.MAX_TRUSTED_RESOLVERS`).
+pub const MAX_TRUSTED_RESOLVERS: usize = 8;
+/// The most trusted market creators a gate may name (`RiskGate.MAX_TRUSTED_CREATORS`).
+pub const MAX_TRUSTED_CREATORS: usize = 8;
 
 /// Probability 1.0 in the gate's price units.
 pub const PRICE_ONE: u64 = 1_000_000;

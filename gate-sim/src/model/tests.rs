@@ -24,26 +24,9 @@ fn bounds() -> Bounds {
     }
 }
 
-/// A healthy book: bid 0.40, ask 0.45, tick 0.01, lot 10, 10_000 s left, nothing open, trusted
-/// resolver, nothing held, high-water mark 0 (so H is the equity, 1_000_000).
+/// The shared healthy book ([`crate::fixtures::healthy_snapshot`]): bid 0.40, ask 0.45, H 1e6.
 fn snapshot() -> Snapshot {
-    Snapshot {
-        best_bid: u(400_000),
-        best_ask: u(450_000),
-        tick_size: u(10_000),
-        lot_size: u(10),
-        min_quantity: u(10),
-        expiry_sec: 20_000,
-        now_sec: 10_000,
-        finalized: false,
-        open_positions: 0,
-        open_notional: U256::ZERO,
-        collateral_available: u(1_000_000),
-        resolver_trusted: true,
-        held_side: HELD_NONE,
-        high_water_mark: U256::ZERO,
-        creator_trusted: true,
-    }
+    crate::fixtures::healthy_snapshot()
 }
 
 /// A quote with deadline = now (still in time).

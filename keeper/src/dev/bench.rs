@@ -36,7 +36,7 @@ pub enum BenchError {
     #[error(transparent)]
     World(#[from] WorldError),
     #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
+    Run(#[from] crate::engine::RunError),
     #[error(transparent)]
     Compile(#[from] compile::CompileError),
     #[error(transparent)]
@@ -154,8 +154,8 @@ async fn discover(w: &World) -> Result<Vec<MarketInfo>> {
 
 /// The quote the keeper sends for each `(market, answer)`, made as the keeper makes it: the
 /// market discovered by the follower, its book read through the lens at the head
-/// (`Keeper::read_open`), and the answer quoted at the chain time of that head with the
-/// keeper's policy (`Keeper::new`: `QuotePolicy::default()`, 50 bps and 60 s).
+/// (`Collector::read`), and the answer quoted at the chain time of that head with the
+/// keeper's policy (`Engine::builder`: `QuotePolicy::default()`, 50 bps and 60 s).
 async fn keeper_quotes(w: &World, asks: &[(Address, &str)]) -> Result<Vec<Quote>> {
     let known = discover(w).await?;
     let infos = asks
@@ -404,7 +404,7 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     let markets = seed_mixed_markets(wk, n, "mixed markets for the keeper").await?;
     let model =
         Model::Replay(crate::strategy::replay::Replay::from_answers("bench-mix", answers.clone()));
-    let mut k = wk.keeper(Some(tmp.to_path_buf()));
+    let mut k = wk.keeper(Some(tmp.to_path_buf())).build()?;
     let cancel = CancellationToken::new();
     let first = head(wk).await?.number + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
@@ -523,7 +523,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     let gas_all = lens_gas(w, &infos).await.map_err(|e| crate::error_chain(&e));
 
     eprintln!("bench:   keeper cycle over {n} markets");
-    let mut k = w.keeper(Some(tmp.to_path_buf()));
+    let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
     let cancel = CancellationToken::new();
     let t = Instant::now();
     let report = k.cycle(&Model::Builtin, None, &cancel).await?;
@@ -532,7 +532,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
         return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
     }
     // Every market is due again for the memory run that follows.
-    w.advance(k.reask_secs).await?;
+    w.advance(k.strategy().reask_secs()).await?;
     Ok(Cycle {
         n,
         cycle_secs,
@@ -889,7 +889,7 @@ async fn seed_llm_markets(w: &World, n: usize) -> Result<Vec<Address>> {
 
 /// One keeper cycle over the world's `n` fresh markets with `model`, timed; checks that every
 /// market was asked and decided. Returns its seconds, the reasons the gate published, counted,
-/// and the asks the keeper kept in flight (`Keeper::ask_limit`).
+/// and the asks the keeper kept in flight (`Strategy::ask_limit`).
 async fn timed_cycle(
     w: &World,
     model: &Model,
@@ -897,8 +897,8 @@ async fn timed_cycle(
     tmp: &Path,
     what: &str,
 ) -> Result<(f64, std::collections::BTreeMap<u8, usize>, usize)> {
-    let mut k = w.keeper(Some(tmp.to_path_buf()));
-    let limit = k.ask_limit(model);
+    let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
+    let limit = k.strategy().ask_limit(model);
     let cancel = CancellationToken::new();
     let t = Instant::now();
     let report = k.cycle(model, None, &cancel).await?;
@@ -949,17 +949,17 @@ async fn real_model(
         max_tokens: 48,
         temperature: 0.0,
         response_format: ResponseFormat::Object,
-        seed: Some(crate::cli::BUNDLED_SEED),
+        seed: Some(crate::config::BUNDLED_SEED),
     };
     let model = Model::OpenAi(OpenAiClient::for_bundled(server, LLM_TIMEOUT, options).await?);
     seed_llm_markets(w, LLM_MARKETS).await?;
 
     // The prompts the keeper would send about these markets now, rendered as the cycle
     // renders them (its follower, its strategy text, the books at the head).
-    let mut probe = w.keeper(None);
-    let h = probe.follow().await?.head;
+    let mut probe = w.keeper(None).build()?;
+    let h = probe.stages().0.follow().await?.head;
     let at = ReadAt { block: h.number, time: h.time };
-    let infos = probe.markets();
+    let infos = probe.collector().markets();
     if infos.len() != LLM_MARKETS {
         return Err(check("llm prompts", format!("{} markets, want {LLM_MARKETS}", infos.len())));
     }
@@ -972,7 +972,7 @@ async fn real_model(
                     source: Box::new(e),
                 }
             })?;
-        let prompt = Prompt::render(&probe.strategy_text, &state, at)
+        let prompt = Prompt::render(probe.strategy().text(), &state, at)
             .map_err(|e| check("llm prompts", e.to_string()))?;
         asks.push((prompt, state));
     }
@@ -1081,7 +1081,7 @@ fn write_llm(md: &mut String, f: &LlmFigures) {
     let slots = f.slots.map_or("not reported".to_string(), |s| s.to_string());
     let load = |l: Option<f64>| l.map_or("unknown".to_string(), |l| format!("{l:.2}"));
     let _ = writeln!(md, "## The bundled language model\n");
-    let _ = writeln!(md, "{} served by llama.cpp (xllamacpp {}) on 127.0.0.1, started as the demo starts it: {} threads, context {} tokens a slot, `/props` total_slots {slots} (asks the keeper kept in flight, `Keeper::ask_limit`: {}); ready {:.1} s after spawn. Every ask is the prompt the keeper renders for a fresh market (books from 0.30/0.25 to 0.75/0.70, UP ask / UP bid), answered with `--response-format object` (the JSON-schema constraint), temperature 0, seed {}, wall-clocked one at a time. The server's prompt cache keeps the last prompt it processed, so a prompt asked again costs little more than the answer's tokens; a cycle's prompts are each new to it but for the shared system prompt, as in the second series.\n", f.label, f.server_version, f.threads, f.ctx, f.ask_limit, f.ready_secs, crate::cli::BUNDLED_SEED);
+    let _ = writeln!(md, "{} served by llama.cpp (xllamacpp {}) on 127.0.0.1, started as the demo starts it: {} threads, context {} tokens a slot, `/props` total_slots {slots} (asks the keeper kept in flight, `Strategy::ask_limit`: {}); ready {:.1} s after spawn. Every ask is the prompt the keeper renders for a fresh market (books from 0.30/0.25 to 0.75/0.70, UP ask / UP bid), answered with `--response-format object` (the JSON-schema constraint), temperature 0, seed {}, wall-clocked one at a time. The server's prompt cache keeps the last prompt it processed, so a prompt asked again costs little more than the answer's tokens; a cycle's prompts are each new to it but for the shared system prompt, as in the second series.\n", f.label, f.server_version, f.threads, f.ctx, f.ask_limit, f.ready_secs, crate::config::BUNDLED_SEED);
     let _ = writeln!(md, "| measurement | value |\n| --- | ---: |");
     let _ = writeln!(
         md,

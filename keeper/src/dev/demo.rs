@@ -10,13 +10,14 @@ mod attacks;
 use crate::{
     anvil::Anvil,
     bindings::{IRiskGate, REASON_COUNT},
-    collectors::{self, MarketInfo},
-    compile,
+    collectors, compile,
+    decision::Answer,
+    dev::steps,
     dev::world::{Actor, World, WorldError},
+    engine::Engine,
     executor::CallFailed,
     follower::BlockRef,
     report::{STATE_FILE, STATE_META_FILE},
-    runner::{Answer, Keeper},
     strategy::{replay::Replay, Model, Prompt},
 };
 use alloy::primitives::{Address, U256};
@@ -34,7 +35,7 @@ pub enum DemoError {
     #[error(transparent)]
     World(#[from] WorldError),
     #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
+    Run(#[from] crate::engine::RunError),
     #[error(transparent)]
     Record(#[from] crate::recorder::RecordError),
     #[error(transparent)]
@@ -129,7 +130,7 @@ impl Progress {
 /// Reads `markets` now and asks `provider` about them, labelled `scenario`; returns the answers
 /// (quoted against the book read) and the head they were read at, not yet submitted.
 async fn think(
-    keeper: &mut Keeper,
+    keeper: &mut Engine,
     markets: &[Address],
     provider: &Model,
     scenario: &str,
@@ -138,25 +139,22 @@ async fn think(
     if cancel.is_cancelled() {
         return Err(DemoError::Cancelled);
     }
-    let head = keeper.follow().await?.head;
-    let infos: Vec<MarketInfo> =
-        keeper.markets().into_iter().filter(|m| markets.contains(&m.address)).collect();
-    let states = keeper.read_open(&infos, head).await?;
-    let answers = keeper.ask_all(states, provider, head, Some(scenario), cancel).await?;
+    let (states, head) = steps::read(keeper, markets).await?;
+    let answers = steps::ask_all(keeper, states, provider, head, Some(scenario), cancel).await?;
     Ok((answers, head))
 }
 
 /// Asks `provider` about `markets` (as read now) and submits, labelled `scenario`; returns the
 /// reasons published, in submission order.
 async fn play(
-    keeper: &mut Keeper,
+    keeper: &mut Engine,
     markets: &[Address],
     provider: &Model,
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<Vec<u8>> {
     let (answers, _) = think(keeper, markets, provider, scenario, cancel).await?;
-    Ok(keeper.submit(answers).await?.iter().map(|d| d.reason).collect())
+    Ok(steps::submit(keeper, answers).await?.iter().map(|d| d.reason).collect())
 }
 
 /// Prints the gate's address and its bounds as read back from the chain (not from the values
@@ -277,8 +275,7 @@ async fn scenarios(
     p: &Progress,
     cancel: &CancellationToken,
 ) -> Result<Summary> {
-    let mut k = w.keeper(Some(results.to_path_buf()));
-    k.reask_secs = 900;
+    let mut k = w.keeper(Some(results.to_path_buf())).reask_secs(900).build()?;
     // Start from an empty record: this is a new chain.
     let gate = w.deployment.gate;
     let t0 = w.chain_time().await?;
@@ -396,31 +393,33 @@ async fn scenarios(
         "hostile.jsonl",
         include_str!("../../demo/hostile.jsonl"),
     )?);
-    let head = k.follow().await?.head;
-    if let Some(info) = k.markets().into_iter().find(|m| m.address == m_abstain) {
-        let state = collectors::read_market(&k.provider, &info, head.number)
+    let (collector, strategy, _) = k.stages();
+    let head = collector.follow().await?.head;
+    if let Some(info) = collector.markets().into_iter().find(|m| m.address == m_abstain) {
+        let state = collectors::read_market(collector.provider(), &info, head.number)
             .await
-            .map_err(crate::runner::RunError::from)?;
+            .map_err(crate::engine::RunError::from)?;
         let at = crate::strategy::prompt::ReadAt { block: head.number, time: head.time };
-        let prompt = Prompt::render(&k.strategy_text, &state, at).map_err(|e| {
-            DemoError::Check { step: "hostile segment".into(), what: e.to_string() }
+        let prompt = Prompt::render(strategy.text(), &state, at).map_err(|e| DemoError::Check {
+            step: "hostile segment".into(),
+            what: e.to_string(),
         })?;
         let mut answers = Vec::new();
         while let Ok(reply) = hostile.ask(&prompt, &state).await {
-            let mut note = k.note(&hostile, Some("hostile model segment"));
+            let mut note = strategy.note(&hostile, Some("hostile model segment"));
             hostile.annotate(&mut note, &reply);
             note.prompt = Some(prompt.user.clone());
             let raw = reply.text;
             answers.push(Answer {
                 market: m_abstain,
-                quote: k.quote.quote(&raw, &state, head.time),
+                quote: strategy.policy().quote(&raw, &state, head.time),
                 raw,
                 prompt_hash: prompt.hash(),
                 note,
                 read: head,
             });
         }
-        k.submit(answers).await?;
+        steps::submit(&mut k, answers).await?;
     }
 
     p.step("inference that never answers: an off-chain row, nothing submitted");
@@ -524,7 +523,7 @@ async fn scenarios(
     attacks::run_all(w, &mut k, p, cancel).await?;
 
     p.step("results written; checking that every reason code was reached");
-    let codes: BTreeSet<u8> = k.record.decided.iter().map(|d| d.reason).collect();
+    let codes: BTreeSet<u8> = k.collector().record().decided.iter().map(|d| d.reason).collect();
     let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Check {
@@ -545,8 +544,8 @@ async fn scenarios(
         .map(|section| format!("demo: adversaries (from RESULTS.md){section}"))
         .unwrap_or_default();
     Ok(Summary {
-        decisions: k.record.decided.len(),
-        offchain: k.offchain_rows().len(),
+        decisions: k.collector().record().decided.len(),
+        offchain: k.executor().journal().offchain().len(),
         codes,
         attacks,
     })
@@ -613,7 +612,7 @@ const REAL_UNCONSTRAINED: usize = 3;
 /// of the prompts, which the pinned chain clock makes the same on every run.
 async fn real_model(
     w: &World,
-    k: &mut Keeper,
+    k: &mut Engine,
     p: &Progress,
     root: &Path,
     cancel: &CancellationToken,
@@ -628,7 +627,7 @@ async fn real_model(
         max_tokens: 48,
         temperature: 0.0,
         response_format: ResponseFormat::Object,
-        seed: Some(crate::cli::BUNDLED_SEED),
+        seed: Some(crate::config::BUNDLED_SEED),
     };
     let (client, server) =
         OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options).await?;
@@ -659,12 +658,12 @@ async fn real_model(
             ),
         });
     }
-    k.submit(answers).await?;
+    steps::submit(k, answers).await?;
 
     p.step(&format!("real model: {REAL_UNCONSTRAINED} markets, no response format"));
     let (answers, _) = think(k, free_markets, &free, REAL_NONE, cancel).await?;
     let raws: Vec<String> = answers.iter().map(|a| a.raw.clone()).collect();
-    let got: Vec<u8> = k.submit(answers).await?.iter().map(|d| d.reason).collect();
+    let got: Vec<u8> = steps::submit(k, answers).await?.iter().map(|d| d.reason).collect();
     if got.len() != REAL_UNCONSTRAINED || got.iter().any(|r| *r != reason::INVALID_VERDICT) {
         return Err(DemoError::Check {
             step: REAL_NONE.into(),
@@ -688,15 +687,15 @@ async fn real_model(
 /// might): the gate refuses it (reason 16).
 async fn expire_while_thinking(
     w: &World,
-    k: &mut Keeper,
+    k: &mut Engine,
     market: Address,
     cancel: &CancellationToken,
 ) -> Result<()> {
     let scenario = "verdict expired while the model was thinking";
     let (answers, _) =
         think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
-    w.advance(k.quote.ttl_secs + 1).await?;
-    let sent = k.submit(answers).await?;
+    w.advance(k.strategy().policy().ttl_secs + 1).await?;
+    let sent = steps::submit(k, answers).await?;
     if !sent.is_empty() {
         return Err(DemoError::Check {
             step: scenario.into(),
@@ -721,7 +720,7 @@ async fn expire_while_thinking(
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     };
-    let (sent, mined) = tokio::join!(k.submit(answers), late);
+    let (sent, mined) = tokio::join!(steps::submit(k, answers), late);
     w.automine(true).await?;
     mined?;
     let got: Vec<u8> = sent?.iter().map(|d| d.reason).collect();
@@ -738,20 +737,20 @@ async fn expire_while_thinking(
 /// resolver finalizes it; the answer then reaches a final market (reason 2).
 async fn finalize_while_thinking(
     w: &World,
-    k: &mut Keeper,
+    k: &mut Engine,
     market: Address,
     cancel: &CancellationToken,
 ) -> Result<()> {
     let provider = replay("scripted", &["BUY_UP"]);
     // The quote lives longer than the wait, so the answer is still live when it is sent (an
     // expired one is never sent) and the gate's refusal is the final market's.
-    let ttl = k.quote.ttl_secs;
-    k.quote.ttl_secs = 1_200;
+    let policy = k.strategy().policy();
+    k.stages().1.set_policy(crate::quote::QuotePolicy { ttl_secs: 1_200, ..policy });
     let thought = think(k, &[market], &provider, "finalized while thinking", cancel).await;
-    k.quote.ttl_secs = ttl;
+    k.stages().1.set_policy(policy);
     let (answers, _) = thought?;
     w.advance(1_000).await?;
     w.resolve(market, true).await?;
-    k.submit(answers).await?;
+    steps::submit(k, answers).await?;
     Ok(())
 }

@@ -4,4 +4,5 @@
 
 pub mod bench;
 pub mod demo;
+pub mod steps;
 pub mod world;

@@ -576,27 +576,28 @@ impl World {
         Ok(true)
     }
 
-    /// A keeper pointed at this world's gate.
-    /// It signs with the keeper's dev key and counts a decision as confirmed once mined (a
-    /// local chain, 0 confirmations).
-    pub fn keeper(&self, results: Option<std::path::PathBuf>) -> crate::runner::Keeper {
-        let k = crate::runner::Keeper::new(
-            self.keeper_rpc.clone(),
-            self.deployment.chain_id,
-            self.deployment.gate,
-            self.deployment.factory,
-            self.keeper_addr,
-            self.deployment.deploy_block,
-            results,
-        );
+    /// A keeper pointed at this world's gate, writing its record to `results` (none: no
+    /// record), to be built: it signs with the keeper's dev key and counts a decision as
+    /// confirmed once mined (a local chain, 0 confirmations).
+    pub fn keeper(&self, results: Option<std::path::PathBuf>) -> crate::engine::EngineBuilder {
+        let d = &self.deployment;
+        let gate = crate::engine::GateRef {
+            chain_id: d.chain_id,
+            gate: d.gate,
+            factory: d.factory,
+            from_block: d.deploy_block,
+        };
+        let b = crate::engine::Engine::builder(self.keeper_rpc.clone(), gate)
+            .keeper(self.keeper_addr)
+            .results(results);
         match self
             .anvil
             .dev_key(Actor::Keeper.index())
             .ok()
             .and_then(|key| chain::dev_signer(key).ok())
         {
-            Some(signer) => k.with_signer(signer),
-            None => k,
+            Some(signer) => b.signer(signer),
+            None => b,
         }
     }
 }

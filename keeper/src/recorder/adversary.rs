@@ -6,10 +6,12 @@
 
 use super::{
     feed::{ChainRecord, DecisionRow},
-    markdown::{int, units},
     GateFacts,
 };
-use crate::bindings::{reason, verdict, BPS, PRICE_ONE};
+use crate::{
+    bindings::{reason, verdict, BPS, PRICE_ONE},
+    format::{int, units},
+};
 use std::{
     collections::{BTreeMap, BTreeSet},
     fmt::Write,

@@ -7,59 +7,8 @@ use super::{
     feed::{ChainRecord, DecisionRow, FeedRow},
     GateFacts, CHART_FILE,
 };
+use crate::format::{esc, int, label_cell, units};
 use std::{collections::BTreeSet, fmt::Write};
-
-/// Units helper: 1e6 base units shown as a decimal with six places.
-pub fn units(v: &str) -> String {
-    let neg = v.starts_with('-');
-    let digits = v.trim_start_matches('-');
-    let padded = format!("{digits:0>7}");
-    let (int, frac) = padded.split_at(padded.len() - 6);
-    format!("{}{int}.{frac}", if neg { "-" } else { "" })
-}
-
-/// A decimal string as an integer (the feed's amounts are decimal strings of uint256 values
-/// that, in any real record, fit comfortably in 128 bits; an unparsable one counts as 0).
-pub(super) fn int(v: &str) -> i128 {
-    v.parse().unwrap_or(0)
-}
-
-fn esc(s: &str) -> String {
-    // Inside a table cell: show the answer JSON-escaped, and neutralise pipes and backticks.
-    let j = serde_json::to_string(s).unwrap_or_default();
-    let mut out = j.replace('|', "\\|").replace('`', "'");
-    if out.len() > 60 {
-        let mut end = 57;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-        out.push_str("...");
-    }
-    out
-}
-
-/// A label in a table cell (a model name, what the server said it is): text a server or an
-/// operator chose, so pipes, backticks, angle brackets and line breaks are neutralised, and it
-/// is cut at 80 bytes.
-fn label_cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '`' => out.push('\''),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-        if out.len() > 80 {
-            out.push_str("...");
-            break;
-        }
-    }
-    out
-}
 
 /// The Models section: who answered, as each row records it (for a server, the model its
 /// responses named), what it is, its file's hash where known, how its answers arrived, and the

@@ -8,7 +8,7 @@ pub mod openai;
 pub mod prompt;
 pub mod replay;
 
-use crate::{collectors::MarketState, config::ModelConfig, recorder::feed::TransportDetail};
+use crate::{collectors::MarketState, config::ModelConfig, decision::TransportDetail};
 pub use prompt::Prompt;
 use std::time::Duration;
 
@@ -204,7 +204,7 @@ impl Model {
 
     /// Fills in what `reply` says about who answered and how: the served model's name, what it
     /// is, its file's hash where known, and how the answer arrived.
-    pub fn annotate(&self, note: &mut crate::recorder::feed::Annotation, reply: &Reply) {
+    pub fn annotate(&self, note: &mut crate::decision::Annotation, reply: &Reply) {
         note.arrival = Some(reply.arrival.as_str().to_string());
         match self {
             Self::Builtin => note.model_kind = Some("rules".into()),

@@ -372,7 +372,7 @@ pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
 }
 
 /// One cycle with the builtin model, never cancelled.
-pub async fn builtin_cycle(k: &mut keeper::runner::Keeper) -> keeper::runner::CycleReport {
+pub async fn builtin_cycle(k: &mut keeper::engine::Engine) -> keeper::engine::CycleReport {
     k.cycle(&keeper::strategy::Model::Builtin, None, &tokio_util::sync::CancellationToken::new())
         .await
         .unwrap()

@@ -9,9 +9,10 @@
 use super::{play, replay, think, DemoError, Progress, Result};
 use crate::{
     bindings::reason,
+    dev::steps,
     dev::world::{Actor, World},
+    engine::Engine,
     recorder::adversary::ATTACK_PREFIX,
-    runner::Keeper,
     strategy::Model,
 };
 use alloy::primitives::{Address, U256};
@@ -53,7 +54,7 @@ fn expect(step: &str, got: &[u8], want: &[u8]) -> Result<()> {
 
 pub(super) async fn run_all(
     w: &World,
-    k: &mut Keeper,
+    k: &mut Engine,
     p: &Progress,
     cancel: &CancellationToken,
 ) -> Result<()> {
@@ -125,7 +126,7 @@ pub(super) async fn run_all(
     w.approve_as(Actor::Outsider, m_sandwich).await?;
     w.buy_up_as(Actor::Outsider, m_sandwich, 420_000, 20_000_000).await?;
     w.ask_as(Actor::Outsider, m_sandwich, 950_000, 20_000_000).await?;
-    let got: Vec<u8> = k.submit(answers).await?.iter().map(|d| d.reason).collect();
+    let got: Vec<u8> = steps::submit(k, answers).await?.iter().map(|d| d.reason).collect();
     expect(ATTACK_2, &got, &[reason::QUOTE_LIMIT])?;
 
     // 3a. A market naming a trusted resolver (anyone may name anyone) that never expires, with a
@@ -218,7 +219,7 @@ pub(super) async fn run_all(
 /// decision is what it was before the money moved.
 async fn top_ups(
     w: &World,
-    k: &mut Keeper,
+    k: &mut Engine,
     p: &Progress,
     cancel: &CancellationToken,
 ) -> Result<()> {
@@ -246,10 +247,11 @@ async fn top_ups(
         let q = w.fillable_min_qty(100);
         let m = w.create_market_as(Actor::Hostile, 10_000, 100, q, now + 900, hostile).await?;
         w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
-        let from = k.record.decided.len();
+        let from = k.collector().record().decided.len();
         let r = k.cycle(&builtin, Some(ATTACK_7), cancel).await?;
         check(ATTACK_7, r.asked == 1, || format!("the keeper asked {} markets, not 1", r.asked))?;
-        let got: Vec<u8> = k.record.decided[from..].iter().map(|d| d.reason).collect();
+        let got: Vec<u8> =
+            k.collector().record().decided[from..].iter().map(|d| d.reason).collect();
         expect(ATTACK_7, &got, &[reason::DRAWDOWN])?;
         let after = gap(w.gate_marks().await?);
         check(ATTACK_7, after == before, || {
@@ -264,7 +266,7 @@ async fn top_ups(
 /// it resolves them against the gate and closes the positions itself to free the slots. The
 /// drawdown bound stops the losses (rule 14); the demo stops after the first round with no
 /// purchase.
-async fn drain(w: &World, k: &mut Keeper, p: &Progress, cancel: &CancellationToken) -> Result<()> {
+async fn drain(w: &World, k: &mut Engine, p: &Progress, cancel: &CancellationToken) -> Result<()> {
     let hostile = w.addr(Actor::Hostile);
     let builtin = Model::Builtin;
     let mut refused = 0;
@@ -280,10 +282,11 @@ async fn drain(w: &World, k: &mut Keeper, p: &Progress, cancel: &CancellationTok
             w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
-        let before = k.record.decided.len();
+        let before = k.collector().record().decided.len();
         let r = k.cycle(&builtin, Some(ATTACK_1B), cancel).await?;
         check(ATTACK_1B, r.asked == 3, || format!("the keeper asked {} markets, not 3", r.asked))?;
-        let reasons: Vec<u8> = k.record.decided[before..].iter().map(|d| d.reason).collect();
+        let reasons: Vec<u8> =
+            k.collector().record().decided[before..].iter().map(|d| d.reason).collect();
         refused += reasons.iter().filter(|r| **r == reason::DRAWDOWN).count();
         w.advance(901).await?;
         for m in &markets {

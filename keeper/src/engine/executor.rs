@@ -1,0 +1,821 @@
+//! The executor: every transaction the keeper sends, and the journal that follows them. It
+//! owns the key's sender, the journal, the cycle's fees and one tracker for submissions and the
+//! keeper's own calls (`redeem`, `writeOff`) alike: each journalled before it is sent, typed by
+//! [`OwnKind`], re-signed at its own nonce with bumped fees when stuck, and recovered after a
+//! restart. Failures handed to it by the other stages are journalled as off-chain rows.
+
+use super::{collector::Closing, GateRef, Result};
+use crate::{
+    bindings::IRiskGate::{self, Quote},
+    decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Submitted},
+    executor::{self as tx, BroadcastError, ExecError, Fees, Mined, Refusal, Sender},
+    follower::{self, Step},
+    journal::{
+        Entry, Journal, Outcome, OwnCall, OwnKind, QuoteSent, Submission, Tracked, TrackedOwn,
+    },
+};
+use alloy::{
+    primitives::{Address, Bytes, U256},
+    providers::{DynProvider, Provider},
+    rpc::types::TransactionReceipt,
+    signers::local::PrivateKeySigner,
+    sol_types::SolCall,
+};
+use futures::{stream, StreamExt};
+use std::{
+    collections::{HashMap, HashSet},
+    time::{Duration, Instant},
+};
+use tracing::{info, warn};
+
+/// How the executor sends.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecPolicy {
+    /// How long a sent transaction may wait for inclusion before it is re-sent at the same
+    /// nonce with bumped fees; also how long a cycle waits for its own transactions.
+    pub resend_after: Duration,
+    /// Print what would be sent instead of sending it.
+    pub dry_run: bool,
+    /// Receipts polled at once.
+    pub concurrency: usize,
+}
+
+/// What settling the journal against the chain did.
+#[derive(Debug, Default, Clone)]
+pub struct Settled {
+    pub confirmed: usize,
+    pub awaiting_confirmations: usize,
+    pub resent: usize,
+    pub replaced: usize,
+    pub reverted: usize,
+    pub reorged: usize,
+    pub gaps_filled: usize,
+}
+
+impl Settled {
+    /// Adds a later settling's counts; awaiting confirmations is the later one's.
+    pub fn add(&mut self, later: Settled) {
+        self.confirmed += later.confirmed;
+        self.resent += later.resent;
+        self.replaced += later.replaced;
+        self.reverted += later.reverted;
+        self.reorged += later.reorged;
+        self.gaps_filled += later.gaps_filled;
+        self.awaiting_confirmations = later.awaiting_confirmations;
+    }
+}
+
+/// Positions the keeper's own calls closed (mined and succeeded).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    pub redeemed: usize,
+    pub written_off: usize,
+}
+
+impl Closed {
+    pub fn add(&mut self, more: Closed) {
+        self.redeemed += more.redeemed;
+        self.written_off += more.written_off;
+    }
+
+    fn count(&mut self, what: OwnKind) {
+        match what {
+            OwnKind::Redeem => self.redeemed += 1,
+            OwnKind::WriteOff => self.written_off += 1,
+        }
+    }
+}
+
+pub struct Executor {
+    provider: DynProvider,
+    gate: GateRef,
+    keeper: Address,
+    signer: Option<PrivateKeySigner>,
+    /// Created on first use from the signer (a dry run has none).
+    sender: Option<Sender>,
+    journal: Journal,
+    /// Fees for new submissions, read once per cycle (a re-send reads its own).
+    fees: Option<Fees>,
+    /// When this process last sent each pending transaction, by journal id (absent after a
+    /// restart: due now).
+    last_sent: HashMap<u64, Instant>,
+    /// The newest head settled against: off-chain rows with no block of their own carry it.
+    head: BlockRef,
+    policy: ExecPolicy,
+}
+
+impl Executor {
+    pub fn new(
+        provider: DynProvider,
+        gate: GateRef,
+        keeper: Address,
+        signer: Option<PrivateKeySigner>,
+        journal: Journal,
+        policy: ExecPolicy,
+    ) -> Self {
+        Self {
+            provider,
+            gate,
+            keeper,
+            signer,
+            sender: None,
+            journal,
+            fees: None,
+            last_sent: HashMap::new(),
+            head: BlockRef::default(),
+            policy,
+        }
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// The address transactions are sent (or, in a dry run, simulated) from.
+    pub fn keeper(&self) -> Address {
+        self.keeper
+    }
+
+    pub fn policy(&self) -> ExecPolicy {
+        self.policy
+    }
+
+    /// A new cycle: fees are read afresh. Returns the off-chain rows so far.
+    pub fn new_cycle(&mut self) -> usize {
+        self.fees = None;
+        self.journal.offchain().len()
+    }
+
+    /// Markets where one of the keeper's own calls is pending.
+    pub fn own_busy(&self) -> HashSet<Address> {
+        self.journal.own_pending().map(|o| o.call.market).collect()
+    }
+
+    /// Journals `failures` as off-chain rows, each the moment it is handed over.
+    pub fn offchain(&mut self, failures: impl IntoIterator<Item = Failure>) -> Result<()> {
+        for f in failures {
+            let row = f.into_row(self.gate.chain_id, self.gate.gate, self.head);
+            self.journal.append(Entry::Offchain(row))?;
+        }
+        Ok(())
+    }
+
+    fn failed(
+        &mut self,
+        market: Address,
+        at: Option<BlockRef>,
+        hash: Option<alloy::primitives::B256>,
+        error: String,
+        note: Annotation,
+    ) -> Result<()> {
+        self.offchain([Failure::new(market, at, error).about(hash, note)])
+    }
+
+    /// The sender, created on first use from the signer.
+    async fn sender(&mut self) -> Result<&mut Sender> {
+        if self.sender.is_none() {
+            let signer = self.signer.clone().ok_or(ExecError::NoSigner)?;
+            let floor = self.journal.pending_nonce_floor();
+            let s = Sender::new(self.provider.clone(), signer, self.gate.chain_id, floor).await?;
+            self.sender = Some(s);
+        }
+        Ok(self.sender.as_mut().expect("just set"))
+    }
+
+    async fn resync(&mut self) -> Result<()> {
+        let floor = self.journal.pending_nonce_floor();
+        self.sender().await?.resync(floor).await?;
+        Ok(())
+    }
+
+    // --- submissions
+
+    /// An answer that was never signed: an off-chain row with the whole cause, asked again
+    /// when due.
+    fn not_sent(
+        &mut self,
+        a: Answer,
+        cause: &(dyn std::error::Error + 'static),
+    ) -> Result<Option<u64>> {
+        let why = format!("not sent: {}", crate::error_chain(cause));
+        self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+        Ok(None)
+    }
+
+    /// Signs one answer at the next nonce, journals it, then sends it. Returns the submission
+    /// id when it is in flight (a refusal is an off-chain row). A dry run prints what the gate
+    /// would publish instead.
+    pub async fn submit(&mut self, a: Answer) -> Result<Option<u64>> {
+        let gate = self.gate.gate;
+        if self.policy.dry_run {
+            let sim = tx::simulate_submit(
+                &self.provider,
+                gate,
+                self.keeper,
+                a.market,
+                &a.raw,
+                a.prompt_hash,
+                a.read.number,
+                &a.quote,
+            )
+            .await;
+            let line = serde_json::json!({
+                "dry_run": true,
+                "market": a.market.to_checksum(None),
+                "raw": a.raw,
+                "prompt_hash": a.prompt_hash.to_string(),
+                "read_block": a.read.number,
+                "quote": {
+                    "max_price_paid": a.quote.maxPricePaid.to_string(),
+                    "deadline": a.quote.deadline,
+                },
+                "would_publish_reason": sim.as_ref().ok(),
+                "would_revert": sim.as_ref().err().map(|e| crate::error_chain(e)),
+            });
+            println!("{line}");
+            return Ok(None);
+        }
+        // An answer the chain would refuse as expired is never sent: an off-chain row says so,
+        // and the market is asked again when due. (An ABSTAIN or an unparseable answer carries
+        // no deadline; the gate publishes it whenever it lands.)
+        if a.quote.deadline != 0 {
+            if let Ok(head) = follower::head(&self.provider).await {
+                let next = follower::next_block_time(&self.provider, &head).await;
+                if next > a.quote.deadline {
+                    let why = format!(
+                        "not sent: expired before it could be sent: the next block's chain time \
+                         {next} is past the quote's deadline {} (read at block {}, {} s earlier); \
+                         the gate would refuse it (reason 16)",
+                        a.quote.deadline,
+                        a.read.number,
+                        next.saturating_sub(a.read.time)
+                    );
+                    warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
+                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                    return Ok(None);
+                }
+            }
+        }
+        let fees = match self.fees {
+            Some(f) => Ok(f),
+            None => tx::current_fees(&self.provider).await,
+        };
+        let fees = match fees {
+            Ok(f) => {
+                self.fees = Some(f);
+                f
+            }
+            Err(e) => return self.not_sent(a, &e),
+        };
+        let input = tx::submit_calldata(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote);
+        // Gas from the pending state's estimate plus the margin, capped at the worst case of one
+        // IOC at the match cap. A call the estimate shows reverting is never signed: it is an
+        // off-chain row with the decoded revert, and the market is asked again when due.
+        let cap = tx::submit_gas_cap(&a.raw);
+        let gas = match tx::gas_for(&self.provider, "submitVerdict", self.keeper, gate, &input, cap)
+            .await
+        {
+            Ok(g) => g,
+            Err(e) => {
+                warn!(market = %a.market, error = %crate::error_chain(&e), "submission not sent");
+                return self.not_sent(a, &e);
+            }
+        };
+        let id = self.journal.next_id();
+        for retry in 0..2 {
+            let sender = self.sender().await?;
+            let nonce = sender.take_nonce();
+            let signed = sender.sign(gate, input.clone(), gas, nonce, fees, U256::ZERO).await?;
+            let sub = Submission {
+                id,
+                market: a.market,
+                nonce,
+                prompt_hash: a.prompt_hash,
+                raw: a.raw.clone(),
+                quote: QuoteSent {
+                    max_price_paid: a.quote.maxPricePaid,
+                    deadline: a.quote.deadline,
+                },
+                gas,
+                first: signed.attempt,
+                read_block: a.read.number,
+                read_time: a.read.time,
+                note: a.note.clone(),
+            };
+            // On disk before it is sent: a crash from here on leaves a pending submission that
+            // a restart follows, never a decision the keeper does not know it made.
+            self.journal.append(Entry::Submit(sub))?;
+            self.last_sent.insert(id, Instant::now());
+            let sender = self.sender().await?;
+            match sender.broadcast(&signed).await {
+                Ok(()) => return Ok(Some(id)),
+                // The node may hold it: pending, followed by settle like any other.
+                Err(BroadcastError::Transport(e)) => {
+                    warn!(market = %a.market, nonce, error = %crate::error_chain(&*e), "send failed in transport; the submission stays pending and is followed");
+                    return Ok(Some(id));
+                }
+                Err(BroadcastError::Refused(r)) => {
+                    sender.give_back(nonce);
+                    self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
+                    if r == Refusal::NonceTooLow && retry == 0 {
+                        // Our view of the nonce was stale: resynchronise and sign again.
+                        self.resync().await?;
+                        continue;
+                    }
+                    warn!(market = %a.market, nonce, refusal = %r, "node refused the submission; nothing is in flight");
+                    let why = format!("not sent: the node refused it: {r}");
+                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note.clone())?;
+                    if !matches!(r, Refusal::NonceTooLow) {
+                        self.resync().await?;
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Waits up to `resend_after` for the transactions of `ids` to be mined, and returns the
+    /// decisions they published, decoded from their own receipts.
+    pub async fn await_mined(&mut self, ids: &[u64]) -> Result<Vec<Submitted>> {
+        let deadline = Instant::now() + self.policy.resend_after;
+        let mut out = Vec::new();
+        let mut delay = Duration::from_millis(10);
+        let mut left: Vec<Tracked> =
+            ids.iter().filter_map(|id| self.journal.get(*id).cloned()).collect();
+        let (rpc, gate) = (&self.provider, self.gate.gate);
+        while !left.is_empty() {
+            // Every pending one polled at once (bounded), latest attempt first.
+            let polled: Vec<(Tracked, Result<Option<Mined>>)> = stream::iter(left)
+                .map(|t| async move {
+                    let mined = mined(rpc, gate, &t).await;
+                    (t, mined)
+                })
+                .buffer_unordered(self.policy.concurrency.max(1))
+                .collect()
+                .await;
+            let mut still = Vec::new();
+            for (t, r) in polled {
+                match r? {
+                    Some(Mined::Decision(d)) => {
+                        out.push(Submitted { id: t.sub.id, decision: d.id, reason: d.event.reason })
+                    }
+                    Some(_) => {}
+                    None => still.push(t),
+                }
+            }
+            left = still;
+            if left.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(250));
+        }
+        out.sort_by_key(|s| s.id);
+        Ok(out)
+    }
+
+    /// Settles the journal against the chain as `step` saw it and `record` holds it:
+    /// - a submission whose `Decision` is in a confirmed block is confirmed;
+    /// - one whose confirmed decision a reorg removed is reopened, and abandoned if the node no
+    ///   longer knows any of its transactions (its market is then due again);
+    /// - one mined and reverted is an off-chain row;
+    /// - one whose nonce another transaction used (as of the confirmed block) is replaced;
+    /// - with `resend`, one still unmined after `resend_after`, or unknown to the node, is
+    ///   re-sent at the same nonce with bumped fees; a nonce gap below pending transactions is
+    ///   filled. (The end of a cycle, which has just waited for its own transactions, re-sends
+    ///   nothing: the next cycle's settle does, so one re-send happens per cycle at most.)
+    pub async fn settle(
+        &mut self,
+        step: &Step,
+        record: &ChainRecord,
+        resend: bool,
+    ) -> Result<Settled> {
+        self.head = step.head;
+        let mut out = Settled::default();
+        if self.policy.dry_run || self.signer.is_none() {
+            return Ok(out);
+        }
+        let recorded = record.txs();
+        if step.rewound_to.is_some() {
+            let gone: Vec<u64> = self
+                .journal
+                .submissions()
+                .filter(|t| matches!(t.outcome, Some((Outcome::Confirmed, _))))
+                .filter(|t| !t.attempts.iter().any(|a| recorded.contains(&a.tx)))
+                .map(|t| t.sub.id)
+                .collect();
+            for id in gone {
+                self.journal.append(Entry::Reopened { id })?;
+                self.last_sent.remove(&id);
+                out.reorged += 1;
+            }
+        }
+        let pending: Vec<Tracked> = self.journal.pending().cloned().collect();
+        if pending.is_empty() {
+            return Ok(out);
+        }
+        // Nonces used as of the newest confirmed block: a submission whose nonce another
+        // transaction used there is provably replaced. A node that keeps no state that far back
+        // (a pruned one) cannot say: nothing is declared replaced until it can.
+        let nonce_used_at_safe = match self.sender().await?.nonce_at(step.safe.number).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::debug!(error = %crate::error_chain(&e), "nonce at the confirmed block unavailable");
+                0
+            }
+        };
+        // Receipts of every pending submission not yet in the record, polled at once (bounded).
+        let (rpc, gate, seen) = (&self.provider, self.gate.gate, &recorded);
+        let polled: Vec<(Tracked, Result<Option<Mined>>)> = stream::iter(pending)
+            .map(|t| async move {
+                if t.attempts.iter().any(|a| seen.contains(&a.tx)) {
+                    return (t, Ok(None));
+                }
+                let mined = mined(rpc, gate, &t).await;
+                (t, mined)
+            })
+            .buffered(self.policy.concurrency.max(1))
+            .collect()
+            .await;
+        let mut stuck = Vec::new();
+        for (t, mined) in polled {
+            let mined = mined?;
+            let id = t.sub.id;
+            if let Some(a) = t.attempts.iter().find(|a| recorded.contains(&a.tx)) {
+                self.journal.append(Entry::Done {
+                    id,
+                    outcome: Outcome::Confirmed,
+                    tx: Some(a.tx),
+                })?;
+                self.last_sent.remove(&id);
+                out.confirmed += 1;
+                continue;
+            }
+            match mined {
+                Some(m) if m.block() > step.safe.number => out.awaiting_confirmations += 1,
+                Some(Mined::Reverted { tx, block, gas_used }) => {
+                    let why = self.revert_reason(&t.sub, block, gas_used).await;
+                    warn!(market = %t.sub.market, %tx, block, gas_used, revert = %why, "submission reverted on chain");
+                    let row =
+                        format!("tx {tx} (nonce {}) reverted in block {block}: {why}", t.sub.nonce);
+                    let note = t.sub.note.clone();
+                    self.failed(t.sub.market, None, Some(t.sub.prompt_hash), row, note)?;
+                    self.journal.append(Entry::Done {
+                        id,
+                        outcome: Outcome::Reverted,
+                        tx: Some(tx),
+                    })?;
+                    out.reverted += 1;
+                }
+                // Mined in a confirmed block but its log is not in the record yet (the scan
+                // stops at the safe block read before this receipt): confirmed next step.
+                Some(_) => out.awaiting_confirmations += 1,
+                None if nonce_used_at_safe > t.sub.nonce => {
+                    // Re-read once: a receipt that appeared since is ours after all.
+                    let mut ours = false;
+                    for a in &t.attempts {
+                        ours |= tx::receipt(&self.provider, a.tx).await?.is_some();
+                    }
+                    if ours {
+                        out.awaiting_confirmations += 1;
+                        continue;
+                    }
+                    warn!(market = %t.sub.market, nonce = t.sub.nonce, "submission replaced: another transaction used its nonce");
+                    let why = format!(
+                        "not published: nonce {} was used by a transaction that is not this submission's",
+                        t.sub.nonce
+                    );
+                    let note = t.sub.note.clone();
+                    self.failed(t.sub.market, None, Some(t.sub.prompt_hash), why, note)?;
+                    self.journal.append(Entry::Done {
+                        id,
+                        outcome: Outcome::Replaced,
+                        tx: None,
+                    })?;
+                    out.replaced += 1;
+                }
+                None => stuck.push(t),
+            }
+        }
+        for t in stuck {
+            let id = t.sub.id;
+            let mut known = false;
+            for a in &t.attempts {
+                known |= tx::known(&self.provider, a.tx).await?;
+            }
+            if t.reopened && !known {
+                // Its decision left the chain with a reorg and no node holds it: the market is
+                // asked again with a fresh read, and its nonce is free for that.
+                self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
+                continue;
+            }
+            if !resend {
+                continue;
+            }
+            if (!known || self.resend_due(id)) && self.resend(&t).await? {
+                out.resent += 1;
+            }
+        }
+        out.gaps_filled = self.fill_gaps().await?;
+        if out.reorged > 0 {
+            self.resync().await?;
+        }
+        Ok(out)
+    }
+
+    /// Whether the transaction of journal id `id` has waited `resend_after` since this process
+    /// last sent it (one sent before a restart is due at once).
+    fn resend_due(&self, id: u64) -> bool {
+        self.last_sent.get(&id).is_none_or(|at| at.elapsed() >= self.policy.resend_after)
+    }
+
+    /// Re-signs a pending submission at its own nonce with bumped fees and sends it; the new
+    /// transaction is journalled first. Returns whether it was sent.
+    async fn resend(&mut self, t: &Tracked) -> Result<bool> {
+        let input = calldata(&t.sub);
+        let what = "submission";
+        self.resend_at(t.sub.id, t.sub.market, what, input, t.sub.gas, t.sub.nonce, t.latest())
+            .await
+    }
+
+    /// Re-signs journal id `id` at `nonce` with fees bumped over `last`, journals the new
+    /// attempt, then sends it. Returns whether the node took it.
+    #[allow(clippy::too_many_arguments)]
+    async fn resend_at(
+        &mut self,
+        id: u64,
+        market: Address,
+        what: &str,
+        input: Bytes,
+        gas: u64,
+        nonce: u64,
+        last: crate::journal::Attempt,
+    ) -> Result<bool> {
+        let gate = self.gate.gate;
+        let signed = self.sender().await?.sign_replacement(gate, input, gas, nonce, last).await?;
+        self.journal.append(Entry::Resend { id, attempt: signed.attempt })?;
+        self.last_sent.insert(id, Instant::now());
+        match self.sender().await?.broadcast(&signed).await {
+            Ok(()) => {
+                info!(%market, nonce, tx = %signed.attempt.tx, max_fee = signed.attempt.max_fee_per_gas, "{what} re-sent at the same nonce with bumped fees");
+                Ok(true)
+            }
+            Err(BroadcastError::Refused(r)) => {
+                // NonceTooLow: an attempt was mined (or another tx used the nonce): settled
+                // next step. Underpriced: bumped again next time. Either way, still pending.
+                warn!(%market, nonce, refusal = %r, "{what}: replacement refused");
+                Ok(false)
+            }
+            // It may have reached the node: followed like the others.
+            Err(BroadcastError::Transport(e)) => {
+                warn!(%market, nonce, error = %crate::error_chain(&*e), "{what}: re-send failed in transport");
+                Ok(false)
+            }
+        }
+    }
+
+    /// Fills nonce gaps: when the node's pending nonce is below a pending transaction's and no
+    /// pending transaction uses it, one the node dropped (or a refused send) left a hole that
+    /// holds every later transaction back.
+    async fn fill_gaps(&mut self) -> Result<usize> {
+        let mut filled = 0;
+        loop {
+            let own = self.journal.own_pending().map(|o| o.call.nonce);
+            let nonces: HashSet<u64> =
+                self.journal.pending().map(|t| t.sub.nonce).chain(own).collect();
+            let Some(&top) = nonces.iter().max() else { return Ok(filled) };
+            let sender = self.sender().await?;
+            let next = sender.pending_nonce().await?;
+            if next >= top || nonces.contains(&next) || filled >= nonces.len() {
+                return Ok(filled);
+            }
+            let fees = tx::current_fees(sender.rpc()).await?;
+            let hash = sender.fill_gap(next, fees).await?;
+            warn!(nonce = next, tx = %hash, "filled a nonce gap below pending transactions");
+            filled += 1;
+        }
+    }
+
+    /// Why a submission mined in `block` reverted: replayed with its own gas limit on that
+    /// block's state, decoded ([`tx::replay_revert`]).
+    async fn revert_reason(&self, sub: &Submission, block: u64, gas_used: u64) -> String {
+        let input = calldata(sub);
+        tx::replay_revert(
+            &self.provider,
+            self.keeper,
+            self.gate.gate,
+            &input,
+            sub.gas,
+            block,
+            gas_used,
+        )
+        .await
+    }
+
+    // --- the keeper's own calls
+
+    /// Follows the keeper's own calls still pending (this run's and, after a restart, the
+    /// journal's): one whose attempt is mined is done; one whose nonce another transaction
+    /// used is replaced (its position is looked at afresh); one not mined after
+    /// `--resend-after` is re-signed at its own nonce with bumped fees. Returns the positions
+    /// closed.
+    pub async fn settle_own(&mut self) -> Result<Closed> {
+        let mut done = Closed::default();
+        let pending: Vec<TrackedOwn> = self.journal.own_pending().cloned().collect();
+        if pending.is_empty() {
+            return Ok(done);
+        }
+        // The key's mined nonce count, read once and BEFORE the receipts: a nonce it shows used
+        // by a block whose receipt of ours is then not found was used by another transaction.
+        let used_below = self
+            .provider
+            .get_transaction_count(self.keeper)
+            .await
+            .map_err(|e| ExecError::Rpc(Box::new(e)))?;
+        for own in pending {
+            let OwnCall { id, what, market, nonce, .. } = own.call;
+            let mut mined = None;
+            for a in &own.attempts {
+                if let Some(r) = tx::receipt(&self.provider, a.tx).await? {
+                    mined = Some(r);
+                    break;
+                }
+            }
+            if let Some(r) = mined {
+                if self.own_mined(&own.call, &r).await? {
+                    done.count(what);
+                }
+                continue;
+            }
+            if used_below > nonce {
+                // Mined nonces include ours, but none of our attempts: another transaction of
+                // this key took it. Nothing of ours can be mined at it any more.
+                warn!(%market, nonce, "{what}: its nonce was used by another transaction; looked at afresh");
+                self.journal.append(Entry::Done { id, outcome: Outcome::Replaced, tx: None })?;
+                self.last_sent.remove(&id);
+                continue;
+            }
+            if !self.resend_due(id) {
+                continue;
+            }
+            let (input, gas) = (own.call.input.clone(), own.call.gas);
+            self.resend_at(id, market, what.function(), input, gas, nonce, own.latest()).await?;
+        }
+        Ok(done)
+    }
+
+    /// Redeems and writes off the positions of `closing`, each the keeper's own call; a market
+    /// where one is already pending is left to it. Returns the positions closed.
+    pub async fn close(&mut self, closing: Closing) -> Result<Closed> {
+        let mut done = Closed::default();
+        let gate = self.gate.gate;
+        for m in closing.redeem {
+            if self.own_busy().contains(&m) {
+                continue;
+            }
+            if self.policy.dry_run {
+                println!("{}", serde_json::json!({"dry_run": true, "would_redeem": m.to_string()}));
+                continue;
+            }
+            match tx::redeem_calldata(&self.provider, gate, self.keeper, m).await {
+                Ok((input, gas)) => {
+                    if self.own_call(m, OwnKind::Redeem, input, gas).await? {
+                        done.redeemed += 1;
+                    }
+                }
+                Err(e) => {
+                    warn!(market = %m, error = %crate::error_chain(&e), "redeem not sent: its estimate reverts");
+                }
+            }
+        }
+        for (m, is_final) in closing.write_off {
+            if self.own_busy().contains(&m) {
+                continue;
+            }
+            // Final: redeem closes it, unless the market cannot pay (its redeem reverts): v2.1
+            // writes such a position off like an unresolved one.
+            if is_final {
+                let input = IRiskGate::redeemCall { market: m }.abi_encode();
+                let redeem =
+                    tx::estimate(&self.provider, "redeem", self.keeper, gate, &input.into()).await;
+                // Redeemable, or already closed (redeemed this cycle): nothing to write off.
+                match redeem {
+                    Err(ExecError::WouldRevert { revert, .. })
+                        if !revert.starts_with("NoOpenPosition") => {}
+                    _ => continue,
+                }
+            }
+            if self.policy.dry_run {
+                println!(
+                    "{}",
+                    serde_json::json!({"dry_run": true, "would_write_off": m.to_string()})
+                );
+                continue;
+            }
+            match tx::write_off_calldata(&self.provider, gate, self.keeper, m).await {
+                Ok((input, gas)) => {
+                    if self.own_call(m, OwnKind::WriteOff, input, gas).await? {
+                        done.written_off += 1;
+                    }
+                }
+                Err(e) => {
+                    warn!(market = %m, error = %crate::error_chain(&e), "writeOff not sent: its estimate reverts");
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Sends one of the keeper's own calls at the next nonce, journalled before it is sent,
+    /// and waits up to `--resend-after` for it. One not mined by then stays pending and is
+    /// followed by [`Executor::settle_own`]: re-sent at the same nonce, never at a new one.
+    /// Returns whether it was mined and succeeded (a failure is an off-chain row; the position
+    /// is looked at again next cycle).
+    async fn own_call(
+        &mut self,
+        market: Address,
+        what: OwnKind,
+        input: Bytes,
+        gas: u64,
+    ) -> Result<bool> {
+        let gate = self.gate.gate;
+        let fees = tx::current_fees(&self.provider).await?;
+        let id = self.journal.next_id();
+        let sender = self.sender().await?;
+        let nonce = sender.take_nonce();
+        let signed = sender.sign(gate, input.clone(), gas, nonce, fees, U256::ZERO).await?;
+        let call = OwnCall { id, what, market, nonce, input, gas, first: signed.attempt };
+        // On disk before it is sent: a restart follows it at its own nonce.
+        self.journal.append(Entry::Own(call.clone()))?;
+        self.last_sent.insert(id, Instant::now());
+        let sender = self.sender().await?;
+        match sender.broadcast(&signed).await {
+            Ok(()) => {}
+            // The node may hold it: followed like one it accepted.
+            Err(BroadcastError::Transport(e)) => {
+                warn!(%market, nonce, error = %crate::error_chain(&*e), "{what}: send failed in transport; followed at its nonce");
+            }
+            Err(BroadcastError::Refused(r)) => {
+                sender.give_back(nonce);
+                self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
+                self.last_sent.remove(&id);
+                warn!(%market, nonce, refusal = %r, "{what}: the node refused it; tried again next cycle");
+                self.resync().await?;
+                return Ok(false);
+            }
+        }
+        match tx::wait_receipt(&self.provider, signed.attempt.tx, self.policy.resend_after).await {
+            Ok(r) => self.own_mined(&call, &r).await,
+            Err(e) => {
+                warn!(%market, nonce, error = %crate::error_chain(&e), "{what} not mined yet; re-sent at the same nonce if it stays stuck");
+                Ok(false)
+            }
+        }
+    }
+
+    /// One of the keeper's own calls was mined: done in the journal. Reverted (status 0), it is
+    /// an off-chain row with the revert, replayed with the call's own gas limit on its block's
+    /// state and decoded. Returns whether it succeeded.
+    async fn own_mined(&mut self, call: &OwnCall, r: &TransactionReceipt) -> Result<bool> {
+        let (id, what, market, hash) = (call.id, call.what, call.market, r.transaction_hash);
+        self.last_sent.remove(&id);
+        if r.status() {
+            self.journal.append(Entry::Done { id, outcome: Outcome::Confirmed, tx: Some(hash) })?;
+            return Ok(true);
+        }
+        self.journal.append(Entry::Done { id, outcome: Outcome::Reverted, tx: Some(hash) })?;
+        let block = r.block_number.unwrap_or_default();
+        let why = tx::replay_revert(
+            &self.provider,
+            self.keeper,
+            self.gate.gate,
+            &call.input,
+            call.gas,
+            block,
+            r.gas_used,
+        )
+        .await;
+        warn!(%market, tx = %hash, block, gas_used = r.gas_used, revert = %why, "{what} reverted on chain");
+        let row = format!("{what} tx {hash} reverted in block {block}: {why}");
+        self.failed(market, None, None, row, Annotation::default())?;
+        Ok(false)
+    }
+}
+
+/// A submission's calldata, as signed.
+fn calldata(sub: &Submission) -> Bytes {
+    let quote = Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline };
+    tx::submit_calldata(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote)
+}
+
+/// The receipt of whichever of a submission's transactions was mined (latest attempt first),
+/// decoded; `None` while none is.
+async fn mined(rpc: &DynProvider, gate: Address, t: &Tracked) -> Result<Option<Mined>> {
+    for a in t.attempts.iter().rev() {
+        if let Some(r) = tx::receipt(rpc, a.tx).await? {
+            return Ok(Some(tx::decode_receipt(gate, &r)));
+        }
+    }
+    Ok(None)
+}

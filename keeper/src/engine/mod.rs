@@ -1,0 +1,396 @@
+//! The bot as an engine that owns four stages, in the shape of paradigmxyz/artemis: each stage
+//! is its own struct with its own state, takes values and returns values (its results and its
+//! failures), and never reaches into another's fields. [`Engine::cycle`] is the whole decision
+//! flow on one screen:
+//!
+//! 1. **view** ([`Collector::follow`]): check the blocks already read are still the chain's
+//!    (rewind and rescan if a reorg replaced them), scan confirmed blocks for markets and the
+//!    gate's logs, and re-derive the record from them; the executor then settles its journal
+//!    against that view ([`Executor::settle`]): confirmed, re-sent at the same nonce with
+//!    bumped fees, replaced, reverted or reopened.
+//! 2. **due books** ([`Collector::open_markets`], [`Strategy::due`], [`Collector::read`]):
+//!    open markets the gate trusts, within its horizon, with a checked question, not pending,
+//!    due for a re-ask and not held back by the inference breaker, read through the BookLens.
+//! 3. **answers** ([`Strategy::asks`]): the model is asked about every book concurrently; each
+//!    answer is quoted against the book the model was shown.
+//! 4. **submissions** ([`Executor::submit`]): each answer signed, journalled, then sent the
+//!    moment it arrives, while slower asks are still being answered; a waiting ask is admitted
+//!    with a fresh read ([`Collector::reread`]) only between submissions.
+//! 5. **settled** ([`Executor::await_mined`]): this cycle's transactions, their decisions
+//!    decoded from their own receipts.
+//! 6. **positions** ([`Collector::positions_due`], [`Executor::close`]): final markets
+//!    redeemed, stale positions written off, each the keeper's own journalled transaction.
+//! 7. **record** ([`Recorder::write`]): follow again and re-write the record from confirmed chain
+//!    logs plus the journal.
+//!
+//! Failures that never reach the chain are [`crate::decision::Failure`] values; the executor journals them the
+//! moment a stage hands them over. State that matters is re-derived from the chain and the
+//! journal on every start. The long-running loop around the cycle is [`crate::runner`].
+
+mod collector;
+mod executor;
+pub mod health;
+mod recorder;
+mod strategy;
+
+pub use collector::{Book, Closing, Collector};
+pub use executor::{Closed, ExecPolicy, Executor, Settled};
+pub use recorder::Recorder;
+pub use strategy::{Asks, Due, Strategy};
+
+use crate::{
+    chain, collectors, decision::Submitted, deploy, follower, journal, quote::QuotePolicy,
+    recorder as record, strategy as model, strategy::Model,
+};
+use alloy::{primitives::Address, providers::DynProvider, signers::local::PrivateKeySigner};
+use std::{path::PathBuf, time::Duration};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Chain(#[from] chain::ChainError),
+    #[error(transparent)]
+    Collect(#[from] collectors::CollectError),
+    #[error(transparent)]
+    Follow(#[from] follower::FollowError),
+    #[error(transparent)]
+    Record(#[from] record::RecordError),
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    #[error(transparent)]
+    Inference(#[from] model::InferenceError),
+    #[error(transparent)]
+    Exec(#[from] crate::executor::ExecError),
+    #[error(transparent)]
+    Deploy(#[from] deploy::DeployError),
+    #[error("the node stayed unreachable for {secs} s, past --max-outage; every row is on disk")]
+    Outage {
+        secs: u64,
+        /// The last failure: what the node was still answering when the keeper gave up.
+        #[source]
+        last: Box<RunError>,
+    },
+}
+
+impl RunError {
+    /// Errors that come from the local disk, not from the node: retrying cannot help, and a
+    /// keeper that cannot journal must not send.
+    pub(crate) fn is_local(&self) -> bool {
+        // The recorder never touches the node: all its errors are the disk's.
+        matches!(self, Self::Journal(_) | Self::Record(_))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, RunError>;
+
+/// The gate an engine works for, and where its history starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateRef {
+    pub chain_id: u64,
+    pub gate: Address,
+    pub factory: Address,
+    /// The first block scanned for markets and the gate's logs (its deploy block).
+    pub from_block: u64,
+}
+
+/// What one cycle did.
+#[derive(Debug, Default, Clone)]
+pub struct CycleReport {
+    pub markets_known: usize,
+    pub asked: usize,
+    /// Submissions signed, journalled and sent this cycle.
+    pub submitted: usize,
+    /// This cycle's submissions mined within the cycle, each with the `Decision` decoded from its
+    /// own receipt. They enter the record only once confirmed (`--confirmations` deep), through
+    /// the follower, under the same [`crate::decision::DecisionId`].
+    pub mined: Vec<Submitted>,
+    pub offchain_failures: usize,
+    /// Due markets not asked this cycle because their last asks failed (per-market backoff).
+    pub backing_off: usize,
+    /// Due markets not asked because the inference breaker is open (or only probing).
+    pub held_back: usize,
+    pub redeemed: usize,
+    pub written_off: usize,
+    pub head: u64,
+    /// Blocks confirmed into the record (`head - confirmations`).
+    pub safe: u64,
+    pub pending: usize,
+    pub settled: Settled,
+    pub rewound_to: Option<u64>,
+}
+
+/// The keeper: four stages, each owning its state.
+pub struct Engine {
+    collector: Collector,
+    strategy: Strategy,
+    executor: Executor,
+    /// None for a dry run or a keeper that keeps no record.
+    recorder: Option<Recorder>,
+}
+
+impl Engine {
+    /// Starts building an engine for `gate`, reading and sending through `provider`.
+    pub fn builder(provider: DynProvider, gate: GateRef) -> EngineBuilder {
+        EngineBuilder {
+            provider,
+            gate,
+            keeper: Address::ZERO,
+            signer: None,
+            results: None,
+            resume: false,
+            confirmations: 0,
+            log_range: follower::DEFAULT_LOG_RANGE,
+            concurrency: 32,
+            reask_secs: 3_600,
+            quote: QuotePolicy::default(),
+            dry_run: false,
+            strategy_text: String::new(),
+            resend_after: Duration::from_secs(30),
+        }
+    }
+
+    pub fn collector(&self) -> &Collector {
+        &self.collector
+    }
+
+    pub fn strategy(&self) -> &Strategy {
+        &self.strategy
+    }
+
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The stages, to drive one by one (the demo's scripted steps, tests).
+    pub fn stages(&mut self) -> (&mut Collector, &mut Strategy, &mut Executor) {
+        (&mut self.collector, &mut self.strategy, &mut self.executor)
+    }
+
+    /// Follows the chain one step and settles the journal against it, re-sending nothing.
+    pub async fn follow(&mut self) -> Result<follower::Step> {
+        let step = self.collector.follow().await?;
+        self.executor.settle(&step, self.collector.record(), false).await?;
+        Ok(step)
+    }
+
+    /// Writes the record (feed, head hash, chart, RESULTS.md) atomically, if there is one.
+    pub fn write_results(&self) -> Result<()> {
+        let (Some(recorder), Some(facts)) = (&self.recorder, self.collector.facts()) else {
+            return Ok(());
+        };
+        let journal = self.executor.journal();
+        Ok(recorder.write(facts, self.collector.record(), journal, self.strategy.text())?)
+    }
+
+    /// One full cycle with `model`: view → due books → answers → submissions (each sent the
+    /// moment it arrives) → settled → positions → record.
+    pub async fn cycle(
+        &mut self,
+        model: &Model,
+        scenario: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<CycleReport> {
+        let Self { collector, strategy, executor, recorder } = self;
+        let off_before = executor.new_cycle();
+        // View: the chain, the record re-derived from it, the journal settled against it.
+        let step = collector.follow().await?;
+        let mut settled = executor.settle(&step, collector.record(), true).await?;
+        // Due books. Quotes' deadlines, the backoff and the breaker run on the chain time the
+        // next block will carry.
+        let send_time = collector.next_block_time(step.head).await;
+        let (open, unreadable) = collector.open_markets(step.head);
+        executor.offchain(unreadable)?;
+        let pending = executor.journal().pending_markets();
+        let due = strategy.due(open, collector.record(), &pending, step.head.time, send_time);
+        let (books, unread) = collector.read(&due.ask, step.head).await;
+        executor.offchain(unread)?;
+        // Answers, each submitted as it arrives; a waiting ask is admitted between submissions.
+        let asked = books.len();
+        let mut asks = strategy.asks(model, scenario, cancel);
+        asks.send(books, step.head, send_time);
+        let mut ids = Vec::new();
+        while let Some(done) = asks.next().await {
+            match done {
+                Some(Ok(answer)) => {
+                    strategy.answered(answer.market);
+                    ids.extend(executor.submit(answer).await?);
+                }
+                Some(Err(u)) => executor.offchain([strategy.unanswered(
+                    u,
+                    step.head,
+                    send_time,
+                    asks.note(),
+                )])?,
+                None => {}
+            }
+            if let Some(waiting) = asks.waiting() {
+                match collector.reread(waiting, step.head).await {
+                    Ok(book) => asks.send_one(book),
+                    Err(u) => executor.offchain([strategy.unanswered(
+                        u,
+                        step.head,
+                        send_time,
+                        asks.note(),
+                    )])?,
+                }
+            }
+        }
+        drop(asks);
+        // Settled: this cycle's transactions, decoded from their own receipts.
+        let mined = executor.await_mined(&ids).await?;
+        // Positions as recorded at the start of the cycle: one filled just now sits in a market
+        // that was open when read, so it is redeemed by a later cycle.
+        let mut closed = executor.settle_own().await?;
+        let closing = collector.positions_due(step.head.time, &executor.own_busy()).await;
+        closed.add(executor.close(closing).await?);
+        // Record.
+        let end = collector.follow().await?;
+        settled.add(executor.settle(&end, collector.record(), false).await?);
+        if let (Some(recorder), Some(facts)) = (recorder.as_ref(), collector.facts()) {
+            recorder.write(facts, collector.record(), executor.journal(), strategy.text())?;
+        }
+        Ok(CycleReport {
+            markets_known: collector.market_count(),
+            asked,
+            submitted: ids.len(),
+            mined,
+            offchain_failures: executor.journal().offchain().len() - off_before,
+            backing_off: due.backing_off,
+            held_back: due.held,
+            redeemed: closed.redeemed,
+            written_off: closed.written_off,
+            head: end.head.number,
+            safe: end.safe.number,
+            pending: executor.journal().pending().count(),
+            settled,
+            rewound_to: step.rewound_to.or(end.rewound_to),
+        })
+    }
+}
+
+/// Builds an [`Engine`] in one place: every knob has a default, and [`EngineBuilder::build`]
+/// opens the journal and the feed already on disk when asked to resume.
+#[must_use]
+pub struct EngineBuilder {
+    provider: DynProvider,
+    gate: GateRef,
+    keeper: Address,
+    signer: Option<PrivateKeySigner>,
+    results: Option<PathBuf>,
+    resume: bool,
+    confirmations: u64,
+    log_range: u64,
+    concurrency: usize,
+    reask_secs: u64,
+    quote: QuotePolicy,
+    dry_run: bool,
+    strategy_text: String,
+    resend_after: Duration,
+}
+
+impl EngineBuilder {
+    /// The keeper address a dry run simulates as (a signer sets it itself).
+    pub fn keeper(mut self, keeper: Address) -> Self {
+        self.keeper = keeper;
+        self
+    }
+
+    /// The key transactions are signed with; the keeper address becomes its address.
+    pub fn signer(mut self, signer: PrivateKeySigner) -> Self {
+        self.keeper = signer.address();
+        self.signer = Some(signer);
+        self
+    }
+
+    /// Where the record is written (none: no record).
+    pub fn results(mut self, dir: Option<PathBuf>) -> Self {
+        self.results = dir;
+        self
+    }
+
+    /// Opens the results folder's journal (creating it) and the feed already there, so a
+    /// restart follows what an earlier run sent. Without it the journal stays in memory.
+    pub fn resume(mut self) -> Self {
+        self.resume = true;
+        self
+    }
+
+    /// Blocks a decision must be buried under before it enters the record.
+    pub fn confirmations(mut self, n: u64) -> Self {
+        self.confirmations = n;
+        self
+    }
+
+    /// The most blocks one `eth_getLogs` spans.
+    pub fn log_range(mut self, range: u64) -> Self {
+        self.log_range = range.max(1);
+        self
+    }
+
+    /// Reads and asks in flight at once (asks also capped at the server's slots).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// Chain seconds before a market is asked again.
+    pub fn reask_secs(mut self, secs: u64) -> Self {
+        self.reask_secs = secs;
+        self
+    }
+
+    pub fn quote(mut self, policy: QuotePolicy) -> Self {
+        self.quote = policy;
+        self
+    }
+
+    /// Reads and asks, but prints what would be sent instead of sending it.
+    pub fn dry_run(mut self, dry: bool) -> Self {
+        self.dry_run = dry;
+        self
+    }
+
+    pub fn strategy_text(mut self, text: String) -> Self {
+        self.strategy_text = text;
+        self
+    }
+
+    /// How long a sent transaction may wait for inclusion before it is re-sent at the same
+    /// nonce with bumped fees; also how long a cycle waits for its own transactions.
+    pub fn resend_after(mut self, after: Duration) -> Self {
+        self.resend_after = after;
+        self
+    }
+
+    /// The engine. With [`EngineBuilder::resume`] (and not a dry run) it opens the results
+    /// folder's journal and feed: a feed of another chain or gate is refused.
+    pub fn build(self) -> Result<Engine> {
+        let gate = self.gate;
+        let mut journal = journal::Journal::in_memory();
+        let mut recorder = match (&self.results, self.dry_run) {
+            (Some(dir), false) => Some(Recorder::new(dir.clone())),
+            _ => None,
+        };
+        if let (Some(r), true) = (recorder.as_mut(), self.resume) {
+            journal = r.open(gate.chain_id, gate.gate)?;
+        }
+        let collector = Collector::new(
+            self.provider.clone(),
+            gate,
+            self.confirmations,
+            self.log_range,
+            self.concurrency,
+        );
+        let strategy =
+            Strategy::new(self.strategy_text, self.quote, self.reask_secs, self.concurrency);
+        let policy = ExecPolicy {
+            resend_after: self.resend_after,
+            dry_run: self.dry_run,
+            concurrency: self.concurrency,
+        };
+        let executor =
+            Executor::new(self.provider, gate, self.keeper, self.signer, journal, policy);
+        Ok(Engine { collector, strategy, executor, recorder })
+    }
+}

@@ -1,0 +1,299 @@
+//! The strategy: what the model is asked and when. It owns the strategy text, the quote policy,
+//! the re-ask interval, how many asks go out at once, and the inference health (a backoff per
+//! market and a breaker over the model). It turns books into answers, each quoted against the
+//! book the model was shown, and failures into [`Unanswered`] values. It never sends.
+
+use super::{
+    collector::Book,
+    health::{self, InferenceHealth},
+};
+use crate::{
+    collectors::{MarketInfo, MarketState},
+    decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Unanswered},
+    quote::QuotePolicy,
+    strategy::{
+        prompt::{strategy_hash, ReadAt},
+        Model, Prompt,
+    },
+};
+use alloy::primitives::Address;
+use futures::{future::BoxFuture, stream::FuturesUnordered, StreamExt};
+use std::{
+    collections::HashSet,
+    time::{Duration, Instant},
+};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+pub struct Strategy {
+    text: String,
+    policy: QuotePolicy,
+    reask_secs: u64,
+    /// `--concurrency`: asks in flight at most (also capped by the server's slots).
+    concurrency: usize,
+    health: InferenceHealth,
+}
+
+/// Which markets are asked this cycle, and why the others are not.
+#[derive(Debug, Clone, Default)]
+pub struct Due {
+    pub ask: Vec<MarketInfo>,
+    /// Due markets still in their backoff after failed asks.
+    pub backing_off: usize,
+    /// Due markets held back by the inference breaker.
+    pub held: usize,
+}
+
+/// One ask's end: an answer, a failure to answer, or None when cancelled (a shutdown is not a
+/// failure).
+pub type Asked = Option<Result<Answer, Unanswered>>;
+
+impl Strategy {
+    pub fn new(text: String, policy: QuotePolicy, reask_secs: u64, concurrency: usize) -> Self {
+        Self { text, policy, reask_secs, concurrency, health: InferenceHealth::default() }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn policy(&self) -> QuotePolicy {
+        self.policy
+    }
+
+    /// A new quote policy for the asks that follow (the demo widens the deadline for one step).
+    pub fn set_policy(&mut self, policy: QuotePolicy) {
+        self.policy = policy;
+    }
+
+    pub fn reask_secs(&self) -> u64 {
+        self.reask_secs
+    }
+
+    pub fn health(&self) -> &InferenceHealth {
+        &self.health
+    }
+
+    /// The annotation every row answered by `model` carries.
+    pub fn note(&self, model: &Model, scenario: Option<&str>) -> Annotation {
+        Annotation {
+            provider: Some(model.name().to_string()),
+            model: Some(model.model()),
+            strategy_hash: Some(strategy_hash(&self.text).to_string()),
+            scenario: scenario.map(str::to_string),
+            ..Annotation::default()
+        }
+    }
+
+    /// How many asks may be in flight with `model`: `--concurrency`, capped at the slots the
+    /// server says it decodes at once (an ask beyond them only queues at the server, where its
+    /// inference timeout runs while it waits).
+    pub fn ask_limit(&self, model: &Model) -> usize {
+        self.concurrency.max(1).min(model.slots().unwrap_or(usize::MAX))
+    }
+
+    /// Of the `open` markets, those due now (chain time `now`): no pending submission, not
+    /// decided within the re-ask interval (as `record` shows), and admitted by the inference
+    /// health at `send_time`, the next block's chain time.
+    pub fn due(
+        &mut self,
+        open: Vec<MarketInfo>,
+        record: &ChainRecord,
+        pending: &HashSet<Address>,
+        now: u64,
+        send_time: u64,
+    ) -> Due {
+        let last = record.last_decision_times();
+        let due: Vec<MarketInfo> = open
+            .into_iter()
+            .filter(|m| !pending.contains(&m.address))
+            .filter(|m| match last.get(&m.address) {
+                Some(t) => now.saturating_sub(*t) >= self.reask_secs,
+                None => true,
+            })
+            .collect();
+        let admitted = self.health.admit(due, send_time, |m| m.address);
+        if admitted.held > 0 {
+            match admitted.breaker {
+                health::Breaker::Open { until } => info!(
+                    held = admitted.held,
+                    until, "inference breaker open: no market is asked before chain time {until}"
+                ),
+                _ => info!(held = admitted.held, "inference breaker probing: one market is asked"),
+            }
+        }
+        Due { ask: admitted.ask, backing_off: admitted.backing_off, held: admitted.held }
+    }
+
+    /// The asks of one cycle with `model`, at most [`Strategy::ask_limit`] in flight. The
+    /// handle owns what the asks share, so the strategy stays free while they run.
+    pub fn asks<'a>(
+        &self,
+        model: &'a Model,
+        scenario: Option<&str>,
+        cancel: &'a CancellationToken,
+    ) -> Asks<'a> {
+        Asks {
+            note: self.note(model, scenario),
+            text: self.text.clone(),
+            policy: self.policy,
+            limit: self.ask_limit(model),
+            model,
+            cancel,
+            waiting: Vec::new().into_iter(),
+            inflight: FuturesUnordered::new(),
+        }
+    }
+
+    /// An answer arrived for `market` (whatever it says): its backoff is cleared.
+    pub fn answered(&mut self, market: Address) {
+        self.health.answered(market);
+    }
+
+    /// No answer about `u.market`: the market backs off (the breaker opens after enough
+    /// failures in a row), timed by `now`, the next block's chain time; the failure to journal,
+    /// of the block `head`, under the asks' annotation `note`.
+    pub fn unanswered(
+        &mut self,
+        u: Unanswered,
+        head: BlockRef,
+        now: u64,
+        note: Annotation,
+    ) -> Failure {
+        warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
+        // A read that failed before the ask says nothing about the model.
+        let tripped = if u.read_failed { None } else { self.health.failed(u.market, now) };
+        if let Some(t) = tripped {
+            warn!(
+                failures = t.failures,
+                until = t.until,
+                pause_secs = t.cool,
+                "inference breaker open: {} asks failed in a row with no answer; no market is \
+                 asked for {} s (until chain time {}), then one as a probe",
+                t.failures,
+                t.cool,
+                t.until
+            );
+        }
+        let mut f = Failure::new(u.market, Some(head), u.error).about(u.prompt_hash, note);
+        f.transport = u.detail;
+        f
+    }
+}
+
+/// The asks of one cycle in flight ([`Strategy::asks`]).
+///
+/// The first `ask_limit` books are sent at once ([`Asks::send`]). Every later one waits for a
+/// free slot: [`Asks::waiting`] hands it back to be read again at the chain's newest block
+/// once an answer has been handled, and [`Asks::send_one`] sends it then. Its prompt, its
+/// `readBlock` and its quote's deadline are of the moment it is sent.
+///
+/// Each quote's deadline counts from the chain time the next block will carry: on a chain that
+/// mines only on demand the last block may be minutes old, and a deadline counted from it
+/// would be past before the answer lands. Retries of a slow or rate-limited model stop once
+/// the answer could no longer arrive within the quote's life.
+pub struct Asks<'a> {
+    note: Annotation,
+    text: String,
+    policy: QuotePolicy,
+    limit: usize,
+    model: &'a Model,
+    cancel: &'a CancellationToken,
+    waiting: std::vec::IntoIter<MarketState>,
+    inflight: FuturesUnordered<BoxFuture<'a, Asked>>,
+}
+
+impl<'a> Asks<'a> {
+    /// Sends the first wave of `states`, read at `read` (next block at `send_time`); the rest
+    /// wait for a slot.
+    pub fn send(&mut self, states: Vec<MarketState>, read: BlockRef, send_time: u64) {
+        let mut states = states.into_iter();
+        for st in states.by_ref().take(self.limit) {
+            self.send_one(Book { state: st, read, send_time });
+        }
+        self.waiting = states.collect::<Vec<_>>().into_iter();
+    }
+
+    /// Sends one ask about `book`.
+    pub fn send_one(&mut self, book: Book) {
+        let (note, text, policy) = (self.note.clone(), self.text.clone(), self.policy);
+        let (model, cancel) = (self.model, self.cancel);
+        self.inflight.push(Box::pin(ask_one(note, text, policy, book, model, cancel)));
+    }
+
+    /// The annotation of every row these asks write, failures included.
+    pub fn note(&self) -> Annotation {
+        self.note.clone()
+    }
+
+    /// The next ask to end, or None once none is in flight.
+    pub async fn next(&mut self) -> Option<Asked> {
+        self.inflight.next().await
+    }
+
+    /// The next market waiting for a slot, to be read again and sent; none once a shutdown
+    /// began (the rest are simply not asked).
+    pub fn waiting(&mut self) -> Option<MarketState> {
+        let st = self.waiting.next()?;
+        (!self.cancel.is_cancelled()).then_some(st)
+    }
+}
+
+/// One ask: renders the prompt of `book` as read, asks `model`, quotes the answer against the
+/// book it was shown with a deadline counted from the book's send time. None when cancelled.
+async fn ask_one(
+    note: Annotation,
+    text: String,
+    policy: QuotePolicy,
+    book: Book,
+    model: &Model,
+    cancel: &CancellationToken,
+) -> Asked {
+    let Book { state: st, read, send_time } = book;
+    let market = st.info.address;
+    if st.finalized {
+        return None;
+    }
+    let at = ReadAt { block: read.number, time: read.time };
+    let prompt = match Prompt::render(&text, &st, at) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(Err(Unanswered {
+                market,
+                prompt_hash: None,
+                error: e.to_string(),
+                detail: Default::default(),
+                read_failed: true,
+            }))
+        }
+    };
+    let prompt_hash = prompt.hash();
+    let until = Instant::now() + Duration::from_secs(policy.ttl_secs);
+    let ans = tokio::select! {
+        _ = cancel.cancelled() => return None,
+        r = model.ask_until(&prompt, &st, Some(until)) => r,
+    };
+    Some(match ans {
+        Ok(reply) => {
+            let mut note = note;
+            model.annotate(&mut note, &reply);
+            note.prompt = Some(prompt.user.clone());
+            let raw = reply.text;
+            Ok(Answer {
+                market,
+                quote: policy.quote(&raw, &st, send_time),
+                raw,
+                prompt_hash,
+                note,
+                read,
+            })
+        }
+        Err(e) => Err(Unanswered {
+            market,
+            prompt_hash: Some(prompt_hash),
+            error: crate::error_chain(&e),
+            detail: e.detail(),
+            read_failed: false,
+        }),
+    })
+}

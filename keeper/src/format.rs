@@ -1,0 +1,56 @@
+//! Shared formatting for what the keeper shows people: amounts in collateral units, the feed's
+//! decimal strings as integers, and hostile text (a model's answer, a server's label) made safe
+//! inside a markdown table cell.
+
+/// Units helper: 1e6 base units shown as a decimal with six places.
+pub fn units(v: &str) -> String {
+    let neg = v.starts_with('-');
+    let digits = v.trim_start_matches('-');
+    let padded = format!("{digits:0>7}");
+    let (int, frac) = padded.split_at(padded.len() - 6);
+    format!("{}{int}.{frac}", if neg { "-" } else { "" })
+}
+
+/// A decimal string as an integer (the feed's amounts are decimal strings of uint256 values
+/// that, in any real record, fit comfortably in 128 bits; an unparsable one counts as 0).
+pub fn int(v: &str) -> i128 {
+    v.parse().unwrap_or(0)
+}
+
+/// An answer in a table cell: JSON-escaped, pipes and backticks neutralised, cut at 60 bytes.
+pub fn esc(s: &str) -> String {
+    // Inside a table cell: show the answer JSON-escaped, and neutralise pipes and backticks.
+    let j = serde_json::to_string(s).unwrap_or_default();
+    let mut out = j.replace('|', "\\|").replace('`', "'");
+    if out.len() > 60 {
+        let mut end = 57;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push_str("...");
+    }
+    out
+}
+
+/// A label in a table cell (a model name, what the server said it is): text a server or an
+/// operator chose, so pipes, backticks, angle brackets and line breaks are neutralised, and it
+/// is cut at 80 bytes.
+pub fn label_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '`' => out.push('\''),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+        if out.len() > 80 {
+            out.push_str("...");
+            break;
+        }
+    }
+    out
+}
