@@ -116,7 +116,7 @@ fn main() {
     println!("import {{Test}} from \"../utils/Test.sol\";\nimport {{RiskGate}} from \"../../src/RiskGate.sol\";\nimport {{MarketFactory}} from \"../../src/venue/MarketFactory.sol\";\nimport {{IRiskGate}} from \"../../src/interfaces/IRiskGate.sol\";\n");
     println!("contract GateSimRenderCheck is Test {{");
     for (i, m) in cases.iter().enumerate() {
-        println!("{}", m.forge_test(&format!("test_render_{i}")));
+        println!("{}", gate_sim::forge::render(m, &format!("test_render_{i}")));
     }
     println!("}}");
 }

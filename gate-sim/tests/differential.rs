@@ -17,7 +17,7 @@ fn ten_thousand_cases_in_revm_agree_with_the_reference() {
     let report = diff::run(&mut RevmChain::new(), &artifact, 10_000, 0x5eed, &mut |_, _| {})
         .expect("differential runs");
     if let Some(m) = &report.mismatch {
-        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(&m, "test_gateSim_regression"));
+        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(m, "test_gateSim_regression"));
     }
     assert!(report.rows >= 10_000);
     // Some bound sets must have gone through the constructor's refusal path too.
@@ -32,7 +32,7 @@ fn five_hundred_cases_on_anvil_agree_with_the_reference() {
     let report =
         diff::run(&mut chain, &artifact, 500, 0xa11, &mut |_, _| {}).expect("differential runs");
     if let Some(m) = &report.mismatch {
-        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(&m, "test_gateSim_regression"));
+        panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(m, "test_gateSim_regression"));
     }
     assert!(report.rows >= 500);
 }

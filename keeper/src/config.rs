@@ -206,6 +206,22 @@ pub struct RunConfig {
     pub gate: Option<Address>,
 }
 
+/// What the saved deployment of the connected chain says (`deployments/<chain-id>.json`), read
+/// by the CLI layer and handed to `keeper run`: the gate it names, if the file exists.
+#[derive(Debug, Clone)]
+pub struct SavedGate {
+    pub found: Option<GateAt>,
+    /// Where the file is (or would be), for the error when neither it nor `--gate` names one.
+    pub path: String,
+}
+
+/// A gate and the block it was deployed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateAt {
+    pub gate: Address,
+    pub deploy_block: u64,
+}
+
 /// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GateBounds {

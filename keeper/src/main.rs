@@ -53,7 +53,18 @@ async fn real_main(args: Args) -> eyre::Result<()> {
             let cfg = r.to_config()?;
             let cancel = CancellationToken::new();
             runner::spawn_signal_handler(cancel.clone());
-            runner::run(cfg, &root, cancel).await?;
+            let Some((reader, chain_id)) = runner::connect_waiting(&cfg, &cancel).await? else {
+                tracing::info!("stopping on a signal before the node answered");
+                return Ok(());
+            };
+            // The saved deployment is read here, in the CLI layer, and handed in as config.
+            let found = deploy::load_saved(&reader, &root, chain_id, cfg.log_range).await?;
+            let saved = keeper::config::SavedGate {
+                found: found
+                    .map(|d| keeper::config::GateAt { gate: d.gate, deploy_block: d.deploy_block }),
+                path: deploy::saved_path(&root, chain_id).display().to_string(),
+            };
+            runner::run(cfg, (reader, chain_id), saved, &root, cancel).await?;
         }
         Command::Report(r) => {
             let cfg = r.to_config()?;

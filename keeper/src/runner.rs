@@ -5,7 +5,7 @@
 
 use crate::{
     chain, collectors,
-    config::RunConfig,
+    config::{RunConfig, SavedGate},
     engine::{Engine, GateRef, Result, RunError},
     recorder,
     strategy::Model,
@@ -41,21 +41,21 @@ pub fn default_confirmations(chain_id: u64) -> u64 {
 /// long as `--max-outage` allows (forever by default); a shutdown signal ends it cleanly (exit
 /// 0); whatever ends it, the record is written first, and every off-chain row is already in the
 /// journal.
-pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
-    let Some((reader, chain_id)) = connect_waiting(&cfg, &cancel).await? else {
-        info!("stopping on a signal before the node answered");
-        return Ok(());
-    };
-    let saved = crate::deploy::load_saved(&reader, root, chain_id, cfg.log_range).await?;
-    let gate = match (cfg.gate, &saved) {
+///
+/// `reader` is connected to chain `chain_id` ([`connect_waiting`]); `saved` is what the CLI
+/// layer read from the saved deployment of that chain, if anything.
+pub async fn run(
+    cfg: RunConfig,
+    (reader, chain_id): (DynProvider, u64),
+    saved: SavedGate,
+    root: &Path,
+    cancel: CancellationToken,
+) -> Result<()> {
+    let gate = match (cfg.gate, &saved.found) {
         (Some(g), _) => g,
         (None, Some(d)) => d.gate,
         (None, None) => {
-            return Err(chain::ChainError::NoSavedGate {
-                chain_id,
-                path: crate::deploy::saved_path(root, chain_id).display().to_string(),
-            }
-            .into())
+            return Err(chain::ChainError::NoSavedGate { chain_id, path: saved.path }.into())
         }
     };
     chain::check_gate(&reader, gate, chain_id).await?;
@@ -64,7 +64,7 @@ pub async fn run(cfg: RunConfig, root: &Path, cancel: CancellationToken) -> Resu
         cfg.results.clone().unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
     let from_block = cfg
         .from_block
-        .or_else(|| saved.as_ref().filter(|d| d.gate == gate).map(|d| d.deploy_block))
+        .or_else(|| saved.found.as_ref().filter(|d| d.gate == gate).map(|d| d.deploy_block))
         .unwrap_or(0);
     let confirmations = cfg.confirmations.unwrap_or_else(|| default_confirmations(chain_id));
     // The bundled model's server, if any, lives until this function returns.
@@ -193,7 +193,7 @@ impl Outage {
 /// outage (the same backoff, for at most `--max-outage`), so a keeper started beside its node
 /// comes up once the node does. Anything else (a wrong chain id, a TLS failure) fails at once.
 /// `None` when a signal arrived first.
-async fn connect_waiting(
+pub async fn connect_waiting(
     cfg: &RunConfig,
     cancel: &CancellationToken,
 ) -> Result<Option<(DynProvider, u64)>> {

@@ -222,7 +222,7 @@ async fn f1_mining_paused_past_the_resend_time_gives_one_decision_per_market() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
     let _g = serial();
-    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
+    let (w, _dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     let r = builtin_cycle(&mut k).await;
@@ -260,7 +260,7 @@ async fn f2_a_dropped_transaction_is_resent_at_the_same_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f3_a_base_fee_spike_is_met_by_a_bumped_replacement() {
     let _g = serial();
-    let (w, dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
+    let (w, _dir, a, mut k) = one_market(RESEND_AFTER, 0).await;
 
     pause_mining(&w).await;
     builtin_cycle(&mut k).await;
@@ -530,7 +530,7 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     let _g = serial();
-    let (w, dir, a, mut k) = one_market(NO_RESEND, 2).await;
+    let (w, _dir, a, mut k) = one_market(NO_RESEND, 2).await;
     // Automine: the submission is mined in the block after the read, which is the head: 0 blocks
     // above it, so it stays out of the record (and the market stays pending, never re-asked).
     // The cycle waits until it is mined, so the blocks mined below are all above it.

@@ -551,3 +551,45 @@ async fn a_node_down_at_start_is_waited_for() {
     println!("operator: a node down at start is waited for; with --max-outage-secs 1 the keeper gives up with the cause");
     w.stop().await;
 }
+
+alloy::sol! {
+    #[sol(rpc)]
+    interface IGateConstants {
+        function RAW_HEAD_BYTES() external view returns (uint256);
+        function MAX_TRUSTED_RESOLVERS() external view returns (uint256);
+        function MAX_TRUSTED_CREATORS() external view returns (uint256);
+    }
+}
+
+/// The numbers the keeper checks configuration and answers against are the deployed gate's
+/// own, read from its public constants: the one place in kit that holds them cannot drift from
+/// the contract unseen. (Each is defined once in the contracts, in `GateLimits` and
+/// `VerdictParser`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let gate = IGateConstants::new(w.deployment.gate, &w.keeper_rpc);
+    let on_chain = |v: U256| usize::try_from(v).unwrap();
+    // 64 bytes of the answer in a Decision log, and no longer answer parses.
+    assert_eq!(on_chain(gate.RAW_HEAD_BYTES().call().await.unwrap()), 64);
+    assert_eq!(
+        on_chain(gate.RAW_HEAD_BYTES().call().await.unwrap()),
+        keeper::bindings::RAW_HEAD_BYTES
+    );
+    assert_eq!(
+        on_chain(gate.MAX_TRUSTED_RESOLVERS().call().await.unwrap()),
+        keeper::config::MAX_TRUSTED_RESOLVERS
+    );
+    assert_eq!(
+        on_chain(gate.MAX_TRUSTED_CREATORS().call().await.unwrap()),
+        keeper::config::MAX_TRUSTED_CREATORS
+    );
+    // The keeper reads answers as the gate does: "ABSTAIN" padded with trimmed spaces to 64
+    // bytes is ABSTAIN; padded to 65 it is past the length the gate parses, so INVALID.
+    let padded = |n: usize| format!("ABSTAIN{}", " ".repeat(n - "ABSTAIN".len()));
+    let max = keeper::bindings::RAW_HEAD_BYTES;
+    assert_eq!(keeper::quote::gate_verdict(&padded(max)), keeper::bindings::verdict::ABSTAIN);
+    assert_eq!(keeper::quote::gate_verdict(&padded(max + 1)), keeper::bindings::verdict::INVALID);
+    w.stop().await;
+}

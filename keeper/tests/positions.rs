@@ -10,7 +10,7 @@
 mod common;
 
 use alloy::{
-    primitives::{Address, TxHash, U256},
+    primitives::{TxHash, U256},
     providers::Provider,
     rpc::types::Filter,
     sol_types::SolEvent,

@@ -39,7 +39,7 @@ pub use recorder::Recorder;
 pub use strategy::{Asks, Due, Strategy};
 
 use crate::{
-    chain, collectors, decision::Submitted, deploy, follower, journal, quote::QuotePolicy,
+    chain, collectors, decision::Submitted, follower, journal, quote::QuotePolicy,
     recorder as record, strategy as model, strategy::Model,
 };
 use alloy::{primitives::Address, providers::DynProvider, signers::local::PrivateKeySigner};
@@ -62,8 +62,6 @@ pub enum RunError {
     Inference(#[from] model::InferenceError),
     #[error(transparent)]
     Exec(#[from] crate::executor::ExecError),
-    #[error(transparent)]
-    Deploy(#[from] deploy::DeployError),
     #[error("the node stayed unreachable for {secs} s, past --max-outage; every row is on disk")]
     Outage {
         secs: u64,
