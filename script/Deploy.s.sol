@@ -209,7 +209,9 @@ contract Deploy is Script {
     }
 
     /// @dev Logs what is on chain now (bounds read back from the gate, not from the inputs) and
-    /// writes deployments/<chainId>.json for the keeper and the demo.
+    /// writes the gate's entry, deployments/<chainId>/<gate>.json, and the chain's default,
+    /// deployments/<chainId>.json, for the keeper and the demo. Another gate's entry in the
+    /// default is first kept in its own file, so a second deployment drops nothing.
     function _report(Deployment memory d) private {
         IRiskGate gate = IRiskGate(d.gate);
         IRiskGate.Params memory onChain = gate.bounds();
@@ -257,7 +259,16 @@ contract Deploy is Script {
         VmEnvArrays(address(vm)).serializeAddress(obj, "trusted_creators", creators);
         vm.serializeUint(obj, "deploy_block_not_before", block.number);
         string memory json = vm.serializeBytes32(obj, "params_hash", hash);
-        vm.createDir("deployments", true);
-        vm.writeJson(json, string.concat("deployments/", vm.toString(block.chainid), ".json"));
+        string memory dir = string.concat("deployments/", vm.toString(block.chainid));
+        string memory defaultPath = string.concat(dir, ".json");
+        vm.createDir(dir, true);
+        if (vm.exists(defaultPath)) {
+            string memory old = vm.readFile(defaultPath);
+            address oldGate = vm.parseJsonAddress(old, ".gate");
+            string memory kept = string.concat(dir, "/", vm.toString(oldGate), ".json");
+            if (oldGate != d.gate && !vm.exists(kept)) vm.writeFile(kept, old);
+        }
+        vm.writeJson(json, string.concat(dir, "/", vm.toString(d.gate), ".json"));
+        vm.writeJson(json, defaultPath);
     }
 }

@@ -638,8 +638,7 @@ impl ReportArgs {
             Some(state) => ReportSource::LoadState { state: state.clone(), gate: self.gate.gate },
             None => {
                 let chain = self.chain.to_config()?;
-                let gate = self.gate.gate.ok_or(ConfigError::MissingGate)?;
-                ReportSource::Chain { chain, gate }
+                ReportSource::Chain { chain, gate: self.gate.gate }
             }
         };
         Ok(ReportConfig {
@@ -848,12 +847,14 @@ mod tests {
         };
         let cfg = r.to_config().unwrap();
         assert!(matches!(cfg.source, ReportSource::LoadState { gate: None, .. }));
-        // A live report wants the endpoint first, then the gate.
+        // A live report wants the endpoint; without a gate it reads the saved deployment, as
+        // `keeper run` does (found once the chain id is known).
         let Command::Report(r) = parse(&["report", "--rpc-url", "http://127.0.0.1:1"]) else {
             panic!("report");
         };
         if std::env::var("KEEPER_GATE").is_err() {
-            assert!(matches!(r.to_config(), Err(ConfigError::MissingGate)));
+            let cfg = r.to_config().unwrap();
+            assert!(matches!(cfg.source, ReportSource::Chain { gate: None, .. }));
         }
         // Deploy: the endpoint, then the trusted resolvers, then the trusted creators.
         let zero = Address::ZERO.to_string();

@@ -19,8 +19,6 @@ pub enum ConfigError {
         #[source]
         source: <reqwest::Url as std::str::FromStr>::Err,
     },
-    #[error("no gate address: pass --gate or set KEEPER_GATE (see deployments/<chain-id>.json)")]
-    MissingGate,
     #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
     MissingOpenAiUrl,
     #[error("--model openai needs a model name: pass --openai-model or set KEEPER_OPENAI_MODEL")]
@@ -260,8 +258,9 @@ pub struct DeployConfig {
 /// Where `keeper report` reads the gate's record from.
 #[derive(Debug, Clone)]
 pub enum ReportSource {
-    /// A live chain, and the gate whose record is rebuilt.
-    Chain { chain: ChainConfig, gate: Address },
+    /// A live chain, and the gate whose record is rebuilt; None: the one saved in
+    /// deployments/<chain-id>.json, as `keeper run` reads it.
+    Chain { chain: ChainConfig, gate: Option<Address> },
     /// A saved anvil state (from `keeper demo`) reloaded into a fresh local anvil; `gate` None:
     /// the one saved beside it.
     LoadState { state: PathBuf, gate: Option<Address> },

@@ -391,11 +391,42 @@ pub struct SavedDeployment {
     pub deploy_block_not_before: Option<u64>,
 }
 
-/// Reads deployments/<chain-id>.json; `None` when there is none.
+/// deployments/<chain-id>/<gate>.json under `root`: one gate's entry, which no other gate's
+/// deployment ever overwrites (the chain's default, [`saved_path`], names the latest).
+pub fn gate_path(root: &Path, chain_id: u64, gate: Address) -> std::path::PathBuf {
+    root.join("deployments")
+        .join(chain_id.to_string())
+        .join(format!("{}.json", gate.to_checksum(None)))
+}
+
+/// Reads deployments/<chain-id>.json, the chain's default; `None` when there is none.
 pub fn read_saved(root: &Path, chain_id: u64) -> Result<Option<SavedDeployment>> {
-    let path = saved_path(root, chain_id);
+    read_file(&saved_path(root, chain_id), chain_id)
+}
+
+/// The saved entry of `gate` on `chain_id`: its own file, else the default if it names `gate`;
+/// `None` when neither does.
+pub fn read_saved_for(
+    root: &Path,
+    chain_id: u64,
+    gate: Address,
+) -> Result<Option<SavedDeployment>> {
+    match read_file(&gate_path(root, chain_id, gate), chain_id)? {
+        Some(s) if s.deployment.gate == gate => Ok(Some(s)),
+        Some(s) => Err(DeployError::BadSaved {
+            path: gate_path(root, chain_id, gate).display().to_string(),
+            source: serde::de::Error::custom(format!(
+                "it names gate {}, not the gate of its file name",
+                s.deployment.gate
+            )),
+        }),
+        None => Ok(read_saved(root, chain_id)?.filter(|s| s.deployment.gate == gate)),
+    }
+}
+
+fn read_file(path: &Path, chain_id: u64) -> Result<Option<SavedDeployment>> {
     let shown = path.display().to_string();
-    let text = match std::fs::read_to_string(&path) {
+    let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(DeployError::ReadSaved { path: shown, source }),
@@ -451,15 +482,38 @@ pub async fn load_saved(
     chain_id: u64,
     log_range: u64,
 ) -> Result<Option<Deployment>> {
-    let Some(SavedDeployment { deployment: saved, deploy_block_not_before }) =
-        read_saved(root, chain_id)?
-    else {
+    let saved = read_saved(root, chain_id)?;
+    complete(provider, root, saved, saved_path(root, chain_id), log_range).await
+}
+
+/// [`load_saved`] for a named gate: its own entry, else the default if it names it.
+pub async fn load_saved_gate(
+    provider: &DynProvider,
+    root: &Path,
+    chain_id: u64,
+    gate: Address,
+    log_range: u64,
+) -> Result<Option<Deployment>> {
+    let saved = read_saved_for(root, chain_id, gate)?;
+    complete(provider, root, saved, gate_path(root, chain_id, gate), log_range).await
+}
+
+/// A saved deployment with its deploy block, found from the gate's log (and saved) if the
+/// file had only a lower bound.
+async fn complete(
+    provider: &DynProvider,
+    root: &Path,
+    saved: Option<SavedDeployment>,
+    path: std::path::PathBuf,
+    log_range: u64,
+) -> Result<Option<Deployment>> {
+    let Some(SavedDeployment { deployment: saved, deploy_block_not_before }) = saved else {
         return Ok(None);
     };
     if let Some(block) = saved.deploy_block {
         return Ok(Some(saved.with_deploy_block(block)));
     }
-    let path = saved_path(root, chain_id).display().to_string();
+    let path = path.display().to_string();
     let from = deploy_block_not_before.unwrap_or(0);
     let block = find_deploy_block(provider, saved.gate, from, log_range, &path).await?;
     tracing::info!(gate = %saved.gate, deploy_block = block, file = %path, "filled the deploy block of a script deployment");
@@ -468,12 +522,40 @@ pub async fn load_saved(
     Ok(Some(d))
 }
 
-/// Saves deployments/<chain-id>.json atomically.
+/// Saves `d` as its gate's entry (deployments/<chain-id>/<gate>.json) and as the chain's
+/// default (deployments/<chain-id>.json), each atomically. Another gate's deployment in the
+/// default is first kept in that gate's own file, if it has none yet, so a second deployment on
+/// one chain drops nothing: it only moves the default, and says so.
 pub fn save(root: &Path, d: &Deployment) -> Result<()> {
-    let path = saved_path(root, d.chain_id);
     let text = serde_json::to_string_pretty(d)
         .map_err(|source| DeployError::Encode { chain_id: d.chain_id, source })?;
-    crate::fs::write_atomic(&path, format!("{text}\n").as_bytes()).map_err(DeployError::Save)
+    let default = saved_path(root, d.chain_id);
+    let previous = match read_saved(root, d.chain_id) {
+        Ok(p) => p.map(|p| p.deployment.gate).filter(|g| *g != d.gate),
+        // Unreadable: kept beside it byte for byte, never overwritten unseen.
+        Err(e) => {
+            let aside = default.with_extension("json.unreadable");
+            let bytes = std::fs::read(&default).unwrap_or_default();
+            crate::fs::write_atomic(&aside, &bytes).map_err(DeployError::Save)?;
+            tracing::warn!(file = %default.display(), kept = %aside.display(), error = %crate::error_chain(&e), "the saved default deployment is unreadable; kept aside before it is replaced");
+            None
+        }
+    };
+    if let Some(old) = previous {
+        let kept = gate_path(root, d.chain_id, old);
+        if !kept.exists() {
+            let bytes = std::fs::read(&default).map_err(|source| DeployError::ReadSaved {
+                path: default.display().to_string(),
+                source,
+            })?;
+            crate::fs::write_atomic(&kept, &bytes).map_err(DeployError::Save)?;
+        }
+        tracing::info!(previous = %old, now = %d.gate, kept = %kept.display(), "the chain's default deployment is now the new gate; the previous one stays in its own file (pass --gate to run it)");
+    }
+    let line = format!("{text}\n");
+    crate::fs::write_atomic(&gate_path(root, d.chain_id, d.gate), line.as_bytes())
+        .map_err(DeployError::Save)?;
+    crate::fs::write_atomic(&default, line.as_bytes()).map_err(DeployError::Save)
 }
 
 /// `keeper deploy`.

@@ -9,6 +9,11 @@
 //! - `own`, one of the keeper's own calls (`redeem`, `writeOff`), written after signing and
 //!   before it is sent; its `resend` and `done` lines are the same as a submission's.
 //!
+//! - `owner`, the chain id and gate the journal belongs to, written first: a journal of another
+//!   chain or gate is refused, so one gate's keeper never adopts another's pending
+//!   transactions. (A journal from before this line existed names no owner: it is adopted once,
+//!   with a warning, and the line appended.)
+//!
 //! Submissions and own calls share one id sequence, so `resend` and `done` name either. One
 //! tracker follows both: re-signed at their own nonce, recovered after a restart.
 //!
@@ -43,6 +48,11 @@ pub enum JournalError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "submission journal {path} belongs to {found}, not {expected}: point --results at this \
+         gate's folder (the default is results/<chain-id>/<gate>/)"
+    )]
+    Foreign { path: String, found: String, expected: String },
     #[error("submission journal {path} line {line} is not a journal entry: fix or move the file")]
     Corrupt {
         path: String,
@@ -200,6 +210,11 @@ pub enum Entry {
     },
     Offchain(OffchainRow),
     Own(OwnCall),
+    /// The chain and gate the journal belongs to.
+    Owner {
+        chain_id: u64,
+        gate: Address,
+    },
 }
 
 /// A submission and everything known of it.
@@ -235,6 +250,8 @@ pub struct Journal {
     subs: BTreeMap<u64, Tracked>,
     own: BTreeMap<u64, TrackedOwn>,
     offchain: Vec<OffchainRow>,
+    /// The first `owner` line's chain id and gate, if any.
+    owner: Option<(u64, Address)>,
 }
 
 impl Journal {
@@ -292,6 +309,9 @@ impl Journal {
                     o.outcome = Some((outcome, tx));
                 }
             }
+            Entry::Owner { chain_id, gate } => {
+                self.owner.get_or_insert((chain_id, gate));
+            }
             Entry::Own(call) => {
                 let first = call.first;
                 self.own.insert(call.id, TrackedOwn { call, attempts: vec![first], outcome: None });
@@ -304,6 +324,36 @@ impl Journal {
             }
             Entry::Offchain(row) => self.offchain.push(row),
         }
+    }
+
+    /// Opens (creating) `dir/journal.jsonl` for `gate` on `chain_id`: a new journal's first line
+    /// names them, and a journal that names another chain or gate is refused with both named.
+    /// One that names none (written before owners were recorded) is adopted, with a warning.
+    pub fn open_for(dir: &Path, chain_id: u64, gate: Address) -> Result<Self> {
+        let mut journal = Self::open(dir)?;
+        let path = dir.join(JOURNAL_FILE).display().to_string();
+        let show = |(c, g): (u64, Address)| format!("chain {c}, gate {}", g.to_checksum(None));
+        match journal.owner {
+            Some(found) if found != (chain_id, gate) => Err(JournalError::Foreign {
+                path,
+                found: show(found),
+                expected: show((chain_id, gate)),
+            }),
+            Some(_) => Ok(journal),
+            None => {
+                let used = !journal.subs.is_empty() || !journal.own.is_empty();
+                if used || !journal.offchain.is_empty() {
+                    tracing::warn!(journal = %path, chain_id, %gate, "the journal names no chain or gate (written before owners were recorded); adopted for this gate");
+                }
+                journal.append(Entry::Owner { chain_id, gate })?;
+                Ok(journal)
+            }
+        }
+    }
+
+    /// The chain id and gate the journal names, if it names one.
+    pub fn owner(&self) -> Option<(u64, Address)> {
+        self.owner
     }
 
     /// Appends `e` durably (written and fsynced) and folds it in.
@@ -490,6 +540,34 @@ mod tests {
         assert_eq!(j.pending().count(), 0);
         let line = serde_json::to_string(&Entry::Own(own[0].call.clone())).unwrap();
         assert!(line.contains(r#""kind":"own""#) && line.contains(r#""what":"redeem""#), "{line}");
+    }
+
+    #[test]
+    fn a_journal_of_another_gate_is_refused_and_a_new_one_names_its_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let (gate1, gate2) = (Address::repeat_byte(0x11), Address::repeat_byte(0x22));
+        {
+            let mut j = Journal::open_for(dir.path(), 31_337, gate2).unwrap();
+            j.append(Entry::Submit(sub(0, 5, 1))).unwrap();
+        }
+        let text = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert!(text.starts_with(r#"{"kind":"owner","chain_id":31337,"gate":"#), "{text}");
+        // Gate 1's keeper pointed at gate 2's folder: refused, naming both, nothing adopted.
+        let e = Journal::open_for(dir.path(), 31_337, gate1).unwrap_err().to_string();
+        assert!(
+            e.contains(&gate2.to_checksum(None)) && e.contains(&gate1.to_checksum(None)),
+            "{e}"
+        );
+        // So is another chain with the same gate address.
+        assert!(Journal::open_for(dir.path(), 1, gate2).is_err());
+        // Its own gate opens it, pending submission and all.
+        let j = Journal::open_for(dir.path(), 31_337, gate2).unwrap();
+        assert_eq!((j.owner(), j.pending().count()), (Some((31_337, gate2)), 1));
+        // A journal from before owners were recorded is adopted once and then names its owner.
+        let old = tempfile::tempdir().unwrap();
+        Journal::open(old.path()).unwrap().append(Entry::Submit(sub(0, 5, 1))).unwrap();
+        assert_eq!(Journal::open_for(old.path(), 31_337, gate1).unwrap().pending().count(), 1);
+        assert!(Journal::open_for(old.path(), 31_337, gate2).is_err(), "adopted by gate 1 now");
     }
 
     #[test]

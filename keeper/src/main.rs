@@ -58,7 +58,12 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 return Ok(());
             };
             // The saved deployment is read here, in the CLI layer, and handed in as config.
-            let found = deploy::load_saved(&reader, &root, chain_id, cfg.log_range).await?;
+            let found = match cfg.gate {
+                Some(g) => {
+                    deploy::load_saved_gate(&reader, &root, chain_id, g, cfg.log_range).await?
+                }
+                None => deploy::load_saved(&reader, &root, chain_id, cfg.log_range).await?,
+            };
             let saved = keeper::config::SavedGate {
                 found: found
                     .map(|d| keeper::config::GateAt { gate: d.gate, deploy_block: d.deploy_block }),

@@ -118,17 +118,17 @@ pub async fn run(cfg: &ReportConfig, root: &Path, anvil_bin: &Path) -> Result<Re
     let chain = ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
     let gate = gate.unwrap_or(meta.gate);
     let from = Some(cfg.from_block.unwrap_or(meta.deploy_block));
-    let out = report_at(&chain, gate, from, cfg, root, Some(results)).await;
+    let out = report_at(&chain, Some(gate), from, cfg, root, Some(results)).await;
     anvil.stop().await;
     out
 }
 
-/// Deploy block saved by `keeper deploy` in deployments/<chain-id>.json, when it names `gate`.
+/// Deploy block saved by `keeper deploy` for `gate` (its own entry, else the chain's default
+/// when that names it).
 /// The file is read as `keeper run` reads it: a missing file is `None`; an unreadable or
 /// malformed one, or one for another chain, is an error naming it (never taken for "no file").
 fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Result<Option<u64>> {
-    Ok(crate::deploy::read_saved(root, chain_id)?
-        .filter(|saved| saved.deployment.gate == gate)
+    Ok(crate::deploy::read_saved_for(root, chain_id, gate)?
         .and_then(|saved| saved.deployment.deploy_block.or(saved.deploy_block_not_before)))
 }
 
@@ -146,13 +146,24 @@ fn read_deployment(path: &Path) -> Result<Option<crate::deploy::Deployment>> {
 
 async fn report_at(
     chain_cfg: &ChainConfig,
-    gate: Address,
+    gate: Option<Address>,
     from_block: Option<u64>,
     args: &ReportConfig,
     root: &Path,
     results: Option<PathBuf>,
 ) -> Result<ReportOutcome> {
     let (provider, chain_id) = chain::connect_checked(chain_cfg).await?;
+    // No --gate: the gate saved for this chain, read as `keeper run` reads it.
+    let gate = match gate {
+        Some(g) => g,
+        None => match crate::deploy::read_saved(root, chain_id)? {
+            Some(saved) => saved.deployment.gate,
+            None => {
+                let path = crate::deploy::saved_path(root, chain_id).display().to_string();
+                return Err(chain::ChainError::NoSavedGate { chain_id, path }.into());
+            }
+        },
+    };
     chain::check_gate(&provider, gate, chain_id).await?;
     let results = results.unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
     let from = match from_block {

@@ -637,7 +637,7 @@ fn entry_id(e: &Entry) -> Option<u64> {
         Entry::Submit(s) => Some(s.id),
         Entry::Resend { id, .. } | Entry::Done { id, .. } | Entry::Reopened { id } => Some(*id),
         Entry::Own(o) => Some(o.id),
-        Entry::Offchain(_) => None,
+        Entry::Offchain(_) | Entry::Owner { .. } => None,
     }
 }
 

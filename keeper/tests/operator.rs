@@ -365,6 +365,10 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
         assert!(!written[key].is_null(), "the script writes {key}: {written}");
     }
     assert!(written["deploy_block"].is_null(), "the script cannot know it: {written}");
+    // And the gate's own entry, under the checksummed address the keeper looks it up by.
+    let script_gate: Address = written["gate"].as_str().unwrap().parse().unwrap();
+    let own = keeper::deploy::gate_path(dir.path(), 31_337, script_gate);
+    assert!(own.exists(), "the script writes {}", own.display());
     // A fresh anvil at block 0: the script simulated on head 0.
     assert_eq!(written["deploy_block_not_before"], 0);
 
@@ -406,6 +410,24 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
     assert_eq!(completed.deploy_block, created_in);
     assert_eq!(completed.gate.to_string().to_lowercase(), gate);
     assert_eq!(completed.params_hash, written["params_hash"].as_str().unwrap());
+
+    // `keeper report` without --gate reads the same file (before, it stopped at "no gate
+    // address") and rebuilds the record `run` wrote.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(dir.path());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") {
+            cmd.env_remove(k);
+        }
+    }
+    let report = cmd
+        .args(["report", "--rpc-url", &url, "--results", results.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&report.stdout);
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert!(report.status.success(), "report without --gate: {out}{err}");
+    assert!(results.join("RESULTS.md").exists(), "{out}{err}");
     anvil.stop().await;
 }
 
@@ -592,4 +614,49 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
     assert_eq!(keeper::quote::gate_verdict(&padded(max)), keeper::bindings::verdict::ABSTAIN);
     assert_eq!(keeper::quote::gate_verdict(&padded(max + 1)), keeper::bindings::verdict::INVALID);
     w.stop().await;
+}
+
+/// Two `keeper deploy`s on one chain: the second becomes the chain's default and the first keeps
+/// its own entry, deploy block and all, so `keeper run --gate <first>` still knows where its
+/// history starts (before, the second silently overwrote deployments/31337.json and the first
+/// gate's deploy block was gone). Adversary: an operator redeploying, the routine of a testnet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_deploy_moves_the_default_and_drops_no_gate() {
+    let _g = serial();
+    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let url = anvil.url.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    scratch_root(dir.path());
+    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
+    let deploy = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(dir.path())
+            .args(["deploy", "--rpc-url", &url, "--trusted-resolver", &maker])
+            .args(["--trusted-creator", &maker])
+            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+            .env_remove("KEEPER_KEYSTORE")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{err}");
+        let d: keeper::deploy::Deployment =
+            serde_json::from_slice(&out.stdout).expect("deploy prints its deployment");
+        (d, err)
+    };
+    let (first, _) = deploy();
+    let (second, log) = deploy();
+    assert_ne!(first.gate, second.gate);
+    assert!(log.contains("previous one stays in its own file"), "said, not silent: {log}");
+    let read = |p: std::path::PathBuf| -> keeper::deploy::Deployment {
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    };
+    let root = dir.path();
+    assert_eq!(read(keeper::deploy::saved_path(root, 31_337)), second, "the default moved on");
+    assert_eq!(read(keeper::deploy::gate_path(root, 31_337, second.gate)), second);
+    let kept = read(keeper::deploy::gate_path(root, 31_337, first.gate));
+    assert_eq!(kept, first, "the first gate's entry, deploy block {} and all", first.deploy_block);
+    let found = keeper::deploy::read_saved_for(root, 31_337, first.gate).unwrap().unwrap();
+    assert_eq!(found.deployment.deploy_block, Some(first.deploy_block));
+    anvil.stop().await;
 }

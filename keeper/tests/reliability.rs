@@ -455,3 +455,49 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
     assert_eq!(offchain(&rows).len(), 1);
     w.stop().await;
 }
+
+/// A results folder holding only another gate's journal, with a submission of that gate's still
+/// pending, is refused when this gate's keeper starts in it: it names both owners and adopts
+/// nothing (before, it took the other gate's pending submissions as its own and wrote them as
+/// its rows). Adversary: an operator pointing `--results` at the wrong folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_of_another_gate_is_refused_not_adopted() {
+    use keeper::journal::{Attempt, Entry, Journal, QuoteSent, Submission};
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let other = Address::repeat_byte(0x42);
+    {
+        let mut j = Journal::open_for(dir.path(), w.deployment.chain_id, other).unwrap();
+        let first = Attempt {
+            tx: alloy::primitives::TxHash::repeat_byte(7),
+            max_fee_per_gas: 2_000_000_000,
+            max_priority_fee_per_gas: 1,
+        };
+        j.append(Entry::Submit(Submission {
+            id: 0,
+            market: Address::repeat_byte(1),
+            nonce: 0,
+            prompt_hash: alloy::primitives::B256::ZERO,
+            raw: "BUY_UP".into(),
+            quote: QuoteSent { max_price_paid: alloy::primitives::U256::from(1u64), deadline: 1 },
+            gas: 21_000,
+            first,
+            read_block: 0,
+            read_time: 0,
+            note: Default::default(),
+        }))
+        .unwrap();
+    }
+    let before = std::fs::read(dir.path().join(keeper::journal::JOURNAL_FILE)).unwrap();
+    let e = match w.keeper(Some(dir.path().to_path_buf())).resume().build() {
+        Ok(_) => panic!("another gate's journal was adopted"),
+        Err(e) => keeper::error_chain(&e),
+    };
+    assert!(e.contains(&other.to_checksum(None)), "names the journal's gate: {e}");
+    assert!(e.contains(&w.deployment.gate.to_checksum(None)), "and this one: {e}");
+    let after = std::fs::read(dir.path().join(keeper::journal::JOURNAL_FILE)).unwrap();
+    assert_eq!(before, after, "the other gate's journal is left as it was");
+    println!("reliability: a journal of gate {other} refused by gate {}", w.deployment.gate);
+    w.stop().await;
+}

@@ -99,6 +99,11 @@ interface Vm {
     function createDir(string calldata path, bool recursive) external;
     function writeFile(string calldata path, string calldata data) external;
     function readFile(string calldata path) external view returns (string memory data);
+    function exists(string calldata path) external view returns (bool result);
+    function parseJsonAddress(string calldata json, string calldata key)
+        external
+        pure
+        returns (address);
     function serializeAddress(string calldata objectKey, string calldata valueKey, address value)
         external
         returns (string memory json);

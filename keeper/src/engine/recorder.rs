@@ -47,7 +47,7 @@ impl Recorder {
             warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
         }
         let fresh = !dir.join(journal::JOURNAL_FILE).exists();
-        let mut journal = Journal::open(dir)?;
+        let mut journal = Journal::open_for(dir, chain_id, gate)?;
         let (notes, off) = feed::split_feed(&rows);
         self.legacy_notes = notes;
         if fresh {
