@@ -327,6 +327,29 @@ async fn market_create_quote_run_and_resolve_from_the_command_line() {
 
 /// A throw-away project root for forge: the sources, scripts and pinned tools linked in, so
 /// the script's deployments/ lands here and not in the repository.
+/// `keeper deploy` against `anvil` from the project root `dir`, signed by the keeper's dev key.
+fn keeper_deploy(anvil: &Anvil, dir: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(dir)
+        .args(["deploy", "--rpc-url", anvil.url.as_str()])
+        .args(extra)
+        .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
+        .env_remove("KEEPER_KEYSTORE")
+        .output()
+        .unwrap()
+}
+
+/// A fresh anvil, a scratch project root beside it, and the maker's address (the trusted
+/// resolver and creator the deploy tests name).
+async fn scratch_chain() -> (Anvil, tempfile::TempDir, String) {
+    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    scratch_root(dir.path());
+    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
+    (anvil, dir, maker)
+}
+
 fn scratch_root(dir: &Path) {
     let root = root();
     for name in ["contracts", "script", "tools"] {
@@ -338,11 +361,8 @@ fn scratch_root(dir: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
     let _g = serial();
-    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
+    let (anvil, dir, maker) = scratch_chain().await;
     let url = anvil.url.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    scratch_root(dir.path());
-    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
     let forge = root().join(".toolchain/bin/forge");
     let out = Command::new(&forge)
         .current_dir(dir.path())
@@ -434,22 +454,9 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
     let _g = serial();
-    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
-    let url = anvil.url.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    scratch_root(dir.path());
+    let (anvil, dir, maker) = scratch_chain().await;
     let deployer: Address = chain::dev_signer(anvil.dev_key(KEEPER).unwrap()).unwrap().address();
-    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
-    let deploy = |extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_keeper"));
-        cmd.arg("--root").arg(dir.path());
-        cmd.args(["deploy", "--rpc-url", &url])
-            .args(extra)
-            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
-            .env_remove("KEEPER_KEYSTORE")
-            .output()
-            .unwrap()
-    };
+    let deploy = |extra: &[&str]| keeper_deploy(&anvil, dir.path(), extra);
     // No trusted resolver or creator: no default to the deployer any more; said so.
     let out = deploy(&[]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -623,21 +630,10 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_deploy_moves_the_default_and_drops_no_gate() {
     let _g = serial();
-    let anvil = Anvil::start(&common::anvil_bin(), None, &[]).await.unwrap();
-    let url = anvil.url.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    scratch_root(dir.path());
-    let maker = chain::dev_signer(anvil.dev_key(MAKER).unwrap()).unwrap().address().to_string();
+    let (anvil, dir, maker) = scratch_chain().await;
     let deploy = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
-            .arg("--root")
-            .arg(dir.path())
-            .args(["deploy", "--rpc-url", &url, "--trusted-resolver", &maker])
-            .args(["--trusted-creator", &maker])
-            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(KEEPER).unwrap())
-            .env_remove("KEEPER_KEYSTORE")
-            .output()
-            .unwrap();
+        let roles = ["--trusted-resolver", &maker, "--trusted-creator", &maker];
+        let out = keeper_deploy(&anvil, dir.path(), &roles);
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success(), "{err}");
         let d: keeper::deploy::Deployment =
