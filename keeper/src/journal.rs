@@ -382,10 +382,6 @@ impl Journal {
         self.own.values().filter(|o| o.pending())
     }
 
-    pub fn own_call(&self, id: u64) -> Option<&TrackedOwn> {
-        self.own.get(&id)
-    }
-
     /// The lowest nonce above every pending transaction's, submissions and own calls alike: a
     /// new transaction never reuses a nonce a pending one may still be mined at.
     pub fn pending_nonce_floor(&self) -> u64 {

@@ -253,11 +253,16 @@ impl Collector {
     /// call of the keeper's is pending there) are left to that call.
     pub async fn positions_due(&mut self, now: u64, busy: &HashSet<Address>) -> Closing {
         let mut out = Closing::default();
+        // `finalized()` read once per market: a position can be both redeemable and stale.
+        let mut finalized: HashMap<Address, bool> = HashMap::new();
         for m in self.record.open_positions(true) {
             if busy.contains(&m) {
                 continue; // followed at its own nonce by the executor
             }
             let fin = IBinaryMarket::new(m, &self.provider).finalized().call().await;
+            if let Ok(f) = &fin {
+                finalized.insert(m, *f);
+            }
             if matches!(fin, Ok(true)) {
                 self.final_markets.insert(m);
                 out.redeem.push(m);
@@ -279,10 +284,14 @@ impl Collector {
             if busy.contains(&m) {
                 continue;
             }
-            match IBinaryMarket::new(m, &self.provider).finalized().call().await {
-                Ok(fin) => out.write_off.push((m, fin)),
-                Err(_) => continue, // unreadable: looked at again next cycle
-            }
+            let fin = match finalized.get(&m) {
+                Some(&fin) => fin,
+                None => match IBinaryMarket::new(m, &self.provider).finalized().call().await {
+                    Ok(fin) => fin,
+                    Err(_) => continue, // unreadable: looked at again next cycle
+                },
+            };
+            out.write_off.push((m, fin));
         }
         out
     }

@@ -136,10 +136,6 @@ impl Executor {
         self.keeper
     }
 
-    pub fn policy(&self) -> ExecPolicy {
-        self.policy
-    }
-
     /// A new cycle: fees are read afresh. Returns the off-chain rows so far.
     pub fn new_cycle(&mut self) -> usize {
         self.fees = None;
@@ -149,6 +145,11 @@ impl Executor {
     /// Markets where one of the keeper's own calls is pending.
     pub fn own_busy(&self) -> HashSet<Address> {
         self.journal.own_pending().map(|o| o.call.market).collect()
+    }
+
+    /// Whether one of the keeper's own calls is pending in `market`.
+    fn own_pending_in(&self, market: Address) -> bool {
+        self.journal.own_pending().any(|o| o.call.market == market)
     }
 
     /// Journals `failures` as off-chain rows, each the moment it is handed over.
@@ -671,7 +672,7 @@ impl Executor {
         let mut done = Closed::default();
         let gate = self.gate.gate;
         for m in closing.redeem {
-            if self.own_busy().contains(&m) {
+            if self.own_pending_in(m) {
                 continue;
             }
             if self.policy.dry_run {
@@ -690,7 +691,7 @@ impl Executor {
             }
         }
         for (m, is_final) in closing.write_off {
-            if self.own_busy().contains(&m) {
+            if self.own_pending_in(m) {
                 continue;
             }
             // Final: redeem closes it, unless the market cannot pay (its redeem reverts): v2.1

@@ -23,10 +23,6 @@ impl Recorder {
         Self { dir, legacy_notes: BTreeMap::new() }
     }
 
-    pub fn dir(&self) -> &std::path::Path {
-        &self.dir
-    }
-
     /// Opens the folder's journal (creating it) and the feed already there, of `gate` on
     /// `chain_id`: notes and off-chain rows of a feed written before the journal existed are
     /// kept (the rows move into the new journal, once), and a feed of another chain or gate is

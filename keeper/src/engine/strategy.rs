@@ -70,10 +70,6 @@ impl Strategy {
         self.reask_secs
     }
 
-    pub fn health(&self) -> &InferenceHealth {
-        &self.health
-    }
-
     /// The annotation every row answered by `model` carries.
     pub fn note(&self, model: &Model, scenario: Option<&str>) -> Annotation {
         Annotation {
