@@ -346,10 +346,8 @@ pub struct RunArgs {
     /// belongs to `make demo`).
     #[arg(long, env = "KEEPER_RESULTS")]
     pub results: Option<PathBuf>,
-    /// Blocks a decision must be buried under before it enters the record (default: 2, or 0 on a
-    /// local dev chain, chain id 31337).
-    #[arg(long, env = "KEEPER_CONFIRMATIONS")]
-    pub confirmations: Option<u64>,
+    #[command(flatten)]
+    pub confirmations: ConfirmationsArgs,
     /// Seconds a pending transaction may wait for inclusion before it is re-sent at the same
     /// nonce with bumped fees.
     #[arg(long, default_value_t = 30, env = "KEEPER_RESEND_AFTER_SECS")]
@@ -368,6 +366,8 @@ pub struct RunArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub chain: ChainArgs,
+    #[command(flatten)]
+    pub confirmations: ConfirmationsArgs,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Compare with the files on disk instead of writing: re-derive every chain field,
@@ -393,6 +393,16 @@ pub struct ReportArgs {
     /// results/<chain-id>/<gate>/ as `keeper run` writes it.
     #[arg(long)]
     pub results: Option<PathBuf>,
+}
+
+/// How deep the record is read: `run` and `report` take the same flag, so `report` reads the
+/// record `run` wrote.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConfirmationsArgs {
+    /// Blocks a decision must be buried under before it enters the record (default: 2, or 0 on a
+    /// local dev chain, chain id 31337). `report` reads to the same depth.
+    #[arg(long, env = "KEEPER_CONFIRMATIONS")]
+    pub confirmations: Option<u64>,
 }
 
 /// `keeper market …`: a venue's maker and resolver chores, for local and test chains.
@@ -585,7 +595,7 @@ impl RunArgs {
             log_range: self.scan.log_range.max(1),
             concurrency: self.concurrency.max(1),
             results: self.results.as_deref().map(from_cwd),
-            confirmations: self.confirmations,
+            confirmations: self.confirmations.confirmations,
             resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
             gate: self.gate.gate,
@@ -648,6 +658,7 @@ impl ReportArgs {
             from_block: self.scan.from_block,
             log_range: self.scan.log_range,
             results: self.results.as_deref().map(from_cwd),
+            confirmations: self.confirmations.confirmations,
         })
     }
 }

@@ -56,7 +56,7 @@ pub enum CollectError {
 pub type Result<T> = std::result::Result<T, CollectError>;
 
 /// A market as the factory announced it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MarketInfo {
     pub address: Address,
     pub index: U256,
@@ -77,7 +77,7 @@ pub struct MarketInfo {
 /// A market's question as the keeper could establish it. The prompt states it, so the keeper
 /// asks only about a market whose question it read and checked against the market's own
 /// `questionHash()`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Question {
     /// The text of `MarketCreated`, whose keccak256 is the market's `questionHash()`.
     Checked(String),

@@ -280,6 +280,23 @@ pub struct ReportConfig {
     /// Under the project root. None: the folder of the saved state, else
     /// results/<chain-id>/<gate>/.
     pub results: Option<PathBuf>,
+    /// The record is read to `head - confirmations`, as `keeper run` writes it; None: the
+    /// chain's default ([`default_confirmations`]).
+    pub confirmations: Option<u64>,
+}
+
+/// Confirmations when `--confirmations` is not given, for `run` and `report` alike: none on a
+/// local dev chain (anvil and hardhat use chain id 31337, mine on demand and never reorganise
+/// by themselves), two on any other network.
+pub const DEV_CHAIN_ID: u64 = 31_337;
+pub const DEFAULT_CONFIRMATIONS: u64 = 2;
+
+pub fn default_confirmations(chain_id: u64) -> u64 {
+    if chain_id == DEV_CHAIN_ID {
+        0
+    } else {
+        DEFAULT_CONFIRMATIONS
+    }
 }
 
 /// The seed `--model bundled` sends unless `--seed` says otherwise.

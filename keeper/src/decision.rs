@@ -214,7 +214,7 @@ pub fn average_price_paid(filled: U256, spent: U256) -> Option<U256> {
 }
 
 /// A position's settlement, attached to the rows that built it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settlement {
     pub block: u64,
     pub tx: String,
@@ -225,7 +225,23 @@ pub struct Settlement {
     pub payout: String,
     /// payout - notional, in collateral base units (signed).
     pub pnl: String,
+    /// Chain time of its block, when decoded from chain (not published: a row read back from
+    /// the feed has 0). Decides whether a written-off row is published with it
+    /// ([`crate::recorder::feed::as_published`]).
+    #[serde(skip)]
+    pub time: u64,
 }
+
+/// Equal as published: `time` is not part of the row.
+impl PartialEq for Settlement {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.block, &self.tx, self.up_won, &self.up_units, &self.down_units)
+            == (&o.block, &o.tx, o.up_won, &o.up_units, &o.down_units)
+            && (&self.notional, &self.payout, &self.pnl) == (&o.notional, &o.payout, &o.pnl)
+    }
+}
+
+impl Eq for Settlement {}
 
 /// A position counted as lost because its market did not finalize by `expiry + writeOffGrace`;
 /// its slot and notional were released. A later settlement still collects.

@@ -52,7 +52,7 @@ const DISCOVERY_CONCURRENCY: usize = 16;
 
 /// A market and the block from which the keeper knows it (its creation log's block, or the
 /// block it was read at through `marketAt`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Known {
     pub info: MarketInfo,
     pub seen_at: u64,
@@ -79,7 +79,18 @@ pub struct Follower {
     checkpoints: BTreeMap<u64, B256>,
     scanned_to: Option<u64>,
     markets: Vec<Known>,
-    gate_logs: Vec<Log>,
+    /// The gate's logs scanned since [`Follower::take_fresh`] last took them.
+    fresh: Vec<Log>,
+    /// Markets found since [`Follower::take_new_markets`] last took them.
+    new_markets: Vec<Known>,
+}
+
+/// What a follower needs to resume where it stopped without rescanning: its checkpoints and
+/// scan cursor (the markets are kept one by one, see [`Follower::take_new_markets`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cursor {
+    pub checkpoints: Vec<(u64, B256)>,
+    pub scanned_to: Option<u64>,
 }
 
 impl Follower {
@@ -93,8 +104,37 @@ impl Follower {
             checkpoints: BTreeMap::new(),
             scanned_to: None,
             markets: Vec::new(),
-            gate_logs: Vec::new(),
+            fresh: Vec::new(),
+            new_markets: Vec::new(),
         }
+    }
+
+    /// Where the follower stands, to be saved and given back to [`Follower::resume`].
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            checkpoints: self.checkpoints.iter().map(|(&n, &h)| (n, h)).collect(),
+            scanned_to: self.scanned_to,
+        }
+    }
+
+    /// Resumes from a saved cursor and the markets known then: the next step checks the newest
+    /// checkpoint against the chain (rewinding if a reorg replaced it) and scans only the
+    /// blocks after the cursor.
+    pub fn resume(&mut self, cursor: Cursor, markets: Vec<Known>) {
+        self.checkpoints = cursor.checkpoints.into_iter().collect();
+        self.scanned_to = cursor.scanned_to;
+        self.markets = markets;
+        self.markets.sort_by_key(|k| k.info.index);
+    }
+
+    /// The gate's logs scanned since the last call, in chain order.
+    pub fn take_fresh(&mut self) -> Vec<Log> {
+        std::mem::take(&mut self.fresh)
+    }
+
+    /// The markets found since the last call.
+    pub fn take_new_markets(&mut self) -> Vec<Known> {
+        std::mem::take(&mut self.new_markets)
     }
 
     pub fn markets(&self) -> impl Iterator<Item = &MarketInfo> {
@@ -103,10 +143,6 @@ impl Follower {
 
     pub fn market_count(&self) -> usize {
         self.markets.len()
-    }
-
-    pub fn gate_logs(&self) -> &[Log] {
-        &self.gate_logs
     }
 
     pub fn scanned_to(&self) -> Option<u64> {
@@ -131,7 +167,7 @@ impl Follower {
             self.scan_factory(rpc, from, safe.number, head.number).await?;
             let logs =
                 collectors::gate_logs(rpc, self.gate, from, safe.number, self.log_range).await?;
-            self.gate_logs.extend(logs);
+            self.fresh.extend(logs);
             self.scanned_to = Some(safe.number);
             step.new_markets = self.markets.len() - before;
         }
@@ -166,14 +202,16 @@ impl Follower {
         match keep {
             Some(n) => {
                 self.checkpoints.retain(|&b, _| b <= n);
-                self.gate_logs.retain(|l| l.block_number.is_some_and(|b| b <= n));
+                self.fresh.retain(|l| l.block_number.is_some_and(|b| b <= n));
                 self.markets.retain(|m| m.seen_at <= n);
+                self.new_markets.retain(|m| m.seen_at <= n);
                 self.scanned_to = Some(n);
             }
             None => {
                 self.checkpoints.clear();
-                self.gate_logs.clear();
+                self.fresh.clear();
                 self.markets.clear();
+                self.new_markets.clear();
                 self.scanned_to = None;
             }
         }
@@ -207,10 +245,12 @@ impl Follower {
                 continue;
             }
             let question = checked_question(rpc, ev.market, ev.data.question.clone()).await?;
-            self.markets.push(Known {
+            let known = Known {
                 info: MarketInfo::from_created(&ev.data, question),
                 seen_at: log.block_number.unwrap_or(to),
-            });
+            };
+            self.new_markets.push(known.clone());
+            self.markets.push(known);
         }
         let factory = IMarketFactory::new(self.factory, rpc);
         let (to, count) = match factory.marketCount().block(BlockId::number(to)).call().await {
@@ -246,7 +286,9 @@ impl Follower {
             .try_collect()
             .await?;
         self.older_questions(rpc, &mut older, to).await?;
-        self.markets.extend(older.into_iter().map(|info| Known { info, seen_at: to }));
+        let older: Vec<Known> = older.into_iter().map(|info| Known { info, seen_at: to }).collect();
+        self.new_markets.extend(older.iter().cloned());
+        self.markets.extend(older);
         self.markets.sort_by_key(|k| k.info.index);
         Ok(())
     }

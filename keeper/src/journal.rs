@@ -18,8 +18,14 @@
 //! tracker follows both: re-signed at their own nonce, recovered after a restart.
 //!
 //! A submission with no `done` line is pending: its market is never asked again, and a restart
-//! picks it up (follows its receipt, re-sends it at the same nonce). The journal is the only
-//! local state the keeper needs; everything else is re-derived from chain.
+//! picks it up (follows its receipt, re-sends it at the same nonce). The journal and the chain
+//! are all the keeper needs; everything else (state.sqlite, see [`crate::store`]) is derived
+//! from them.
+//!
+//! In memory the journal holds only its hot set: pending submissions and own calls, confirmed
+//! submissions whose rows are not yet in the feed, and off-chain rows not yet stored. The rest
+//! is retired ([`Journal::retire`]); a restart reads the file from the [`Checkpoint`] (the
+//! first line anything hot still needs), not from its first line.
 
 use crate::decision::{Annotation, OffchainRow};
 use alloy::primitives::{Address, Bytes, TxHash, B256, U256};
@@ -53,10 +59,11 @@ pub enum JournalError {
          gate's folder (the default is results/<chain-id>/<gate>/)"
     )]
     Foreign { path: String, found: String, expected: String },
-    #[error("submission journal {path} line {line} is not a journal entry: fix or move the file")]
+    #[error("submission journal {path}, {at}, is not a journal entry: fix or move the file")]
     Corrupt {
         path: String,
-        line: usize,
+        /// "line N", or "the line at byte N" when the read started at a checkpoint.
+        at: String,
         #[source]
         source: serde_json::Error,
     },
@@ -242,16 +249,31 @@ impl Tracked {
     }
 }
 
-/// The journal: its file (none for an in-memory keeper) and its folded state.
+/// The journal: its file (none for an in-memory keeper) and its folded hot set.
 #[derive(Debug, Default)]
 pub struct Journal {
     path: Option<PathBuf>,
     file: Option<File>,
     subs: BTreeMap<u64, Tracked>,
     own: BTreeMap<u64, TrackedOwn>,
-    offchain: Vec<OffchainRow>,
+    /// Off-chain rows not yet retired, each with the offset of its line (its identity).
+    offchain: Vec<(u64, OffchainRow)>,
     /// The first `owner` line's chain id and gate, if any.
     owner: Option<(u64, Address)>,
+    /// Offset of the line that opened each hot submission or own call.
+    opened_at: BTreeMap<u64, u64>,
+    /// The id the next submission or own call gets.
+    next_id: u64,
+    /// The end of the file as read and written (the next line's offset).
+    end: u64,
+}
+
+/// Where a restart starts reading the journal: every line before `offset` belongs to entries
+/// already retired. `next_id` carries the id sequence past them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub offset: u64,
+    pub next_id: u64,
 }
 
 impl Journal {
@@ -260,36 +282,111 @@ impl Journal {
         Self::default()
     }
 
-    /// Opens (creating) `dir/journal.jsonl` and folds what it holds.
+    /// Opens (creating) `dir/journal.jsonl` and folds all it holds.
     pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_at(dir, Checkpoint::default())
+    }
+
+    /// Opens (creating) `dir/journal.jsonl` and folds what it holds from `from.offset` on (the
+    /// owner line, always first, is read too).
+    pub fn open_at(dir: &Path, from: Checkpoint) -> Result<Self> {
+        Self::read_at(dir, from, true)
+    }
+
+    /// The journal of `gate` on `chain_id` in `dir`, read whole and left as it is (`keeper
+    /// report`: nothing is created, cut or appended); None when there is none. One naming
+    /// another chain or gate is refused as [`Journal::open_for`] refuses it.
+    pub fn read_only(dir: &Path, chain_id: u64, gate: Address) -> Result<Option<Self>> {
+        if !dir.join(JOURNAL_FILE).exists() {
+            return Ok(None);
+        }
+        let journal = Self::read_at(dir, Checkpoint::default(), false)?;
+        journal.check_owner(dir, chain_id, gate)?;
+        Ok(Some(journal))
+    }
+
+    fn check_owner(&self, dir: &Path, chain_id: u64, gate: Address) -> Result<()> {
+        let show = |(c, g): (u64, Address)| format!("chain {c}, gate {}", g.to_checksum(None));
+        match self.owner {
+            Some(found) if found != (chain_id, gate) => Err(JournalError::Foreign {
+                path: dir.join(JOURNAL_FILE).display().to_string(),
+                found: show(found),
+                expected: show((chain_id, gate)),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn read_at(dir: &Path, from: Checkpoint, writable: bool) -> Result<Self> {
         let path = dir.join(JOURNAL_FILE);
         let open_err = |source| JournalError::Open { path: path.display().to_string(), source };
-        std::fs::create_dir_all(dir).map_err(open_err)?;
-        let mut journal = Self { path: Some(path.clone()), ..Self::default() };
+        if writable {
+            std::fs::create_dir_all(dir).map_err(open_err)?;
+        }
+        let mut journal =
+            Self { path: Some(path.clone()), next_id: from.next_id, ..Self::default() };
         if path.exists() {
-            let text = std::fs::read_to_string(&path).map_err(open_err)?;
-            // Every entry ends with a newline. Text after the last one is an append a crash cut
-            // short: that entry never completed, so nothing it describes was sent.
-            let complete = text.rfind('\n').map_or("", |i| &text[..i]);
-            for (i, line) in complete.split('\n').enumerate() {
-                if line.trim().is_empty() {
-                    continue;
+            use std::io::{BufRead, BufReader, Seek, SeekFrom};
+            let mut reader = BufReader::new(File::open(&path).map_err(open_err)?);
+            let len = reader.get_ref().metadata().map_err(open_err)?.len();
+            let mut offset = 0u64;
+            let mut line_no = 0usize;
+            let mut skipped = false;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                let n = reader.read_line(&mut line).map_err(open_err)? as u64;
+                // Every entry ends with a newline. Text after the last one is an append a crash
+                // cut short: that entry never completed, so nothing it describes was sent.
+                if n == 0 || !line.ends_with('\n') {
+                    break;
                 }
-                let entry = serde_json::from_str::<Entry>(line).map_err(|source| {
-                    JournalError::Corrupt { path: path.display().to_string(), line: i + 1, source }
-                })?;
-                journal.apply(entry);
+                line_no += 1;
+                let at = offset;
+                offset += n;
+                if !line.trim().is_empty() {
+                    let entry =
+                        serde_json::from_str::<Entry>(line.trim_end()).map_err(|source| {
+                            JournalError::Corrupt {
+                                path: path.display().to_string(),
+                                at: if skipped {
+                                    format!("the line at byte {at}")
+                                } else {
+                                    format!("line {line_no}")
+                                },
+                                source,
+                            }
+                        })?;
+                    journal.apply(entry, at);
+                }
+                // Only the owner line is read before the checkpoint.
+                if at == 0 && from.offset > offset && from.offset <= len {
+                    reader.seek(SeekFrom::Start(from.offset)).map_err(open_err)?;
+                    offset = from.offset;
+                    skipped = true;
+                }
+            }
+            journal.end = offset;
+            if offset < len && writable {
+                // Cut the torn tail off, so the next append starts on a line of its own.
+                let f = OpenOptions::new().write(true).open(&path).map_err(open_err)?;
+                f.set_len(offset).map_err(open_err)?;
             }
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(open_err)?;
-        journal.file = Some(file);
+        if writable {
+            let file =
+                OpenOptions::new().create(true).append(true).open(&path).map_err(open_err)?;
+            journal.file = Some(file);
+        }
         Ok(journal)
     }
 
-    fn apply(&mut self, e: Entry) {
+    fn apply(&mut self, e: Entry, at: u64) {
         match e {
             Entry::Submit(sub) => {
                 let first = sub.first;
+                self.next_id = self.next_id.max(sub.id + 1);
+                self.opened_at.insert(sub.id, at);
                 self.subs.insert(
                     sub.id,
                     Tracked { sub, attempts: vec![first], outcome: None, reopened: false },
@@ -314,6 +411,8 @@ impl Journal {
             }
             Entry::Own(call) => {
                 let first = call.first;
+                self.next_id = self.next_id.max(call.id + 1);
+                self.opened_at.insert(call.id, at);
                 self.own.insert(call.id, TrackedOwn { call, attempts: vec![first], outcome: None });
             }
             Entry::Reopened { id } => {
@@ -322,7 +421,7 @@ impl Journal {
                     t.reopened = true;
                 }
             }
-            Entry::Offchain(row) => self.offchain.push(row),
+            Entry::Offchain(row) => self.offchain.push((at, row)),
         }
     }
 
@@ -330,15 +429,15 @@ impl Journal {
     /// names them, and a journal that names another chain or gate is refused with both named.
     /// One that names none (written before owners were recorded) is adopted, with a warning.
     pub fn open_for(dir: &Path, chain_id: u64, gate: Address) -> Result<Self> {
-        let mut journal = Self::open(dir)?;
+        Self::open_for_at(dir, chain_id, gate, Checkpoint::default())
+    }
+
+    /// [`Journal::open_for`] from a checkpoint.
+    pub fn open_for_at(dir: &Path, chain_id: u64, gate: Address, from: Checkpoint) -> Result<Self> {
+        let mut journal = Self::open_at(dir, from)?;
+        journal.check_owner(dir, chain_id, gate)?;
         let path = dir.join(JOURNAL_FILE).display().to_string();
-        let show = |(c, g): (u64, Address)| format!("chain {c}, gate {}", g.to_checksum(None));
         match journal.owner {
-            Some(found) if found != (chain_id, gate) => Err(JournalError::Foreign {
-                path,
-                found: show(found),
-                expected: show((chain_id, gate)),
-            }),
             Some(_) => Ok(journal),
             None => {
                 let used = !journal.subs.is_empty() || !journal.own.is_empty();
@@ -358,23 +457,63 @@ impl Journal {
 
     /// Appends `e` durably (written and fsynced) and folds it in.
     pub fn append(&mut self, e: Entry) -> Result<()> {
+        let mut line = serde_json::to_string(&e).expect("journal entries always serialize");
+        line.push('\n');
         if let (Some(file), Some(path)) = (self.file.as_mut(), self.path.as_ref()) {
-            let mut line = serde_json::to_string(&e).expect("journal entries always serialize");
-            line.push('\n');
             let write_err =
                 |source| JournalError::Write { path: path.display().to_string(), source };
             file.write_all(line.as_bytes()).map_err(write_err)?;
             file.sync_data().map_err(write_err)?;
         }
-        self.apply(e);
+        let at = self.end;
+        self.end += line.len() as u64;
+        self.apply(e, at);
         Ok(())
     }
 
     /// The id the next submission or own call gets (one sequence for both).
     pub fn next_id(&self) -> u64 {
-        let last_sub = self.subs.keys().next_back().map(|k| k + 1);
-        let last_own = self.own.keys().next_back().map(|k| k + 1);
-        last_sub.max(last_own).unwrap_or(0)
+        self.next_id
+    }
+
+    /// Where a restart may start reading: the first line a hot entry needs (the end, when
+    /// nothing is hot).
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.checkpoint_stored(None)
+    }
+
+    /// [`Journal::checkpoint`] once the off-chain rows up to offset `stored` are kept elsewhere.
+    pub fn checkpoint_stored(&self, stored: Option<u64>) -> Checkpoint {
+        let hot = self.opened_at.values().copied();
+        let off =
+            self.offchain.iter().map(|(at, _)| *at).filter(|at| stored.is_none_or(|s| *at > s));
+        let offset = hot.chain(off).min().unwrap_or(self.end);
+        Checkpoint { offset, next_id: self.next_id }
+    }
+
+    /// Retires what no longer needs memory: settled own calls, submissions that ended without
+    /// a row (replaced, reverted, not sent: their off-chain rows are entries of their own),
+    /// confirmed submissions `in_feed` says are in the feed, and off-chain rows up to offset
+    /// `stored` (kept by the store). Returns how many entries left.
+    pub fn retire(&mut self, in_feed: impl Fn(&Tracked) -> bool, stored: Option<u64>) -> usize {
+        let before = self.subs.len() + self.own.len() + self.offchain.len();
+        self.own.retain(|_, o| o.pending());
+        self.subs.retain(|_, t| match t.outcome {
+            None => true,
+            Some((Outcome::Confirmed, _)) => !in_feed(t),
+            Some(_) => false,
+        });
+        if let Some(stored) = stored {
+            self.offchain.retain(|(at, _)| *at > stored);
+        }
+        let (subs, own) = (&self.subs, &self.own);
+        self.opened_at.retain(|id, _| subs.contains_key(id) || own.contains_key(id));
+        before - (self.subs.len() + self.own.len() + self.offchain.len())
+    }
+
+    /// Off-chain rows not yet retired, with the offset of each one's line.
+    pub fn offchain_entries(&self) -> &[(u64, OffchainRow)] {
+        &self.offchain
     }
 
     /// The keeper's own calls not yet settled.
@@ -406,6 +545,11 @@ impl Journal {
         self.subs.values().find(|t| t.owns(tx))
     }
 
+    /// Every hot submission by each of its transactions' hashes.
+    pub fn by_txs(&self) -> std::collections::HashMap<TxHash, &Tracked> {
+        self.subs.values().flat_map(|t| t.attempts.iter().map(move |a| (a.tx, t))).collect()
+    }
+
     /// Markets with a pending submission: never asked again until it settles.
     pub fn pending_markets(&self) -> std::collections::HashSet<Address> {
         self.pending().map(|t| t.sub.market).collect()
@@ -416,8 +560,14 @@ impl Journal {
         self.subs.values().map(|t| t.sub.nonce + 1).max().unwrap_or(0)
     }
 
-    pub fn offchain(&self) -> &[OffchainRow] {
-        &self.offchain
+    /// Off-chain rows not yet retired.
+    pub fn offchain(&self) -> Vec<&OffchainRow> {
+        self.offchain.iter().map(|(_, r)| r).collect()
+    }
+
+    /// Entries in memory (the hot set), submissions, own calls and off-chain rows together.
+    pub fn hot_len(&self) -> usize {
+        self.subs.len() + self.own.len() + self.offchain.len()
     }
 }
 

@@ -31,6 +31,7 @@ pub mod quote;
 pub mod recorder;
 pub mod report;
 pub mod runner;
+pub mod store;
 pub mod strategy;
 
 /// An error and every cause under it, on one line ("a: b: c"), so "error sending request for

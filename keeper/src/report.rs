@@ -16,9 +16,9 @@ use crate::{
     chain, collectors, compile,
     config::{ChainConfig, ReportConfig, ReportSource},
     recorder::{
-        self, chart,
+        self,
         feed::{self, ChainRecord, DecisionRow, FeedRow, LinkCheck},
-        markdown, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
+        CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
     },
 };
 use alloy::{
@@ -52,6 +52,14 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the feed holds rows up to block {feed_block}, past the block this report reads to \
+         ({read_to}: head {head} − {confirmations} confirmations); pass the --confirmations the \
+         keeper runs with"
+    )]
+    FeedAhead { feed_block: u64, read_to: u64, head: u64, confirmations: u64 },
+    #[error("reading the keeper's journal")]
+    Journal(#[source] Box<crate::journal::JournalError>),
     #[error("{path} is not a deployment file")]
     BadDeployment {
         path: String,
@@ -170,18 +178,56 @@ async fn report_at(
         Some(b) => b,
         None => saved_deploy_block(root, chain_id, gate)?.unwrap_or(0),
     };
+    // The record is read to the depth `keeper run` writes it at, so a decision still awaiting
+    // its confirmations is neither reported missing nor written without its labels.
     let head =
         provider.get_block_number().await.map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
-    let facts =
-        collectors::gate_facts(&provider, gate, chain_id, from, head, args.log_range).await?;
+    let confirmations =
+        args.confirmations.unwrap_or_else(|| crate::config::default_confirmations(chain_id));
+    let to = head.saturating_sub(confirmations);
+    let now = block_time(&provider, to).await?;
+    let facts = collectors::gate_facts(&provider, gate, chain_id, from, to, args.log_range).await?;
+    let grace = u64::from(facts.bounds.writeOffGrace);
     let record =
-        read_chain_record(&provider, chain_id, gate, &facts.labels, from, head, args.log_range)
+        read_chain_record(&provider, chain_id, gate, &facts.labels, from, to, args.log_range)
             .await?;
     // Another gate's (or an old, gate-less) feed is refused here, before anything is compared.
     let disk_rows = feed::read_feed_for(&results.join(FEED_FILE), chain_id, gate)?;
+    if let Some(last) = disk_rows.last().filter(|r| r.sort_key().0 > to) {
+        return Err(ReportError::FeedAhead {
+            feed_block: last.sort_key().0,
+            read_to: to,
+            head,
+            confirmations,
+        });
+    }
     let links = feed::check_links_in(&results, chain_id, gate)?;
-    let (notes, offchain) = feed::split_feed(&disk_rows);
+    let (mut notes, mut offchain) = feed::split_feed(&disk_rows);
+    // Rows not in the feed yet (still waiting) carry the labels the journal holds, and the
+    // off-chain rows it holds up to the block read: the pages show them as the keeper does.
+    let journal = crate::journal::Journal::read_only(&results, chain_id, gate)
+        .map_err(|e| ReportError::Journal(Box::new(e)))?;
+    if let Some(journal) = &journal {
+        let by_tx = journal.by_txs();
+        for d in &record.decided {
+            if notes.contains_key(&d.id) {
+                continue;
+            }
+            if let Some(t) = by_tx.get(&d.id.tx) {
+                let n = feed::RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) };
+                notes.insert(d.id, n);
+            }
+        }
+        let after = disk_rows.last().map(|r| r.sort_key());
+        for row in journal.offchain() {
+            let key = (row.block, 1, 0);
+            if row.block <= to && after.is_none_or(|k| key > k) && !offchain.contains(row) {
+                offchain.push(row.clone());
+            }
+        }
+    }
     let rows = feed::merge(&record, &notes, &offchain);
+    let rebuilt = recorder::rebuild(&rows, now, grace);
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
@@ -192,7 +238,7 @@ async fn report_at(
             &record,
             &disk_rows,
             &results,
-            head,
+            to,
             args.log_range,
         )
         .await?;
@@ -226,14 +272,18 @@ async fn report_at(
     };
 
     if !args.check {
-        recorder::write_record(&results, &facts, &record, &rows)?;
+        recorder::write_record(&results, &facts, &rebuilt)?;
         let new_links = feed::check_links_in(&results, chain_id, gate)?;
         let mut verified = vec![format!(
-            "rebuilt from chain: {} decision rows; kept from the existing feed: {} off-chain \
-             rows and the labels of {labelled} rows; wrote {FEED_FILE}, {HEAD_FILE} (head {}), \
-             {CHART_FILE} and {RESULTS_FILE} in {}",
+            "rebuilt from chain to block {to} (head {head} − {confirmations} confirmations): {} \
+             decision rows; kept from the existing feed and the journal: {} off-chain rows and \
+             the labels of {labelled} rows; wrote {FEED_FILE} ({} rows final, {} waiting for \
+             their positions to settle), {HEAD_FILE} (head {}), {CHART_FILE} and {RESULTS_FILE} \
+             in {}",
             record.decisions.len(),
             offchain.len(),
+            rebuilt.feed.len(),
+            rebuilt.waiting,
             new_links.head,
             results.display()
         )];
@@ -255,12 +305,19 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
-    compare_rows(&disk_rows, &rows, &mut problems);
+    let published: Vec<FeedRow> = rows
+        .iter()
+        .cloned()
+        .map(|r| match r {
+            FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
+            other => other,
+        })
+        .collect();
+    let after_feed = compare_rows(&disk_rows, &published, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
-    let md = markdown::render(&facts, &rows, &record);
+    let (md, svg) = recorder::render_pages(&facts, &rebuilt.summary)?;
     let md_lines = md.lines().count();
     compare_text(&results.join(RESULTS_FILE), RESULTS_FILE, &md, &mut problems)?;
-    let svg = chart::render_svg(&record, &facts.labels)?;
     compare_chart(&results.join(CHART_FILE), &svg, &mut problems)?;
     let code = code_check?;
     if !problems.is_empty() {
@@ -288,6 +345,20 @@ async fn report_at(
         ),
     ];
     verified.extend(prompt_line);
+    verified.push(format!(
+        "read to block {to} (head {head} − {confirmations} confirmations, as `keeper run` \
+         records); {} rows on chain wait for their positions to settle before they enter \
+         {FEED_FILE}{}",
+        rebuilt.waiting,
+        if after_feed > 0 {
+            format!(
+                "; {after_feed} final rows after the feed's last are not in it yet (the keeper \
+                 appends them on its next cycle)"
+            )
+        } else {
+            String::new()
+        }
+    ));
     if !fills.is_empty() {
         verified.push(format!(
             "verified from chain: {} rows with a fill, each with its best level price and its \
@@ -302,6 +373,15 @@ async fn report_at(
         code_check: code,
         verified,
     })
+}
+
+/// Chain time of block `number`.
+async fn block_time(provider: &DynProvider, number: u64) -> Result<u64> {
+    let block = provider
+        .get_block_by_number(number.into())
+        .await
+        .map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
+    Ok(block.map(|b| b.header.timestamp).unwrap_or_default())
 }
 
 /// The gate's record over `[from, to]` from the chain alone: its logs (read by the collectors)
@@ -388,8 +468,17 @@ fn check_answers(disk: &[FeedRow], record: &ChainRecord, problems: &mut Vec<Stri
 }
 
 /// Compares each decision row of the feed with the row re-derived from chain (matched by tx and
-/// log index), field by field; names rows missing from either side.
-fn compare_rows(disk: &[FeedRow], derived: &[FeedRow], problems: &mut Vec<String>) {
+/// log index), field by field, as published ([`feed::as_published`]); names rows missing from
+/// either side. A row of `final_rows` (those the feed can hold by now) that is missing before
+/// the feed's last row is a hole; those after it are counted and returned (the keeper has not
+/// appended them yet).
+fn compare_rows(
+    disk: &[FeedRow],
+    derived: &[FeedRow],
+    final_rows: &[FeedRow],
+    problems: &mut Vec<String>,
+) -> usize {
+    let last = disk.last().map(FeedRow::sort_key);
     let derived: HashMap<(String, u64), &DecisionRow> = derived
         .iter()
         .filter_map(|r| if let FeedRow::Decision(d) = r { Some((identity(d), d)) } else { None })
@@ -416,15 +505,22 @@ fn compare_rows(disk: &[FeedRow], derived: &[FeedRow], problems: &mut Vec<String
             ));
         }
     }
-    let mut missing: Vec<&&DecisionRow> =
-        derived.iter().filter(|(id, _)| !seen.contains_key(*id)).map(|(_, d)| d).collect();
-    missing.sort_by_key(|d| (d.block, d.log_index));
-    for d in missing {
-        problems.push(format!(
-            "decision at block {} (tx {}, log {}) is on chain but missing from {FEED_FILE}",
-            d.block, d.tx, d.log_index
-        ));
+    let mut after = 0;
+    for row in final_rows {
+        let FeedRow::Decision(d) = row else { continue };
+        if seen.contains_key(&identity(d)) {
+            continue;
+        }
+        if last.is_some_and(|k| row.sort_key() < k) {
+            problems.push(format!(
+                "decision at block {} (tx {}, log {}) is on chain but missing from {FEED_FILE}",
+                d.block, d.tx, d.log_index
+            ));
+        } else {
+            after += 1;
+        }
     }
+    after
 }
 
 fn to_value(d: &DecisionRow) -> serde_json::Value {

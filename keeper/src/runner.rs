@@ -23,19 +23,7 @@ use tracing::{info, warn};
 pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(15);
 
-/// Confirmations when `--confirmations` is not given: none on a local dev chain (anvil and
-/// hardhat use chain id 31337, mine on demand and never reorganise by themselves), two on any
-/// other network.
-pub const DEV_CHAIN_ID: u64 = 31_337;
-pub const DEFAULT_CONFIRMATIONS: u64 = 2;
-
-pub fn default_confirmations(chain_id: u64) -> u64 {
-    if chain_id == DEV_CHAIN_ID {
-        0
-    } else {
-        DEFAULT_CONFIRMATIONS
-    }
-}
+pub use crate::config::{default_confirmations, DEFAULT_CONFIRMATIONS, DEV_CHAIN_ID};
 
 /// `keeper run`: the long-lived bot. Node failures are retried with a bounded backoff for as
 /// long as `--max-outage` allows (forever by default); a shutdown signal ends it cleanly (exit

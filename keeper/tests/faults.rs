@@ -106,18 +106,14 @@ async fn chain_record(w: &World) -> ChainRecord {
 async fn chain_is_record(w: &World, k: &Engine) -> ChainRecord {
     let chain = chain_record(w).await;
     assert_eq!(
-        k.collector().record().decided,
+        k.record().unwrap().decided,
         chain.decided,
         "the keeper's record is exactly the chain's"
     );
     let rows = |ds: &[feed::DecisionRow]| -> Vec<(String, u64)> {
         ds.iter().map(|d| (d.tx.clone(), d.log_index)).collect()
     };
-    assert_eq!(
-        rows(&k.collector().record().decisions),
-        rows(&chain.decisions),
-        "and so are its rows"
-    );
+    assert_eq!(rows(&k.record().unwrap().decisions), rows(&chain.decisions), "and so are its rows");
     chain
 }
 
@@ -309,8 +305,8 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     let c = buy_up_market(&w).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 2);
-    assert_eq!(per_market(k.collector().record()).len(), 2);
-    let removed: Vec<TxHash> = k.collector().record().decided.iter().map(|d| d.id.tx).collect();
+    assert_eq!(per_market(&k.record().unwrap()).len(), 2);
+    let removed: Vec<TxHash> = k.record().unwrap().decided.iter().map(|d| d.id.tx).collect();
 
     // The branch is replaced: back to the snapshot, then a longer branch in which market D is
     // created (and C never exists).
@@ -344,7 +340,7 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     assert_eq!(k.collector().markets().len(), 2, "A and D; C's entry left with its block");
     for tx in &removed {
         assert!(
-            !k.collector().record().decided.iter().any(|d| d.id.tx == *tx),
+            !k.record().unwrap().decided.iter().any(|d| d.id.tx == *tx),
             "removed decision {tx} left the record"
         );
     }
@@ -536,7 +532,7 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     // The cycle waits until it is mined, so the blocks mined below are all above it.
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.submitted, r.pending), (1, 1));
-    assert!(k.collector().record().decided.is_empty(), "mined at the head: not confirmed");
+    assert!(k.record().unwrap().decided.is_empty(), "mined at the head: not confirmed");
     // Mined within the cycle: its Decision, decoded from its own receipt, is a PASS.
     assert_eq!(r.mined.len(), 1);
     let mined = r.mined[0].clone();
@@ -544,13 +540,13 @@ async fn confirmations_keep_a_decision_out_of_the_record_until_it_is_buried() {
     mine(&w.keeper_rpc).await; // 1 block above it: head - 2 is still below it
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending), (0, 1));
-    assert!(k.collector().record().decided.is_empty(), "1 confirmation of 2");
+    assert!(k.record().unwrap().decided.is_empty(), "1 confirmation of 2");
     mine(&w.keeper_rpc).await; // 2 blocks above it: head - 2 is its block
     let r = builtin_cycle(&mut k).await;
     assert_eq!((r.asked, r.pending, r.settled.confirmed), (0, 0, 1));
-    assert_eq!(per_market(k.collector().record()).get(&a), Some(&1));
+    assert_eq!(per_market(&k.record().unwrap()).get(&a), Some(&1));
     assert_eq!(
-        k.collector().record().decided[0].id,
+        k.record().unwrap().decided[0].id,
         mined.decision,
         "the row has the receipt's identity"
     );

@@ -608,7 +608,7 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
         deadline + 1
     );
     assert!(off[0].error.contains(&want), "{}", off[0].error);
-    assert!(k.collector().record().decided.is_empty());
+    assert!(k.record().unwrap().decided.is_empty());
     drop(dir);
     w.stop().await;
 }

@@ -42,7 +42,7 @@ async fn a_stuck_redeem_is_resent_at_its_own_nonce_and_settles_once() {
     mine(&w.keeper_rpc).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 1, "the replacement is mined and counted once");
-    assert!(k.collector().record().open_positions(true).is_empty(), "the position is closed");
+    assert!(k.record().unwrap().open_positions(true).is_empty(), "the position is closed");
     // One Settled log for the market, in the replacement's transaction; the keeper used exactly
     // one nonce for it: n + 1 after, no transaction at n + 1 or later.
     let logs = w
@@ -97,7 +97,7 @@ async fn stuck_redeem() -> Stuck {
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1, "one BUY_UP submitted");
     assert_eq!(
-        k.collector().record().open_positions(true),
+        k.record().unwrap().open_positions(true),
         vec![m],
         "and it filled: one open position"
     );
@@ -147,7 +147,7 @@ async fn a_redeem_stuck_across_a_restart_is_resent_at_its_own_nonce() {
     mine(&w.keeper_rpc).await;
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.redeemed, 1, "the replacement is mined and counted once");
-    assert!(k.collector().record().open_positions(true).is_empty());
+    assert!(k.record().unwrap().open_positions(true).is_empty());
     assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), n + 1);
     assert_eq!(k.executor().journal().own_pending().count(), 0, "settled in the journal");
     println!(

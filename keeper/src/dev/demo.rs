@@ -523,7 +523,7 @@ async fn scenarios(
     attacks::run_all(w, &mut k, p, cancel).await?;
 
     p.step("results written; checking that every reason code was reached");
-    let codes: BTreeSet<u8> = k.collector().record().decided.iter().map(|d| d.reason).collect();
+    let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Check {
@@ -544,7 +544,7 @@ async fn scenarios(
         .map(|section| format!("demo: adversaries (from RESULTS.md){section}"))
         .unwrap_or_default();
     Ok(Summary {
-        decisions: k.collector().record().decided.len(),
+        decisions: k.record()?.decided.len(),
         offchain: k.executor().journal().offchain().len(),
         codes,
         attacks,

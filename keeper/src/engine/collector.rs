@@ -1,16 +1,20 @@
 //! The collector: what the chain says. It follows the chain (reorg check, scan of confirmed
-//! blocks), holds the gate's facts, block times, the record re-derived from the gate's logs and
-//! the markets known final, and reads books. It never sends and never writes to disk.
+//! blocks), holds the gate's facts, the markets known final, the chain time of each market's
+//! latest decision, and the hot part of the record: the gate's logs whose rows are not yet in
+//! the feed, or whose position is still open, decoded into a [`ChainRecord`]. Logs whose rows
+//! the recorder has appended for good leave memory ([`Collector::prune`]), so memory does not
+//! grow with the history. It reads books, never sends, and never writes to disk: what it found
+//! since the last write is handed to the recorder as [`Found`].
 
 use super::{GateRef, Result};
 use crate::{
     bindings::IBinaryMarket,
     collectors::{self, MarketInfo, MarketState, Question},
     decision::{BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, Unanswered},
-    follower::{self, Follower, Step},
-    recorder::feed,
+    follower::{self, Cursor, Follower, Known, Step},
+    recorder::feed::{self, FeedKey},
 };
-use alloy::{primitives::Address, providers::DynProvider};
+use alloy::{primitives::Address, providers::DynProvider, rpc::types::Log};
 use std::collections::{HashMap, HashSet};
 use tracing::warn;
 
@@ -21,6 +25,29 @@ pub struct Book {
     pub state: MarketState,
     pub read: BlockRef,
     pub send_time: u64,
+}
+
+/// What the collector found since the recorder last saved: new logs and markets, new
+/// decision times, the follower's cursor, and the oldest block a reorg rewound to.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    pub logs: Vec<Log>,
+    pub markets: Vec<Known>,
+    pub asked: Vec<(Address, u64)>,
+    /// Hot logs that left memory, by (block, log index).
+    pub cooled: Vec<(u64, u64)>,
+    pub cursor: Cursor,
+    pub rewound_to: Option<u64>,
+}
+
+/// What a collector resumes from: the follower's cursor and markets, the hot logs (their
+/// block times filled in) and each market's latest decision time.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    pub cursor: Cursor,
+    pub markets: Vec<Known>,
+    pub hot: Vec<Log>,
+    pub asked: Vec<(Address, u64)>,
 }
 
 /// Positions to close this cycle, in record order.
@@ -38,9 +65,14 @@ pub struct Collector {
     gate: GateRef,
     follower: Follower,
     facts: Option<GateFacts>,
-    /// Chain time of every block that holds a gate log.
+    /// Chain time of every block that holds a hot log.
     times: HashMap<u64, u64>,
+    /// The hot logs, in chain order: what `record` is decoded from.
+    hot: Vec<Log>,
     record: ChainRecord,
+    /// Chain time of each market's latest decision (every decision seen, hot or not).
+    last_asked: HashMap<Address, u64>,
+    found: Found,
     final_markets: HashSet<Address>,
     /// Markets whose question could not be read or checked, already recorded as such (one row
     /// each per run, not one per cycle).
@@ -65,15 +97,88 @@ impl Collector {
             follower,
             facts: None,
             times: HashMap::new(),
+            hot: Vec::new(),
             record: ChainRecord::default(),
+            last_asked: HashMap::new(),
+            found: Found::default(),
             final_markets: HashSet::new(),
             questionless: HashSet::new(),
             reads_at_once,
         }
     }
 
+    /// The hot part of the record: rows not yet in the feed, and open positions.
     pub fn record(&self) -> &ChainRecord {
         &self.record
+    }
+
+    /// Chain time of each market's latest decision.
+    pub fn last_asked(&self) -> &HashMap<Address, u64> {
+        &self.last_asked
+    }
+
+    /// Resumes where a saved state stopped: the next [`Collector::follow`] scans only the
+    /// blocks after it (and rewinds first if a reorg replaced its newest checkpoint).
+    pub fn resume(&mut self, saved: Resume) -> Result<()> {
+        self.follower.resume(saved.cursor, saved.markets);
+        self.last_asked = saved.asked.into_iter().collect();
+        self.hot = saved.hot;
+        self.times =
+            self.hot.iter().filter_map(|l| Some((l.block_number?, l.block_timestamp?))).collect();
+        self.decode()
+    }
+
+    /// Takes what was found since the last call, for the recorder to save.
+    pub fn take_found(&mut self) -> Found {
+        let mut found = std::mem::take(&mut self.found);
+        found.markets = self.follower.take_new_markets();
+        found.cursor = self.follower.cursor();
+        found
+    }
+
+    /// Logs become cold once their rows are in the feed (`in_feed` up to and including that
+    /// key) and no open position needs them: they leave memory (the store keeps them).
+    pub fn prune(&mut self, in_feed: Option<FeedKey>) -> Result<()> {
+        let Some(key) = in_feed else { return Ok(()) };
+        let (hot, cooled) = feed::split_hot(std::mem::take(&mut self.hot), key);
+        self.hot = hot;
+        self.found.cooled.extend(cooled);
+        let blocks: HashSet<u64> = self.hot.iter().filter_map(|l| l.block_number).collect();
+        self.times.retain(|b, _| blocks.contains(b));
+        self.decode()
+    }
+
+    /// Takes `logs` (all the logs up to a deep reorg's fork, from the store) as the whole
+    /// history, and keeps hot only what `in_feed` and the open positions need.
+    pub fn rehydrate(&mut self, logs: Vec<Log>, in_feed: Option<FeedKey>) -> Result<()> {
+        let (hot, _) = match in_feed {
+            Some(key) => feed::split_hot(logs, key),
+            None => (logs, Vec::new()),
+        };
+        self.hot = hot;
+        self.times =
+            self.hot.iter().filter_map(|l| Some((l.block_number?, l.block_timestamp?))).collect();
+        self.decode()
+    }
+
+    /// The hot logs, in chain order.
+    pub fn record_logs(&self) -> &[Log] {
+        &self.hot
+    }
+
+    /// Decodes `logs` (block times filled in) as this gate's record.
+    pub fn decode_all(&self, logs: &[Log]) -> Result<ChainRecord> {
+        let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
+        let times: HashMap<u64, u64> =
+            logs.iter().filter_map(|l| Some((l.block_number?, l.block_timestamp?))).collect();
+        Ok(feed::decode_logs(logs, self.gate.chain_id, self.gate.gate, labels, &times)?)
+    }
+
+    fn decode(&mut self) -> Result<()> {
+        let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
+        let (chain_id, gate) = (self.gate.chain_id, self.gate.gate);
+        self.record = feed::decode_logs(&self.hot, chain_id, gate, labels, &self.times)?;
+        Ok(())
     }
 
     pub fn facts(&self) -> Option<&GateFacts> {
@@ -102,6 +207,10 @@ impl Collector {
                 "chain reorganised: blocks after {fork} were replaced; rescanned"
             );
             self.times.retain(|&b, _| b <= fork);
+            let kept = |l: &Log| l.block_number.is_some_and(|b| b <= fork);
+            self.hot.retain(kept);
+            self.found.logs.retain(kept);
+            self.found.rewound_to = Some(self.found.rewound_to.map_or(fork, |r| r.min(fork)));
         }
         if self.facts.is_none() {
             let g = self.gate;
@@ -116,12 +225,22 @@ impl Collector {
             .await?;
             self.facts = Some(facts);
         }
-        let logs = self.follower.gate_logs();
+        let mut fresh = self.follower.take_fresh();
         let known = std::mem::take(&mut self.times);
-        self.times = collectors::block_times(&self.provider, logs, known).await?;
-        let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
-        let (chain_id, gate) = (self.gate.chain_id, self.gate.gate);
-        self.record = feed::decode_logs(logs, chain_id, gate, labels, &self.times)?;
+        self.times = collectors::block_times(&self.provider, &fresh, known).await?;
+        for log in &mut fresh {
+            let block = log.block_number.unwrap_or_default();
+            log.block_timestamp = log.block_timestamp.or_else(|| self.times.get(&block).copied());
+            if let Some(market) = feed::decision_market(log) {
+                let time = log.block_timestamp.unwrap_or_default();
+                let last = self.last_asked.entry(market).or_insert(0);
+                *last = (*last).max(time);
+                self.found.asked.push((market, time));
+            }
+        }
+        self.found.logs.extend(fresh.iter().cloned());
+        self.hot.extend(fresh);
+        self.decode()?;
         Ok(step)
     }
 

@@ -102,6 +102,8 @@ pub struct Executor {
     /// The newest head settled against: off-chain rows with no block of their own carry it.
     head: BlockRef,
     policy: ExecPolicy,
+    /// Off-chain rows journalled by this process.
+    offchain_recorded: usize,
 }
 
 impl Executor {
@@ -124,6 +126,7 @@ impl Executor {
             last_sent: HashMap::new(),
             head: BlockRef::default(),
             policy,
+            offchain_recorded: 0,
         }
     }
 
@@ -136,10 +139,26 @@ impl Executor {
         self.keeper
     }
 
-    /// A new cycle: fees are read afresh. Returns the off-chain rows so far.
+    /// A new cycle: fees are read afresh. Returns the off-chain rows journalled so far.
     pub fn new_cycle(&mut self) -> usize {
         self.fees = None;
-        self.journal.offchain().len()
+        self.offchain_recorded
+    }
+
+    /// Off-chain rows journalled by this process.
+    pub fn offchain_recorded(&self) -> usize {
+        self.offchain_recorded
+    }
+
+    /// Retires from the journal's memory what the record now keeps: confirmed submissions
+    /// whose transaction `published` says is in the feed, ended ones, settled own calls, and
+    /// the off-chain rows the recorder has stored (all it was handed).
+    pub fn retire(&mut self, published: impl Fn(&str) -> bool) {
+        let stored = self.journal.offchain_entries().last().map(|(at, _)| *at);
+        self.journal.retire(
+            |t| t.outcome.and_then(|(_, tx)| tx).is_some_and(|tx| published(&tx.to_string())),
+            stored,
+        );
     }
 
     /// Markets where one of the keeper's own calls is pending.
@@ -157,6 +176,7 @@ impl Executor {
         for f in failures {
             let row = f.into_row(self.gate.chain_id, self.gate.gate, self.head);
             self.journal.append(Entry::Offchain(row))?;
+            self.offchain_recorded += 1;
         }
         Ok(())
     }

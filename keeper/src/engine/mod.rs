@@ -33,14 +33,18 @@ pub mod health;
 mod recorder;
 mod strategy;
 
-pub use collector::{Book, Closing, Collector};
+pub use collector::{Book, Closing, Collector, Found, Resume};
 pub use executor::{Closed, ExecPolicy, Executor, Settled};
-pub use recorder::Recorder;
+pub use recorder::{Recorder, Written};
 pub use strategy::{Asks, Due, Strategy};
 
 use crate::{
-    chain, collectors, decision::Submitted, follower, journal, quote::QuotePolicy,
-    recorder as record, strategy as model, strategy::Model,
+    chain, collectors,
+    decision::{BlockRef, ChainRecord, Submitted},
+    follower, journal,
+    quote::QuotePolicy,
+    recorder as record, strategy as model,
+    strategy::Model,
 };
 use alloy::{primitives::Address, providers::DynProvider, signers::local::PrivateKeySigner};
 use std::{path::PathBuf, time::Duration};
@@ -116,6 +120,8 @@ pub struct CycleReport {
     pub pending: usize,
     pub settled: Settled,
     pub rewound_to: Option<u64>,
+    /// What the record's write did (appended rows, bytes written).
+    pub written: Written,
 }
 
 /// The keeper: four stages, each owning its state.
@@ -125,6 +131,8 @@ pub struct Engine {
     executor: Executor,
     /// None for a dry run or a keeper that keeps no record.
     recorder: Option<Recorder>,
+    /// The newest confirmed block the collector has followed to: the record's horizon.
+    safe: BlockRef,
 }
 
 impl Engine {
@@ -169,16 +177,64 @@ impl Engine {
     pub async fn follow(&mut self) -> Result<follower::Step> {
         let step = self.collector.follow().await?;
         self.executor.settle(&step, self.collector.record(), false).await?;
+        self.safe = step.safe;
         Ok(step)
     }
 
-    /// Writes the record (feed, head hash, chart, RESULTS.md) atomically, if there is one.
-    pub fn write_results(&self) -> Result<()> {
-        let (Some(recorder), Some(facts)) = (&self.recorder, self.collector.facts()) else {
-            return Ok(());
+    /// Writes the record (appends to the feed what became final, re-renders the pages, saves
+    /// the state), if there is one; then what went into the feed leaves memory.
+    pub fn write_results(&mut self) -> Result<Option<Written>> {
+        let Self { collector, strategy, executor, recorder, safe } = self;
+        let Some(recorder) = recorder.as_mut() else {
+            // No record: what was found is not kept anywhere.
+            collector.take_found();
+            return Ok(None);
         };
-        let journal = self.executor.journal();
-        Ok(recorder.write(facts, self.collector.record(), journal, self.strategy.text())?)
+        if collector.facts().is_none() {
+            return Ok(None);
+        }
+        let found = collector.take_found();
+        let facts = collector.facts().expect("checked above");
+        let deep = found.rewound_to.filter(|&fork| recorder.in_feed().is_some_and(|k| k.0 > fork));
+        let written = recorder.write(
+            facts,
+            collector.record(),
+            executor.journal(),
+            strategy.text(),
+            found,
+            *safe,
+        )?;
+        if deep.is_some() {
+            // The feed was cut back below rows whose logs had left memory: take the whole
+            // history back from the store and keep hot what the feed now lacks.
+            collector.rehydrate(recorder.logs_up_to(u64::MAX)?, recorder.in_feed())?;
+        }
+        collector.prune(recorder.in_feed())?;
+        executor.retire(|tx| recorder.published(tx));
+        Ok(Some(written))
+    }
+
+    /// The whole record as the chain holds it, confirmed blocks only (for the demo and tests;
+    /// the engine itself holds only the hot part, [`Collector::record`]).
+    pub fn record(&self) -> Result<ChainRecord> {
+        match self.recorder.as_ref().and_then(|r| r.store()) {
+            Some(store) => {
+                let mut logs = store.all_logs(u64::MAX).map_err(record::RecordError::from)?;
+                let saved: std::collections::HashSet<(u64, u64)> = logs
+                    .iter()
+                    .map(|l| (l.block_number.unwrap_or_default(), l.log_index.unwrap_or_default()))
+                    .collect();
+                for l in self.collector.record_logs() {
+                    let k = (l.block_number.unwrap_or_default(), l.log_index.unwrap_or_default());
+                    if !saved.contains(&k) {
+                        logs.push(l.clone());
+                    }
+                }
+                logs.sort_by_key(|l| (l.block_number, l.log_index));
+                Ok(self.collector.decode_all(&logs)?)
+            }
+            None => Ok(self.collector.record().clone()),
+        }
     }
 
     /// One full cycle with `model`: view → due books → answers → submissions (each sent the
@@ -189,8 +245,8 @@ impl Engine {
         scenario: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<CycleReport> {
-        let Self { collector, strategy, executor, recorder } = self;
-        let off_before = executor.new_cycle();
+        let off_before = self.executor.new_cycle();
+        let Self { collector, strategy, executor, .. } = self;
         // View: the chain, the record re-derived from it, the journal settled against it.
         let step = collector.follow().await?;
         let mut settled = executor.settle(&step, collector.record(), true).await?;
@@ -200,7 +256,7 @@ impl Engine {
         let (open, unreadable) = collector.open_markets(step.head);
         executor.offchain(unreadable)?;
         let pending = executor.journal().pending_markets();
-        let due = strategy.due(open, collector.record(), &pending, step.head.time, send_time);
+        let due = strategy.due(open, collector.last_asked(), &pending, step.head.time, send_time);
         let (books, unread) = collector.read(&due.ask, step.head).await;
         executor.offchain(unread)?;
         // Answers, each submitted as it arrives; a waiting ask is admitted between submissions.
@@ -245,15 +301,15 @@ impl Engine {
         // Record.
         let end = collector.follow().await?;
         settled.add(executor.settle(&end, collector.record(), false).await?);
-        if let (Some(recorder), Some(facts)) = (recorder.as_ref(), collector.facts()) {
-            recorder.write(facts, collector.record(), executor.journal(), strategy.text())?;
-        }
+        self.safe = end.safe;
+        let written = self.write_results()?.unwrap_or_default();
+        let (collector, executor) = (&self.collector, &self.executor);
         Ok(CycleReport {
             markets_known: collector.market_count(),
             asked,
             submitted: ids.len(),
             mined,
-            offchain_failures: executor.journal().offchain().len() - off_before,
+            offchain_failures: executor.offchain_recorded() - off_before,
             backing_off: due.backing_off,
             held_back: due.held,
             redeemed: closed.redeemed,
@@ -263,6 +319,7 @@ impl Engine {
             pending: executor.journal().pending().count(),
             settled,
             rewound_to: step.rewound_to.or(end.rewound_to),
+            written,
         })
     }
 }
@@ -370,10 +427,11 @@ impl EngineBuilder {
             (Some(dir), false) => Some(Recorder::new(dir.clone())),
             _ => None,
         };
+        let mut resume = None;
         if let (Some(r), true) = (recorder.as_mut(), self.resume) {
-            journal = r.open(gate.chain_id, gate.gate)?;
+            (journal, resume) = r.open(gate.chain_id, gate.gate)?;
         }
-        let collector = Collector::new(
+        let mut collector = Collector::new(
             self.provider.clone(),
             gate,
             self.confirmations,
@@ -387,8 +445,15 @@ impl EngineBuilder {
             dry_run: self.dry_run,
             concurrency: self.concurrency,
         };
-        let executor =
+        if let Some(saved) = resume {
+            collector.resume(saved)?;
+        }
+        let mut executor =
             Executor::new(self.provider, gate, self.keeper, self.signer, journal, policy);
-        Ok(Engine { collector, strategy, executor, recorder })
+        if let Some(r) = recorder.as_ref() {
+            // Entries read again after the checkpoint whose rows are already in the feed.
+            executor.retire(|tx| r.published(tx));
+        }
+        Ok(Engine { collector, strategy, executor, recorder, safe: BlockRef::default() })
     }
 }

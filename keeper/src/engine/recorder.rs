@@ -1,49 +1,137 @@
-//! The recorder stage: where the record goes. It owns the results folder and the notes of
-//! decisions made before the journal existed, and writes the feed, its head hash, the chart
-//! and RESULTS.md from the collector's record and the executor's journal. Rendering and the
-//! hash chain are [`crate::recorder`]'s.
+//! The recorder stage: where the record goes. It owns the results folder, the keeper's state
+//! database beside it ([`crate::store`]), the feed's state and the aggregates the pages are
+//! rendered from.
+//!
+//! `feed.jsonl` only grows: each write appends the rows that became final since the last one
+//! (confirmed, and for a row that bought, its position settled; see
+//! [`feed::row_final`]), in feed order, each hash-linked to the line before, then rewrites the
+//! 67-byte `feed.head`. A row that can still change waits, and so does everything after it,
+//! so the feed is always a prefix of the gate's record in chain order. RESULTS.md and the chart
+//! are rendered from the aggregates of the rows in the feed plus the few still waiting, and
+//! written only when they change. The state database is written last, in one transaction; a
+//! crash before it leaves a feed longer than the state says, cut back on the next start (the
+//! same rows are appended again, byte for byte).
+//!
+//! The feed is rewritten whole only to repair it: when the state database was lost (or is of
+//! another gate's, or older), or after a reorg deeper than the rows already appended.
 
 use crate::{
-    decision::{ChainRecord, DecisionId, FeedRow, GateFacts, RowNote},
-    journal::{self, Entry, Journal},
-    recorder::{self, feed, RecordError, FEED_FILE, HEAD_FILE},
+    decision::{BlockRef, ChainRecord, DecisionId, FeedRow, GateFacts, RowNote},
+    engine::collector::{Found, Resume},
+    follower::Known,
+    journal::{self, Checkpoint, Entry, Journal},
+    recorder::{
+        self,
+        feed::{self, FeedKey},
+        summary::Summary,
+        RecordError, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
+    },
+    store::{Opened, Store, StoreError},
 };
-use alloy::primitives::Address;
-use std::{collections::BTreeMap, path::PathBuf};
-use tracing::warn;
+use alloy::{
+    primitives::{keccak256, Address, B256},
+    rpc::types::Log,
+};
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::{BTreeMap, HashSet},
+    io::{Seek, SeekFrom, Write},
+    path::{Path, PathBuf},
+};
+use tracing::{info, warn};
+
+/// Where the feed on disk stands, as the state database last recorded it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct FeedState {
+    /// Length of feed.jsonl in bytes.
+    bytes: u64,
+    lines: u64,
+    /// The last row's key; None for an empty feed.
+    last: Option<FeedKey>,
+    /// keccak256 of the last line (the genesis hash for an empty feed).
+    head: B256,
+}
+
+/// What one write did, for the engine to act on and for the long-run figures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Rows appended to the feed.
+    pub appended: usize,
+    /// Rows not final yet (they wait, with every row after them).
+    pub waiting: usize,
+    /// Bytes written to the results folder's files (the state database not counted).
+    pub bytes: u64,
+    /// The feed was rewritten whole (a repair: the state was rebuilt, or a deep reorg).
+    pub rewrote: bool,
+}
 
 pub struct Recorder {
     dir: PathBuf,
-    /// Notes of decisions made before the journal existed, from the feed on disk.
+    /// None until [`Recorder::open`] or the first write (a keeper that does not resume starts a
+    /// new record).
+    store: Option<Store>,
+    feed: FeedState,
+    /// Aggregates of the rows in the feed.
+    summary: Summary,
+    /// Notes of decisions from a feed the state was rebuilt from (labels the journal may not
+    /// hold: a feed written before the journal existed).
     legacy_notes: BTreeMap<DecisionId, RowNote>,
+    /// The next write rewrites the feed whole (see the module docs).
+    rewrite: bool,
+    /// keccak256 of the RESULTS.md and chart last written, to skip writing them unchanged.
+    rendered: Option<B256>,
 }
 
 impl Recorder {
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir, legacy_notes: BTreeMap::new() }
+        Self {
+            dir,
+            store: None,
+            feed: FeedState::default(),
+            summary: Summary::default(),
+            legacy_notes: BTreeMap::new(),
+            rewrite: true,
+            rendered: None,
+        }
     }
 
-    /// Opens the folder's journal (creating it) and the feed already there, of `gate` on
-    /// `chain_id`: notes and off-chain rows of a feed written before the journal existed are
-    /// kept (the rows move into the new journal, once), and a feed of another chain or gate is
-    /// refused.
-    pub fn open(&mut self, chain_id: u64, gate: Address) -> Result<Journal, super::RunError> {
-        let dir = &self.dir;
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Opens the folder's state for `gate` on `chain_id`: the journal (from its checkpoint),
+    /// and what the collector resumes from. Without a usable state database (first start, lost,
+    /// another version) the state is rebuilt: the journal is read whole, the collector rescans
+    /// from the deploy block, and the first write re-derives the feed (byte-identical to the
+    /// one there when nothing new happened). Another chain's or gate's journal, feed or state
+    /// is refused.
+    pub fn open(
+        &mut self,
+        chain_id: u64,
+        gate: Address,
+    ) -> Result<(Journal, Option<Resume>), super::RunError> {
+        let dir = self.dir.clone();
+        let (store, how) = Store::open(&dir, chain_id, gate).map_err(RecordError::from)?;
+        self.store = Some(store);
+        if how == Opened::Resumed {
+            match self.resume(chain_id, gate)? {
+                Some(opened) => return Ok(opened),
+                None => {
+                    self.store_mut().atomically(|s| s.clear_all()).map_err(RecordError::from)?
+                }
+            }
+        }
+        // Rebuild: from the feed on disk (its labels and off-chain rows) and the whole journal.
         let rows = feed::read_feed_for(&dir.join(FEED_FILE), chain_id, gate)?;
-        // The keeper re-links the whole feed on every write: a feed edited since it was last
-        // written would be sealed silently. Say so before that happens.
-        // A folder with neither file is a first start: nothing to check.
         let nothing_yet = !dir.join(FEED_FILE).exists() && !dir.join(HEAD_FILE).exists();
-        let problems = if nothing_yet {
-            Vec::new()
-        } else {
-            feed::check_links_in(dir, chain_id, gate)?.problems
-        };
-        for problem in &problems {
-            warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
+        if !nothing_yet {
+            for problem in feed::check_links_in(&dir, chain_id, gate)?.problems {
+                warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
+            }
+            info!(results = %dir.display(), rows = rows.len(), "no usable state database: rebuilding it from the chain, the journal and the feed");
         }
         let fresh = !dir.join(journal::JOURNAL_FILE).exists();
-        let mut journal = Journal::open_for(dir, chain_id, gate)?;
+        let mut journal = Journal::open_for(&dir, chain_id, gate)?;
         let (notes, off) = feed::split_feed(&rows);
         self.legacy_notes = notes;
         if fresh {
@@ -52,34 +140,369 @@ impl Recorder {
                 journal.append(Entry::Offchain(row))?;
             }
         }
-        Ok(journal)
+        self.feed = FeedState::default();
+        self.summary = Summary::default();
+        self.rewrite = true;
+        Ok((journal, None))
     }
 
-    /// All feed rows: `record`'s confirmed chain rows with their notes (from the journal's
-    /// submission that published each, else from the feed before the journal), plus the
-    /// journal's off-chain rows.
-    pub fn rows(&self, record: &ChainRecord, journal: &Journal) -> Vec<FeedRow> {
+    /// Resumes from a complete state database, if the feed on disk is the one it describes
+    /// (else None: the state is rebuilt).
+    fn resume(
+        &mut self,
+        chain_id: u64,
+        gate: Address,
+    ) -> Result<Option<(Journal, Option<Resume>)>, super::RunError> {
+        let store = self.store.as_ref().expect("opened above");
+        let state: FeedState = store.meta("feed").map_err(RecordError::from)?.unwrap_or_default();
+        let path = self.dir.join(FEED_FILE);
+        match cut_to(&path, &state) {
+            Ok(cut) if cut > 0 => {
+                warn!(feed = %path.display(), bytes = cut, "the feed held rows the state database does not (a crash between the two): cut back; they are appended again")
+            }
+            Ok(_) => {}
+            Err(why) => {
+                warn!(feed = %path.display(), problem = %why, "the feed on disk is not the one the state database describes: the state is rebuilt and the feed re-derived");
+                return Ok(None);
+            }
+        }
+        let summary: Summary =
+            store.meta("summary").map_err(RecordError::from)?.unwrap_or_default();
+        let checkpoint: Checkpoint =
+            store.meta("journal").map_err(RecordError::from)?.unwrap_or_default();
+        let cursor = store.meta("cursor").map_err(RecordError::from)?.unwrap_or_default();
+        let markets: Vec<Known> = store
+            .markets::<Known>()
+            .map_err(RecordError::from)?
+            .into_iter()
+            .map(|(_, k)| k)
+            .collect();
+        let hot: Vec<Log> = store.hot_logs().map_err(RecordError::from)?;
+        let asked = store.last_asked().map_err(RecordError::from)?;
+        let journal = Journal::open_for_at(&self.dir, chain_id, gate, checkpoint)?;
+        info!(results = %self.dir.display(), rows = state.lines, hot_logs = hot.len(), journal_from = checkpoint.offset, "resumed from the state database");
+        self.feed = state;
+        self.summary = summary;
+        self.rewrite = false;
+        Ok(Some((journal, Some(Resume { cursor, markets, hot, asked }))))
+    }
+
+    fn store_mut(&mut self) -> &mut Store {
+        self.store.as_mut().expect("the store is opened before it is used")
+    }
+
+    /// The key of the feed's last row, if it has any.
+    pub fn in_feed(&self) -> Option<FeedKey> {
+        self.feed.last
+    }
+
+    /// Rows in the feed.
+    pub fn feed_rows(&self) -> u64 {
+        self.feed.lines
+    }
+
+    /// All feed rows the record holds now, in feed order: the feed's own rows are not
+    /// re-derived here; this is `record`'s rows after the feed plus waiting off-chain rows.
+    fn candidates(
+        &self,
+        record: &ChainRecord,
+        journal: &Journal,
+        offchain: Vec<crate::decision::OffchainRow>,
+        grace: u64,
+    ) -> Vec<FeedRow> {
+        let by_tx = journal.by_txs();
         let mut notes = BTreeMap::new();
         for d in &record.decided {
-            let from_journal = journal
-                .by_tx(d.id.tx)
+            let from_journal = by_tx
+                .get(&d.id.tx)
                 .map(|t| RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) });
             if let Some(n) = from_journal.or_else(|| self.legacy_notes.get(&d.id).cloned()) {
                 notes.insert(d.id, n);
             }
         }
-        feed::merge(record, &notes, journal.offchain())
+        let last = self.feed.last;
+        feed::merge(record, &notes, &offchain)
+            .into_iter()
+            .filter(|r| last.is_none_or(|k| r.sort_key() > k))
+            .map(|r| match r {
+                FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
+                other => other,
+            })
+            .collect()
     }
 
-    /// Writes the record (strategy text, feed, head hash, chart, RESULTS.md) atomically.
+    /// Writes the record: appends the rows that became final up to `safe` (the confirmed
+    /// block), re-renders the pages if they changed, and saves the state with what the collector
+    /// `found` and the journal's checkpoint. Refuses a row of another chain or gate.
     pub fn write(
-        &self,
+        &mut self,
         facts: &GateFacts,
         record: &ChainRecord,
         journal: &Journal,
         strategy_text: &str,
-    ) -> Result<(), RecordError> {
+        found: Found,
+        safe: BlockRef,
+    ) -> Result<Written, RecordError> {
+        if self.store.is_none() {
+            // A keeper that does not resume starts a new record (and a new state) here.
+            let _ = std::fs::remove_file(self.dir.join(crate::store::STATE_FILE));
+            let (store, _) = Store::open(&self.dir, facts.chain_id, facts.gate)?;
+            self.store = Some(store);
+        }
+        let mut out = Written::default();
         recorder::publish_strategy(&self.dir, strategy_text)?;
-        recorder::write_record(&self.dir, facts, record, &self.rows(record, journal))
+        let grace = u64::from(facts.bounds.writeOffGrace);
+        if let Some(fork) = found.rewound_to {
+            if self.feed.last.is_some_and(|(b, _, _)| b > fork) {
+                self.cut_back(facts, fork)?;
+            }
+        }
+        // Off-chain rows: stored the moment the journal hands them over (its offset is their
+        // identity), appended once the confirmed block reaches theirs.
+        let stored_up_to = journal.offchain_entries().last().map(|(at, _)| *at);
+        {
+            let store = self.store.as_ref().expect("opened");
+            for (at, row) in journal.offchain_entries() {
+                store.add_offchain(
+                    *at,
+                    row.block,
+                    &serde_json::to_string(row).expect("rows serialize"),
+                )?;
+            }
+        }
+        let waiting_off = self.store.as_ref().expect("opened").waiting_offchain()?;
+        let mut ready_off = Vec::new();
+        for (seq, text) in &waiting_off {
+            let row: crate::decision::OffchainRow =
+                serde_json::from_str(text).map_err(|e| StoreError::decode("off-chain row", e))?;
+            // One above the confirmed block waits (the pages too show rows up to it only).
+            if row.block <= safe.number {
+                ready_off.push((*seq, row));
+            }
+        }
+        let off_rows: Vec<_> = ready_off.iter().map(|(_, r)| r.clone()).collect();
+        let rows = self.candidates(record, journal, off_rows, grace);
+        recorder::check_owner(&self.dir, facts, &rows)?;
+        let n = feed::appendable(&rows, safe.time, grace);
+        let (ready, waiting) = rows.split_at(n);
+        // Append (or, to repair, rewrite whole), then the head.
+        let mut head = if self.feed.lines == 0 {
+            feed::genesis_hash(facts.chain_id, facts.gate)
+        } else {
+            self.feed.head
+        };
+        let mut text = String::new();
+        for row in ready {
+            let line = feed::linked_line(row, head);
+            head = keccak256(line.as_bytes());
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let feed_path = self.dir.join(FEED_FILE);
+        if self.rewrite {
+            recorder::write_atomic(&feed_path, text.as_bytes())?;
+            out.rewrote = true;
+            self.rewrite = false;
+        } else if !text.is_empty() {
+            append(&feed_path, text.as_bytes())?;
+        }
+        if out.rewrote || !text.is_empty() {
+            let head_text = format!("{head}\n");
+            recorder::write_atomic(&self.dir.join(HEAD_FILE), head_text.as_bytes())?;
+            out.bytes += (text.len() + head_text.len()) as u64;
+        }
+        let before = self.feed.clone();
+        self.feed.bytes =
+            if out.rewrote { text.len() as u64 } else { before.bytes + text.len() as u64 };
+        self.feed.lines += ready.len() as u64;
+        self.feed.head = head;
+        if let Some(last) = ready.last() {
+            self.feed.last = Some(last.sort_key());
+        }
+        for row in ready {
+            self.summary.add(row);
+        }
+        // Pages: the feed's aggregates plus the rows still waiting.
+        let mut shown = self.summary.clone();
+        for row in waiting {
+            shown.add(row);
+        }
+        let (md, svg) = recorder::render_pages(facts, &shown)?;
+        let rendered = keccak256([md.as_bytes(), svg.as_bytes()].concat());
+        if self.rendered != Some(rendered)
+            || !self.dir.join(RESULTS_FILE).exists()
+            || !self.dir.join(CHART_FILE).exists()
+        {
+            recorder::write_atomic(&self.dir.join(CHART_FILE), svg.as_bytes())?;
+            recorder::write_atomic(&self.dir.join(RESULTS_FILE), md.as_bytes())?;
+            out.bytes += (md.len() + svg.len()) as u64;
+            self.rendered = Some(rendered);
+        }
+        // The state, in one transaction.
+        // The off-chain rows appended: each matched once, in order, to a stored one.
+        let mut appended_off: Vec<&crate::decision::OffchainRow> = ready
+            .iter()
+            .filter_map(|r| if let FeedRow::Offchain(o) = r { Some(o) } else { None })
+            .collect();
+        let mut released_off = HashSet::new();
+        for (i, (_, row)) in ready_off.iter().enumerate() {
+            if let Some(k) = appended_off.iter().position(|o| *o == row) {
+                appended_off.remove(k);
+                released_off.insert(i);
+            }
+        }
+        // Off-chain rows stored here are retired from the journal after this write: a restart
+        // need not read their lines again.
+        let checkpoint = journal.checkpoint_stored(stored_up_to);
+        let (feed_state, summary) = (self.feed.clone(), self.summary.clone());
+        let result = self.store_mut().atomically(|s| {
+            if let Some(fork) = found.rewound_to {
+                // The replaced blocks' logs and markets; the rescanned ones follow.
+                s.forget_logs_after(fork)?;
+                s.forget_markets_after(fork)?;
+            }
+            for log in &found.logs {
+                s.add_log(log)?;
+            }
+            for &(b, i) in &found.cooled {
+                s.cool_log(b, i)?;
+            }
+            for k in &found.markets {
+                s.add_market(k.info.address, k.seen_at, k)?;
+            }
+            for &(m, t) in &found.asked {
+                s.set_last_asked(m, t)?;
+            }
+            for row in ready {
+                if let FeedRow::Decision(d) = row {
+                    let text = serde_json::to_string(d).expect("rows serialize");
+                    s.add_decision(d, &text)?;
+                }
+            }
+            for (i, (seq, _)) in ready_off.iter().enumerate() {
+                if released_off.contains(&i) {
+                    s.release_offchain(*seq)?;
+                }
+            }
+            s.set_meta("cursor", &found.cursor)?;
+            s.set_meta("feed", &feed_state)?;
+            s.set_meta("summary", &summary)?;
+            s.set_meta("journal", &checkpoint)?;
+            s.mark_complete()
+        });
+        if let Err(e) = result {
+            // The feed is ahead of the state: the next start cuts it back.
+            self.feed = before;
+            return Err(e.into());
+        }
+        out.appended = ready.len();
+        out.waiting = waiting.len();
+        Ok(out)
     }
+
+    /// A reorg replaced blocks after `fork` whose rows are already in the feed: the feed is cut
+    /// back to its last row at or before `fork` (the rows after it are appended again as the
+    /// chain now has them), and the aggregates re-derived from the rows kept.
+    fn cut_back(&mut self, facts: &GateFacts, fork: u64) -> Result<(), RecordError> {
+        let path = self.dir.join(FEED_FILE);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|source| RecordError::Read { path: path.clone(), source })?;
+        let mut state = FeedState {
+            head: feed::genesis_hash(facts.chain_id, facts.gate),
+            ..FeedState::default()
+        };
+        let mut summary = Summary::default();
+        for line in feed::feed_lines(&text) {
+            let row: FeedRow = serde_json::from_str(line).map_err(|source| RecordError::Row {
+                path: path.clone(),
+                row: state.lines as usize + 1,
+                source,
+            })?;
+            if row.sort_key().0 > fork {
+                break;
+            }
+            state.bytes += line.len() as u64 + 1;
+            state.lines += 1;
+            state.last = Some(row.sort_key());
+            state.head = keccak256(line.as_bytes());
+            summary.add(&row);
+        }
+        warn!(feed = %path.display(), fork_block = fork, kept = state.lines, "a reorg replaced blocks whose rows were in the feed: cut back to block {fork}; the rows after it are appended again as the chain now has them");
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|source| RecordError::Write { path: path.clone(), source })?;
+        f.set_len(state.bytes)
+            .map_err(|source| RecordError::Write { path: path.clone(), source })?;
+        f.sync_all().map_err(|source| RecordError::Write { path: path.clone(), source })?;
+        let store = self.store_mut();
+        store.atomically(|s| {
+            s.forget_decisions_after(fork)?;
+            s.unrelease_offchain_after(fork)
+        })?;
+        self.feed = state;
+        self.summary = summary;
+        Ok(())
+    }
+
+    /// Every log the store holds up to `fork` (after a reorg deeper than the feed, for the
+    /// collector to take as its whole history).
+    pub fn logs_up_to(&self, fork: u64) -> Result<Vec<Log>, RecordError> {
+        Ok(self.store.as_ref().map(|s| s.all_logs(fork)).transpose()?.unwrap_or_default())
+    }
+
+    /// Whether the decision published by `tx` is in the feed (for the journal to retire it).
+    pub fn published(&self, tx: &str) -> bool {
+        self.store.as_ref().is_some_and(|s| s.has_decision_tx(tx).unwrap_or(false))
+    }
+
+    /// Rows in the record in all (for the figures): the feed's and the waiting ones.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+}
+
+/// Appends `bytes` to `path` and syncs it.
+fn append(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
+    let err = |source| RecordError::Write { path: path.to_path_buf(), source };
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(err)?;
+    f.write_all(bytes).map_err(err)?;
+    f.sync_data().map_err(err)
+}
+
+/// Checks the feed at `path` against `state`: the same length with its last line hashing to
+/// the head, or longer (a crash after an append, before the state was saved: cut back to
+/// `state.bytes`, returning the bytes cut). Anything else is an error saying why.
+fn cut_to(path: &Path, state: &FeedState) -> Result<u64, String> {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if len < state.bytes {
+        return Err(format!("it has {len} bytes, the state says {}", state.bytes));
+    }
+    if state.bytes > 0 {
+        let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        // The last line ends at state.bytes; read back far enough to find its start.
+        let mut back = 4096u64;
+        let last = loop {
+            let from = state.bytes.saturating_sub(back);
+            f.seek(SeekFrom::Start(from)).map_err(|e| e.to_string())?;
+            let mut buf = vec![0; (state.bytes - from) as usize];
+            std::io::Read::read_exact(&mut f, &mut buf).map_err(|e| e.to_string())?;
+            let body =
+                buf.strip_suffix(b"\n").ok_or("its last line does not end where the state says")?;
+            match body.iter().rposition(|&b| b == b'\n') {
+                Some(i) => break body[i + 1..].to_vec(),
+                None if from == 0 => break body.to_vec(),
+                None => back *= 4,
+            }
+        };
+        if keccak256(&last) != state.head {
+            return Err("its last row does not hash to the head the state recorded".into());
+        }
+    }
+    if len > state.bytes {
+        let f = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| e.to_string())?;
+        f.set_len(state.bytes).map_err(|e| e.to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+    }
+    Ok(len - state.bytes)
 }

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::{
     collectors::{MarketInfo, MarketState},
-    decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Unanswered},
+    decision::{Annotation, Answer, BlockRef, Failure, Unanswered},
     quote::QuotePolicy,
     strategy::{
         prompt::{strategy_hash, ReadAt},
@@ -19,7 +19,7 @@ use crate::{
 use alloy::primitives::Address;
 use futures::{future::BoxFuture, stream::FuturesUnordered, StreamExt};
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     time::{Duration, Instant},
 };
 use tokio_util::sync::CancellationToken;
@@ -89,17 +89,17 @@ impl Strategy {
     }
 
     /// Of the `open` markets, those due now (chain time `now`): no pending submission, not
-    /// decided within the re-ask interval (as `record` shows), and admitted by the inference
-    /// health at `send_time`, the next block's chain time.
+    /// decided within the re-ask interval (`last` holds the chain time of each market's latest
+    /// decision), and admitted by the inference health at `send_time`, the next block's chain
+    /// time.
     pub fn due(
         &mut self,
         open: Vec<MarketInfo>,
-        record: &ChainRecord,
+        last: &HashMap<Address, u64>,
         pending: &HashSet<Address>,
         now: u64,
         send_time: u64,
     ) -> Due {
-        let last = record.last_decision_times();
         let due: Vec<MarketInfo> = open
             .into_iter()
             .filter(|m| !pending.contains(&m.address))

@@ -1,15 +1,18 @@
 //! The adversary section of RESULTS.md: every group of rows whose scenario is labelled
 //! `attack ...` (the demo's replay of issue 7's and issue 14's attacks), with what it cost the gate and the
 //! bound that held. Every figure is computed from the chain record (decisions, snapshots,
-//! quotes, settlements, write-offs); only the grouping comes from the keeper's labels, so
-//! `keeper report --check` re-derives the section like the rest of the page.
+//! quotes, and the settlements and write-offs their rows carry); only the grouping comes from
+//! the keeper's labels, so `keeper report --check` re-derives the section like the rest of the
+//! page. The rows come from the [`Summary`]'s attack groups (capped, and said so).
 
 use super::{
-    feed::{ChainRecord, DecisionRow},
+    feed::DecisionRow,
+    summary::{drawdown, AttackGroup, Summary},
     GateFacts,
 };
 use crate::{
     bindings::{reason, verdict, BPS, PRICE_ONE},
+    decision::{Settlement, WriteOff},
     format::{int, units},
 };
 use std::{
@@ -17,13 +20,29 @@ use std::{
     fmt::Write,
 };
 
-/// Scenario labels starting with this are attacks.
-pub const ATTACK_PREFIX: &str = "attack ";
+pub use super::summary::ATTACK_PREFIX;
 
-/// H − balance at a decision: how far the gate's collateral was below its high-water mark.
-fn drawdown(d: &DecisionRow) -> Option<i128> {
-    let b = d.book.as_ref()?;
-    Some((int(&b.high_water_mark) - int(&b.collateral_available)).max(0))
+/// The settlement and the write-off of each market the group bought in, once per market, in
+/// the order of the group's rows.
+fn closes(rows: &[DecisionRow]) -> (Vec<(&str, &Settlement)>, Vec<(&str, &WriteOff)>) {
+    let mut settled: Vec<(&str, &Settlement)> = Vec::new();
+    let mut written: Vec<(&str, &WriteOff)> = Vec::new();
+    for d in rows.iter().filter(|d| d.filled != "0") {
+        if let Some(st) = &d.settlement {
+            if !settled.iter().any(|(m, _)| *m == d.market) {
+                settled.push((&d.market, st));
+            }
+        }
+        if let Some(w) = &d.write_off {
+            if !written.iter().any(|(m, _)| *m == d.market) {
+                written.push((&d.market, w));
+            }
+        }
+    }
+    // In chain order, as the events came.
+    settled.sort_by_key(|(_, s)| s.block);
+    written.sort_by_key(|(_, w)| w.block);
+    (settled, written)
 }
 
 /// The price of the token the row's verdict buys, in the book the gate read.
@@ -36,17 +55,12 @@ fn book_price(d: &DecisionRow) -> Option<i128> {
     }
 }
 
-fn count(rows: &[&DecisionRow], code: u8) -> usize {
+fn count(rows: &[DecisionRow], code: u8) -> usize {
     rows.iter().filter(|d| d.reason == code).count()
 }
 
 /// The bound that held for one group, one clause per rule that refused and per write-off.
-fn bounds_held(
-    facts: &GateFacts,
-    rows: &[&DecisionRow],
-    cost: i128,
-    chain: &ChainRecord,
-) -> String {
+fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
     let b = &facts.bounds;
     let mut out: Vec<String> = Vec::new();
     let n = rows.len();
@@ -136,7 +150,7 @@ fn bounds_held(
     }
     for d in rows.iter().filter(|d| d.reason == reason::OPPOSITE_SIDE) {
         // The side held, at the average price actually paid in this market.
-        let held: Vec<&&DecisionRow> =
+        let held: Vec<&DecisionRow> =
             rows.iter().filter(|h| h.market == d.market && h.filled != "0").collect();
         let (filled, spent) =
             held.iter().fold((0i128, 0i128), |(f, s), h| (f + int(&h.filled), s + int(&h.spent)));
@@ -162,7 +176,7 @@ fn bounds_held(
             ));
         }
     }
-    let passed: Vec<&&DecisionRow> =
+    let passed: Vec<&DecisionRow> =
         rows.iter().filter(|d| d.reason == reason::PASS && d.filled != "0").collect();
     if !passed.is_empty() {
         let (filled, spent) =
@@ -187,10 +201,9 @@ fn bounds_held(
             )
         });
     }
-    let markets: BTreeSet<&str> =
-        rows.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
-    for (m, w) in chain.write_offs.iter().filter(|(m, _)| markets.contains(m.as_str())) {
-        let settled = chain.settlements.iter().find(|(s, _)| s == m).map(|(_, s)| s);
+    let (settlements, write_offs) = closes(rows);
+    for (m, w) in write_offs {
+        let settled = settlements.iter().find(|(s, _)| *s == m).map(|(_, s)| s);
         out.push(format!(
             "writeOff {} s after expiry (writeOffGrace {} s) freed the slot, {} counted as lost{}",
             w.time.saturating_sub(w.expiry),
@@ -209,21 +222,8 @@ fn bounds_held(
 }
 
 /// Writes the section (nothing when no row is labelled as an attack).
-pub fn render(md: &mut String, facts: &GateFacts, decisions: &[&DecisionRow], chain: &ChainRecord) {
-    // Groups in order of their first row.
-    let mut order: Vec<&str> = Vec::new();
-    let mut groups: BTreeMap<&str, Vec<&DecisionRow>> = BTreeMap::new();
-    for d in decisions {
-        let Some(label) = d.note.scenario.as_deref().filter(|s| s.starts_with(ATTACK_PREFIX))
-        else {
-            continue;
-        };
-        if !groups.contains_key(label) {
-            order.push(label);
-        }
-        groups.entry(label).or_default().push(d);
-    }
-    if order.is_empty() {
+pub fn render(md: &mut String, facts: &GateFacts, s: &Summary) {
+    if s.attacks.is_empty() {
         return;
     }
     let _ = writeln!(md, "## Adversaries\n");
@@ -238,40 +238,43 @@ pub fn render(md: &mut String, facts: &GateFacts, decisions: &[&DecisionRow], ch
         "| attack | rows | reasons | spent | paid back | cost to the gate | bound that held |"
     );
     let _ = writeln!(md, "| --- | ---: | --- | ---: | ---: | ---: | --- |");
-    for label in order {
-        let rows = &groups[label];
+    for AttackGroup { label, rows, more } in &s.attacks {
         let mut reasons: BTreeMap<u8, usize> = BTreeMap::new();
         for d in rows {
             *reasons.entry(d.reason).or_default() += 1;
         }
         let reasons: Vec<String> = reasons.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
         let spent: i128 = rows.iter().map(|d| int(&d.spent)).sum();
-        let bought: BTreeSet<&str> =
-            rows.iter().filter(|d| d.filled != "0").map(|d| d.market.as_str()).collect();
-        let paid_back: i128 = chain
-            .settlements
-            .iter()
-            .filter(|(m, _)| bought.contains(m.as_str()))
-            .map(|(_, s)| int(&s.payout))
-            .sum();
+        let paid_back: i128 = closes(rows).0.iter().map(|(_, s)| int(&s.payout)).sum();
         let cost = spent - paid_back;
+        let shown = if *more > 0 {
+            format!("{} (the first {}; {more} more not kept)", rows.len() as u64 + more, rows.len())
+        } else {
+            rows.len().to_string()
+        };
         let _ = writeln!(
             md,
-            "| {label} | {} | {} | {} | {} | {} | {} |",
-            rows.len(),
+            "| {} | {shown} | {} | {} | {} | {} | {} |",
+            crate::format::label_cell(label),
             reasons.join(", "),
             units(&spent.to_string()),
             units(&paid_back.to_string()),
             units(&cost.to_string()),
-            bounds_held(facts, rows, cost, chain)
+            bounds_held(facts, rows, cost)
         );
     }
-    let peak = decisions.iter().filter_map(|d| drawdown(d)).max().unwrap_or(0);
+    if s.attacks_left_out > 0 {
+        let _ = writeln!(
+            md,
+            "\n{} attack rows are past the page's caps and not shown above.",
+            s.attacks_left_out
+        );
+    }
     let _ = writeln!(
         md,
         "\nThe drawdown invariant, balance ≥ H − maxDrawdown: the largest H − balance the gate \
          read at any decision of this record is {} of maxDrawdown {}.\n",
-        units(&peak.to_string()),
+        units(&s.peak_drawdown.to_string()),
         units(&facts.bounds.maxDrawdown.to_string())
     );
 }

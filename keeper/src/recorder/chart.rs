@@ -1,25 +1,22 @@
 //! The SVG chart linked from RESULTS.md: decisions per reason code and cumulative realised P&L,
 //! drawn with plotters' SVG backend.
 
-use super::{feed::ChainRecord, RecordError, Result};
+use super::{summary::Summary, RecordError, Result};
 use plotters::prelude::*;
 
 /// Pixels left blank on each side of a bar.
 const BAR_MARGIN_PX: u32 = 4;
 
 /// The chart as SVG text: the same bytes for the same record, every time.
-pub fn render_svg(chain: &ChainRecord, labels: &[String]) -> Result<String> {
-    let mut counts = vec![0u32; labels.len().max(crate::bindings::REASON_COUNT as usize)];
-    for d in &chain.decisions {
-        if let Some(c) = counts.get_mut(d.reason as usize) {
-            *c += 1;
-        }
-    }
+pub fn render_svg(s: &Summary, labels: &[String]) -> Result<String> {
+    let counts: Vec<u32> = (0..labels.len().max(crate::bindings::REASON_COUNT as usize))
+        .map(|code| u32::try_from(s.reason_count(code as u8)).unwrap_or(u32::MAX))
+        .collect();
     let mut cumulative = vec![(0i32, 0f64)];
     let mut acc = 0f64;
     // Write-offs count as losses when they happen, late payouts as gains when they come.
-    for (i, r) in chain.realised().iter().enumerate() {
-        acc += r.delta as f64 / 1e6;
+    for (i, r) in s.realised.iter().enumerate() {
+        acc += r.2 as f64 / 1e6;
         cumulative.push((i as i32 + 1, acc));
     }
     let mut svg = String::new();

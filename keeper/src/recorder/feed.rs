@@ -203,6 +203,7 @@ pub fn decode_logs(
                 notional: s(d.notional),
                 payout: s(d.payout),
                 pnl,
+                time,
             };
             for i in unsettled.remove(&d.market).unwrap_or_default() {
                 rec.decisions[i].settlement = Some(st.clone());
@@ -229,6 +230,136 @@ pub fn decode_logs(
         }
     }
     Ok(rec)
+}
+
+/// Where a row sits in the feed: (block, 0 for a decision or 1 for an off-chain row, log
+/// index). The feed is in this order, and only ever grows past its last row's key.
+pub type FeedKey = (u64, u8, u64);
+
+/// The market of a `Decision` log (None for any other log).
+pub fn decision_market(log: &Log) -> Option<Address> {
+    IRiskGate::Decision::decode_log(&log.inner).ok().map(|ev| ev.data.market)
+}
+
+/// Splits the gate's logs (in chain order) into the hot ones and the keys of the cold ones. A
+/// `Decision` stays hot while its row is not in the feed (its key is after `in_feed`) or its
+/// position is open (it bought, and no `Settled` of its market came after it); a `Settled` or
+/// `WrittenOff` stays hot while a row it attaches to does. Decoding only the hot logs gives
+/// the same rows, for them, as decoding every log.
+pub fn split_hot(logs: Vec<Log>, in_feed: FeedKey) -> (Vec<Log>, Vec<(u64, u64)>) {
+    enum Kind {
+        Decision { market: Address, bought: bool },
+        Event { market: Address, settles: bool },
+        Other,
+    }
+    let key = |l: &Log| (l.block_number.unwrap_or_default(), l.log_index.unwrap_or_default());
+    let kinds: Vec<Kind> = logs
+        .iter()
+        .map(|l| {
+            if let Ok(ev) = IRiskGate::Decision::decode_log(&l.inner) {
+                let d = &ev.data;
+                let bought = d.reason != reason::FILL_BELOW_MIN && !d.order.filled.is_zero();
+                Kind::Decision { market: d.market, bought }
+            } else if let Ok(ev) = IRiskGate::Settled::decode_log(&l.inner) {
+                Kind::Event { market: ev.data.market, settles: true }
+            } else if let Ok(ev) = IRiskGate::WrittenOff::decode_log(&l.inner) {
+                Kind::Event { market: ev.data.market, settles: false }
+            } else {
+                Kind::Other
+            }
+        })
+        .collect();
+    // Which decisions are hot: not in the feed, or bought and never settled.
+    let mut hot = vec![false; logs.len()];
+    let mut open: HashMap<Address, Vec<usize>> = HashMap::new();
+    for (i, (l, k)) in logs.iter().zip(&kinds).enumerate() {
+        match k {
+            Kind::Decision { market, bought } => {
+                let (b, li) = key(l);
+                hot[i] = (b, 0, li) > in_feed;
+                if *bought {
+                    open.entry(*market).or_default().push(i);
+                }
+            }
+            Kind::Event { market, settles: true } => {
+                open.remove(market);
+            }
+            _ => {}
+        }
+    }
+    for rows in open.values() {
+        for &i in rows {
+            hot[i] = true;
+        }
+    }
+    // Events stay hot while a hot decision they attach to (an open one of their market, before
+    // them) does.
+    let mut attached: HashMap<Address, bool> = HashMap::new();
+    for (i, k) in kinds.iter().enumerate() {
+        match k {
+            Kind::Decision { market, bought: true } => {
+                let a = attached.entry(*market).or_insert(false);
+                *a |= hot[i];
+            }
+            Kind::Event { market, settles } => {
+                hot[i] = attached.get(market).copied().unwrap_or(false);
+                if *settles {
+                    attached.remove(market);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut kept = Vec::new();
+    let mut cold = Vec::new();
+    for (l, h) in logs.into_iter().zip(hot) {
+        if h {
+            kept.push(l);
+        } else {
+            cold.push(key(&l));
+        }
+    }
+    (kept, cold)
+}
+
+/// Whether a decision row can go into the feed at chain time `now`: nothing the chain does
+/// later changes it as published ([`as_published`]). A row that bought nothing is final once
+/// confirmed; one that bought is final when its position is settled, or, once written off,
+/// `grace` seconds of chain time (the gate's writeOffGrace) after the write-off.
+pub fn row_final(row: &DecisionRow, now: u64, grace: u64) -> bool {
+    if row.filled == "0" {
+        return true;
+    }
+    match (&row.settlement, &row.write_off) {
+        (Some(_), None) => true,
+        (_, Some(w)) => now >= w.time.saturating_add(grace) || row.settlement.is_some(),
+        (None, None) => false,
+    }
+}
+
+/// A row as the feed publishes it: a written-off row carries a settlement only if it came
+/// within `grace` of chain time after the write-off (the feed does not wait longer for it, so
+/// a later one is left out of the row whenever the row is written: the feed is the same
+/// whichever cycle wrote it). A settlement decoded from chain knows its time; one read back
+/// from the feed (time 0) is kept as published.
+pub fn as_published(mut row: DecisionRow, grace: u64) -> DecisionRow {
+    if let (Some(st), Some(w)) = (&row.settlement, &row.write_off) {
+        if st.time != 0 && st.time >= w.time.saturating_add(grace) {
+            row.settlement = None;
+        }
+    }
+    row
+}
+
+/// How many of `rows` (in feed order, all after the feed's last row) can be appended now: the
+/// longest prefix of final rows, up to the confirmed block (whose chain time is `now`).
+pub fn appendable(rows: &[FeedRow], now: u64, grace: u64) -> usize {
+    rows.iter()
+        .take_while(|r| match r {
+            FeedRow::Decision(d) => row_final(d, now, grace),
+            FeedRow::Offchain(_) => true,
+        })
+        .count()
 }
 
 /// Merges chain rows with the keeper's notes (matched by tx hash and log index: annotations and
@@ -297,14 +428,18 @@ pub fn to_linked_jsonl(rows: &[FeedRow], chain_id: u64, gate: Address) -> (Strin
     let mut out = String::new();
     let mut prev = genesis_hash(chain_id, gate);
     for row in rows {
-        // Serializing plain data structs cannot fail; skip rather than panic if it ever did.
-        if let Ok(line) = serde_json::to_string(&LinkedLine { prev: prev.to_string(), row }) {
-            prev = keccak256(line.as_bytes());
-            out.push_str(&line);
-            out.push('\n');
-        }
+        let line = linked_line(row, prev);
+        prev = keccak256(line.as_bytes());
+        out.push_str(&line);
+        out.push('\n');
     }
     (out, prev)
+}
+
+/// One line of the feed (without its newline): `row` with `prev` in front.
+pub fn linked_line(row: &FeedRow, prev: B256) -> String {
+    serde_json::to_string(&LinkedLine { prev: prev.to_string(), row })
+        .expect("feed rows are plain data and always serialize")
 }
 
 /// The non-empty lines of a feed's text: row `n` of the feed is `lines[n - 1]`.

@@ -12,6 +12,7 @@ pub mod adversary;
 pub mod chart;
 pub mod feed;
 pub mod markdown;
+pub mod summary;
 
 pub use crate::collectors::GateFacts;
 use alloy::primitives::Address;
@@ -41,6 +42,8 @@ pub enum RecordError {
         #[source]
         source: serde_json::Error,
     },
+    #[error(transparent)]
+    State(#[from] crate::store::StoreError),
     #[error("drawing the chart")]
     Chart(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(
@@ -83,33 +86,68 @@ pub const HEAD_FILE: &str = "feed.head";
 pub const RESULTS_FILE: &str = "RESULTS.md";
 pub const CHART_FILE: &str = "decisions.svg";
 
-/// Writes a gate's record into `dir`: feed.jsonl (hash-linked), feed.head, the chart, then
-/// RESULTS.md, in that order, each atomically. Refuses a row naming another chain or gate than
-/// `facts`' (nothing is written then).
-pub fn write_record(
-    dir: &Path,
-    facts: &GateFacts,
-    record: &ChainRecord,
-    rows: &[FeedRow],
-) -> Result<()> {
-    let feed_path = dir.join(FEED_FILE);
+/// The two pages of a record, rendered from its aggregates: (RESULTS.md, the chart).
+pub fn render_pages(facts: &GateFacts, summary: &summary::Summary) -> Result<(String, String)> {
+    Ok((markdown::render(facts, summary), chart::render_svg(summary, &facts.labels)?))
+}
+
+/// Refuses a row naming another chain or gate than `facts'`.
+pub fn check_owner(dir: &Path, facts: &GateFacts, rows: &[FeedRow]) -> Result<()> {
     for (i, row) in rows.iter().enumerate() {
         let (chain_id, gate) = row.owner();
         if chain_id != facts.chain_id || gate.parse::<Address>().ok() != Some(facts.gate) {
             return Err(RecordError::ForeignFeed {
-                path: feed_path,
+                path: dir.join(FEED_FILE),
                 row: i + 1,
                 found: feed::owner(chain_id, gate),
                 expected: feed::owner(facts.chain_id, &facts.gate.to_checksum(None)),
             });
         }
     }
-    let (text, head) = feed::to_linked_jsonl(rows, facts.chain_id, facts.gate);
-    write_atomic(&feed_path, text.as_bytes())?;
+    Ok(())
+}
+
+/// A gate's record as of chain time `now`, from all its rows in feed order: the feed holds the
+/// rows final by then ([`feed::appendable`]), each as published ([`feed::as_published`]); the
+/// pages are rendered from the aggregates of every row (the waiting ones included), as the
+/// keeper renders them.
+#[derive(Debug, Clone)]
+pub struct Rebuilt {
+    pub feed: Vec<FeedRow>,
+    pub waiting: usize,
+    pub summary: summary::Summary,
+}
+
+pub fn rebuild(rows: &[FeedRow], now: u64, grace: u64) -> Rebuilt {
+    let rows: Vec<FeedRow> = rows
+        .iter()
+        .cloned()
+        .map(|r| match r {
+            FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
+            other => other,
+        })
+        .collect();
+    let mut summary = summary::Summary::default();
+    for row in &rows {
+        summary.add(row);
+    }
+    let n = feed::appendable(&rows, now, grace);
+    let waiting = rows.len() - n;
+    let mut feed = rows;
+    feed.truncate(n);
+    Rebuilt { feed, waiting, summary }
+}
+
+/// Writes a gate's rebuilt record into `dir` whole: feed.jsonl (hash-linked), feed.head, the
+/// chart, then RESULTS.md, in that order, each atomically. Refuses a row naming another chain
+/// or gate than `facts`' (nothing is written then).
+pub fn write_record(dir: &Path, facts: &GateFacts, record: &Rebuilt) -> Result<()> {
+    check_owner(dir, facts, &record.feed)?;
+    let (text, head) = feed::to_linked_jsonl(&record.feed, facts.chain_id, facts.gate);
+    write_atomic(&dir.join(FEED_FILE), text.as_bytes())?;
     write_atomic(&dir.join(HEAD_FILE), format!("{head}\n").as_bytes())?;
-    let svg = chart::render_svg(record, &facts.labels)?;
+    let (md, svg) = render_pages(facts, &record.summary)?;
     write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
-    let md = markdown::render(facts, rows, record);
     write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
     Ok(())
 }

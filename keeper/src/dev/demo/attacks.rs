@@ -247,11 +247,10 @@ async fn top_ups(
         let q = w.fillable_min_qty(100);
         let m = w.create_market_as(Actor::Hostile, 10_000, 100, q, now + 900, hostile).await?;
         w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
-        let from = k.collector().record().decided.len();
+        let from = k.record()?.decided.len();
         let r = k.cycle(&builtin, Some(ATTACK_7), cancel).await?;
         check(ATTACK_7, r.asked == 1, || format!("the keeper asked {} markets, not 1", r.asked))?;
-        let got: Vec<u8> =
-            k.collector().record().decided[from..].iter().map(|d| d.reason).collect();
+        let got: Vec<u8> = k.record()?.decided[from..].iter().map(|d| d.reason).collect();
         expect(ATTACK_7, &got, &[reason::DRAWDOWN])?;
         let after = gap(w.gate_marks().await?);
         check(ATTACK_7, after == before, || {
@@ -282,11 +281,10 @@ async fn drain(w: &World, k: &mut Engine, p: &Progress, cancel: &CancellationTok
             w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
-        let before = k.collector().record().decided.len();
+        let before = k.record()?.decided.len();
         let r = k.cycle(&builtin, Some(ATTACK_1B), cancel).await?;
         check(ATTACK_1B, r.asked == 3, || format!("the keeper asked {} markets, not 3", r.asked))?;
-        let reasons: Vec<u8> =
-            k.collector().record().decided[before..].iter().map(|d| d.reason).collect();
+        let reasons: Vec<u8> = k.record()?.decided[before..].iter().map(|d| d.reason).collect();
         refused += reasons.iter().filter(|r| **r == reason::DRAWDOWN).count();
         w.advance(901).await?;
         for m in &markets {
