@@ -11,7 +11,10 @@
 //!   hot set: what the in-memory record is rebuilt from);
 //! - `decisions` and `offchain`: every row appended to the feed, with the columns the floor
 //!   filters on, and off-chain rows waiting for the feed to reach their block;
-//! - `last_asked`: chain time of the latest decision per market (the re-ask timer).
+//! - `last_asked`: chain time of the latest decision per market (the re-ask timer);
+//! - `waiting`: the rows after the feed up to the confirmed block, as they stand (a bought row
+//!   waits for its position to settle, and every row after it waits with it): with the feed,
+//!   the whole record up to the confirmed block, as RESULTS.md shows it ([`Store::rows`]).
 //!
 //! One write per cycle, in one transaction: after a crash the state is the previous cycle's or
 //! this one's, never half of each.
@@ -25,7 +28,7 @@ use std::path::{Path, PathBuf};
 pub const STATE_FILE: &str = "state.sqlite";
 
 /// Bumped when the tables change; a database of another version is rebuilt from the chain.
-const SCHEMA: i64 = 1;
+const SCHEMA: i64 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -193,7 +196,8 @@ impl Store {
                  CREATE INDEX IF NOT EXISTS decisions_market ON decisions (market, block);
                  CREATE INDEX IF NOT EXISTS decisions_tx ON decisions (tx);
                  CREATE TABLE IF NOT EXISTS offchain (seq INTEGER PRIMARY KEY, block INTEGER NOT NULL, row TEXT NOT NULL, released INTEGER NOT NULL DEFAULT 0);
-                 CREATE TABLE IF NOT EXISTS last_asked (market TEXT PRIMARY KEY, time INTEGER NOT NULL);",
+                 CREATE TABLE IF NOT EXISTS last_asked (market TEXT PRIMARY KEY, time INTEGER NOT NULL);
+                 CREATE TABLE IF NOT EXISTS waiting (pos INTEGER PRIMARY KEY, row TEXT NOT NULL);",
             )
             .map_err(self.err("create tables"))?;
         self.conn.pragma_update(None, "user_version", SCHEMA).map_err(self.err("set version"))
@@ -213,7 +217,7 @@ impl Store {
         self.conn
             .execute_batch(
                 "DELETE FROM meta; DELETE FROM markets; DELETE FROM logs; DELETE FROM decisions;
-                 DELETE FROM offchain; DELETE FROM last_asked;",
+                 DELETE FROM offchain; DELETE FROM last_asked; DELETE FROM waiting;",
             )
             .map_err(self.err("clear"))
     }
@@ -356,6 +360,73 @@ impl Store {
         Ok(())
     }
 
+    /// Opens `dir/state.sqlite` to read only (a view of a running keeper's record, a test);
+    /// None when there is none.
+    pub fn open_read(dir: &Path) -> Result<Option<Self>> {
+        let path = dir.join(STATE_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let name = path.display().to_string();
+        let conn =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(|source| StoreError::Sql { path: name.clone(), action: "open", source })?;
+        Ok(Some(Self { conn, name }))
+    }
+
+    /// The whole record up to the confirmed block the last write saw, in feed order: the feed's
+    /// rows, then the rows waiting to join it.
+    pub fn rows(&self) -> Result<Vec<crate::decision::FeedRow>> {
+        use crate::decision::FeedRow;
+        use crate::decision::{DecisionRow, OffchainRow};
+        fn decode<T: DeserializeOwned>(what: &str, t: &str) -> Result<T> {
+            serde_json::from_str(t).map_err(|e| StoreError::decode(what, e))
+        }
+        let mut rows = Vec::new();
+        for t in self.decision_rows(0)? {
+            rows.push(FeedRow::Decision(decode::<DecisionRow>("decision row", &t)?));
+        }
+        let mut q = self
+            .conn
+            .prepare("SELECT row FROM offchain WHERE released = 1 ORDER BY seq")
+            .map_err(self.err("read off-chain rows"))?;
+        let off = q
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(self.err("read off-chain rows"))?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(self.err("read off-chain rows"))?;
+        for t in off {
+            rows.push(FeedRow::Offchain(decode::<OffchainRow>("off-chain row", &t)?));
+        }
+        // Stable: off-chain rows of one block keep their order, after its decisions.
+        rows.sort_by_key(FeedRow::sort_key);
+        for t in self.waiting_rows()? {
+            rows.push(decode::<FeedRow>("waiting row", &t)?);
+        }
+        Ok(rows)
+    }
+
+    /// Replaces the waiting rows (their JSON, in feed order).
+    pub fn set_waiting(&self, rows: &[String]) -> Result<()> {
+        self.conn.execute("DELETE FROM waiting", []).map_err(self.err("write waiting rows"))?;
+        for (i, row) in rows.iter().enumerate() {
+            self.conn
+                .execute("INSERT INTO waiting (pos, row) VALUES (?1, ?2)", params![i as i64, row])
+                .map_err(self.err("write waiting rows"))?;
+        }
+        Ok(())
+    }
+
+    pub fn waiting_rows(&self) -> Result<Vec<String>> {
+        let mut q = self
+            .conn
+            .prepare("SELECT row FROM waiting ORDER BY pos")
+            .map_err(self.err("read waiting rows"))?;
+        let rows =
+            q.query_map([], |r| r.get::<_, String>(0)).map_err(self.err("read waiting rows"))?;
+        rows.collect::<std::result::Result<_, _>>().map_err(self.err("read waiting rows"))
+    }
+
     // --- rows in the feed ----------------------------------------------------------------
 
     /// Records a decision row appended to the feed (`text`, its JSON).
@@ -483,6 +554,18 @@ impl Store {
                 params![market.to_string(), sqlint(time)],
             )
             .map_err(self.err("write a re-ask time"))?;
+        Ok(())
+    }
+
+    /// Sets a market's re-ask time back to `time` (a reorg removed the later decisions; 0:
+    /// never asked).
+    pub fn reset_last_asked(&self, market: Address, time: u64) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM last_asked WHERE market = ?1", [market.to_string()])
+            .map_err(self.err("reset a re-ask time"))?;
+        if time > 0 {
+            self.set_last_asked(market, time)?;
+        }
         Ok(())
     }
 

@@ -127,8 +127,9 @@ fn per_market(record: &ChainRecord) -> BTreeMap<Address, usize> {
 }
 
 /// The feed the keeper wrote in `dir`.
+/// The record in `dir` up to the confirmed block: the feed and the rows waiting to join it.
 fn feed_rows(dir: &Path) -> Vec<FeedRow> {
-    feed::read_feed(&dir.join("feed.jsonl")).unwrap()
+    common::record_rows(dir)
 }
 
 /// The keeper binary (`--root` the repository unless `root` is given) signing as `w`'s keeper,
@@ -502,9 +503,10 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
             .join(g.to_checksum(None))
     };
     for gate in [w.deployment.gate, second.gate] {
-        let rows =
-            feed::read_feed_for(&folder(gate).join("feed.jsonl"), w.deployment.chain_id, gate)
-                .unwrap();
+        // The feed names its gate (a foreign one is refused), and the record of each folder,
+        // waiting rows included, is that gate's alone.
+        feed::read_feed_for(&folder(gate).join("feed.jsonl"), w.deployment.chain_id, gate).unwrap();
+        let rows = common::record_rows(&folder(gate));
         let ds = decisions(&rows);
         assert_eq!(ds.len(), 1, "gate {gate} decided the older market once");
         assert_eq!(ds[0].market, older.to_checksum(None));

@@ -17,7 +17,6 @@ use keeper::{
     bindings::IBinaryMarket,
     chain::{self, ChainError},
     dev::world::World,
-    recorder::feed,
 };
 use std::{path::Path, process::Command};
 
@@ -297,7 +296,7 @@ async fn market_create_quote_run_and_resolve_from_the_command_line() {
         &as_key(KEEPER),
     );
     assert_eq!(code, 0, "{err}");
-    let rows = feed::read_feed(&results.join("feed.jsonl")).unwrap();
+    let rows = common::record_rows(&results);
     let decided = decisions(&rows);
     assert!(
         decided.iter().any(|d| d.market == market.to_checksum(None)),

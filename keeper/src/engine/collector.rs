@@ -34,6 +34,9 @@ pub struct Found {
     pub logs: Vec<Log>,
     pub markets: Vec<Known>,
     pub asked: Vec<(Address, u64)>,
+    /// Decision times a reorg took back: each market's time as it was before the removed
+    /// blocks (0: never asked), saved before `asked`.
+    pub unasked: Vec<(Address, u64)>,
     /// Hot logs that left memory, by (block, log index).
     pub cooled: Vec<(u64, u64)>,
     pub cursor: Cursor,
@@ -60,6 +63,10 @@ pub struct Closing {
     pub write_off: Vec<(Address, bool)>,
 }
 
+/// Changes of the re-ask times kept to undo after a reorg: a reorg deeper than this many
+/// decisions restores the older ones as they were when they left (warned).
+pub const RECENT_ASKS: usize = 4096;
+
 pub struct Collector {
     provider: DynProvider,
     gate: GateRef,
@@ -72,6 +79,9 @@ pub struct Collector {
     record: ChainRecord,
     /// Chain time of each market's latest decision (every decision seen, hot or not).
     last_asked: HashMap<Address, u64>,
+    /// The latest changes of `last_asked`, (block, market, time before), so a reorg can take
+    /// them back; as deep as the follower's checkpoints reach ([`RECENT_ASKS`] at most).
+    recent_asks: std::collections::VecDeque<(u64, Address, u64)>,
     found: Found,
     final_markets: HashSet<Address>,
     /// Markets whose question could not be read or checked, already recorded as such (one row
@@ -100,6 +110,7 @@ impl Collector {
             hot: Vec::new(),
             record: ChainRecord::default(),
             last_asked: HashMap::new(),
+            recent_asks: std::collections::VecDeque::new(),
             found: Found::default(),
             final_markets: HashSet::new(),
             questionless: HashSet::new(),
@@ -210,6 +221,21 @@ impl Collector {
             let kept = |l: &Log| l.block_number.is_some_and(|b| b <= fork);
             self.hot.retain(kept);
             self.found.logs.retain(kept);
+            // The removed blocks' decisions never happened: their markets' re-ask times go
+            // back to what they were before them.
+            while let Some(&(block, market, before)) = self.recent_asks.back() {
+                if block <= fork {
+                    break;
+                }
+                self.recent_asks.pop_back();
+                if before == 0 {
+                    self.last_asked.remove(&market);
+                } else {
+                    self.last_asked.insert(market, before);
+                }
+                self.found.asked.retain(|(m, _)| *m != market);
+                self.found.unasked.push((market, before));
+            }
             self.found.rewound_to = Some(self.found.rewound_to.map_or(fork, |r| r.min(fork)));
         }
         if self.facts.is_none() {
@@ -234,6 +260,10 @@ impl Collector {
             if let Some(market) = feed::decision_market(log) {
                 let time = log.block_timestamp.unwrap_or_default();
                 let last = self.last_asked.entry(market).or_insert(0);
+                self.recent_asks.push_back((block, market, *last));
+                if self.recent_asks.len() > RECENT_ASKS {
+                    self.recent_asks.pop_front();
+                }
                 *last = (*last).max(time);
                 self.found.asked.push((market, time));
             }

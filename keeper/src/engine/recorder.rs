@@ -80,6 +80,8 @@ pub struct Recorder {
     rewrite: bool,
     /// keccak256 of the RESULTS.md and chart last written, to skip writing them unchanged.
     rendered: Option<B256>,
+    /// keccak256 of the waiting rows last saved, to skip saving them unchanged.
+    waiting: Option<B256>,
 }
 
 impl Recorder {
@@ -92,6 +94,7 @@ impl Recorder {
             legacy_notes: BTreeMap::new(),
             rewrite: true,
             rendered: None,
+            waiting: None,
         }
     }
 
@@ -338,6 +341,12 @@ impl Recorder {
             out.bytes += (md.len() + svg.len()) as u64;
             self.rendered = Some(rendered);
         }
+        // The waiting rows, saved when they changed (a view of the record's tail; bounded by
+        // the rows behind the oldest open position).
+        let waiting_text: Vec<String> =
+            waiting.iter().map(|r| serde_json::to_string(r).expect("rows serialize")).collect();
+        let waiting_hash = keccak256(waiting_text.join("\n").as_bytes());
+        let save_waiting = self.waiting != Some(waiting_hash);
         // The state, in one transaction.
         // The off-chain rows appended: each matched once, in order, to a stored one.
         let mut appended_off: Vec<&crate::decision::OffchainRow> = ready
@@ -370,6 +379,9 @@ impl Recorder {
             for k in &found.markets {
                 s.add_market(k.info.address, k.seen_at, k)?;
             }
+            for &(m, t) in &found.unasked {
+                s.reset_last_asked(m, t)?;
+            }
             for &(m, t) in &found.asked {
                 s.set_last_asked(m, t)?;
             }
@@ -384,6 +396,9 @@ impl Recorder {
                     s.release_offchain(*seq)?;
                 }
             }
+            if save_waiting {
+                s.set_waiting(&waiting_text)?;
+            }
             s.set_meta("cursor", &found.cursor)?;
             s.set_meta("feed", &feed_state)?;
             s.set_meta("summary", &summary)?;
@@ -395,6 +410,7 @@ impl Recorder {
             self.feed = before;
             return Err(e.into());
         }
+        self.waiting = Some(waiting_hash);
         out.appended = ready.len();
         out.waiting = waiting.len();
         Ok(out)

@@ -420,3 +420,14 @@ impl Drained {
         String::from_utf8_lossy(&self.log.lock().unwrap()).to_string()
     }
 }
+
+/// The whole record a keeper holds in `dir` up to its confirmed block: the feed's rows, then
+/// the rows waiting to join it (a bought row waits in the state database until its position
+/// settles, and every row after it with it), read from `state.sqlite` as a viewer would.
+pub fn record_rows(dir: &std::path::Path) -> Vec<FeedRow> {
+    keeper::store::Store::open_read(dir)
+        .expect("the state database opens")
+        .expect("the keeper wrote a state database")
+        .rows()
+        .expect("its rows decode")
+}
