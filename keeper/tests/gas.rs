@@ -143,7 +143,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     let after = balance(&w).await;
     assert_eq!((r.asked, r.submitted), (2, 2), "both books asked and submitted");
 
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
     let row = |m: Address| ds.iter().find(|d| d.market == m.to_checksum(None)).copied();
     let ra = row(a).expect("A published a row");
@@ -195,7 +195,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (1, 0, 1));
     assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce);
     assert_eq!(balance(&w).await, before, "no gas spent on a call the estimate showed failing");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off = offchain(&rows);
     let o = off.iter().find(|o| o.market == c.to_checksum(None)).expect("an off-chain row");
     assert!(

@@ -98,7 +98,7 @@ async fn every_answer_that_arrived_is_submitted_verbatim_and_only_transport_fail
     assert_eq!(first["response_format"]["json_schema"]["schema"]["type"], "object");
     assert_eq!(first["response_format"]["json_schema"]["strict"], true);
 
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
     let got: Vec<(Option<&str>, u8)> = ds.iter().map(|d| (d.raw.as_deref(), d.reason)).collect();
     // Reason 11 is the gate's "not one of the three verdicts"; the object's verdict string is
@@ -172,7 +172,7 @@ async fn rate_limits_are_waited_out_as_the_server_says_and_bounded() {
     assert!(waited >= Duration::from_secs(1), "retried after {waited:?}, before Retry-After: 1");
     assert!(waited < Duration::from_secs(30), "a 1 s Retry-After took {waited:?}");
 
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 1);
     assert_eq!((ds[0].raw.as_deref(), ds[0].reason), (Some("BUY_UP"), 0));
@@ -524,7 +524,7 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
     assert_eq!((db[0].1.verdict, db[0].1.reason), (1, 0));
     assert!(da[0].0 < db[0].0, "A was mined before B: blocks {} and {}", da[0].0, db[0].0);
 
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     assert!(offchain(&rows).is_empty());
     let ds = decisions(&rows);
     let row = |m: Address| {
@@ -568,7 +568,7 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
         .unwrap();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (1, 0, 1));
     assert_eq!(server.exchanges().len(), 3, "attempts 1-3; the fourth would come too late");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off = offchain(&rows);
     assert_eq!(off.len(), 1);
     assert!(off[0].error.contains("gave up after attempt 3"), "{}", off[0].error);
@@ -647,7 +647,7 @@ async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resu
         assert_eq!(r.submitted, 0);
     }
     assert_eq!(asked_at, vec![(0, 8), (5, 1), (15, 1), (35, 1)]);
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     assert_eq!(offchain(&rows).len(), 11);
     eprintln!(
         "breaker: a model down for an hour of chain time wrote {} off-chain rows for 8 markets \

@@ -65,7 +65,7 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     markets(&w, 4).await;
     let object = client(&server, ResponseFormat::Object).await;
     let r = k.cycle(&object, Some("object"), &cancel).await.unwrap();
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (4, 4, 0), "off-chain: {off:?}");
     let ds = decisions(&rows);
@@ -92,7 +92,7 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     let free = client(&server, ResponseFormat::None).await;
     let r = k.cycle(&free, Some("none"), &cancel).await.unwrap();
     assert_eq!((r.asked, r.submitted), (2, 2));
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
     let prose: Vec<_> = ds.iter().filter(|d| d.note.scenario.as_deref() == Some("none")).collect();
     assert_eq!(prose.len(), 2);
@@ -200,7 +200,7 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
     assert_eq!(r.asked, 4);
     assert!(r.submitted >= 1 && r.offchain_failures >= 1, "{r:?}");
     assert_eq!(r.submitted + r.offchain_failures, 4, "{r:?}");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off = offchain(&rows);
     assert_eq!(off.len(), r.offchain_failures);
     for o in &off {
@@ -226,7 +226,7 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
     w.mine_at(now + 61).await.unwrap();
     let r2 = k.cycle(&model, None, &cancel).await.unwrap();
     assert_eq!((r2.asked, r2.submitted, r2.offchain_failures), (off.len(), off.len(), 0));
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let decided: std::collections::BTreeSet<String> =
         decisions(&rows).iter().map(|d| d.market.to_lowercase()).collect();
     for m in &ms {
@@ -265,7 +265,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
 
     let cancel = CancellationToken::new();
     let r = k.cycle(&model, None, &cancel).await.unwrap();
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
     assert_eq!(
         (r.asked, r.submitted, r.offchain_failures),

@@ -55,7 +55,7 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let mut second = second.resume().build().unwrap();
     let r = second.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 0, "inside the 3,600 s interval nothing is asked again");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 3, "no row lost, none duplicated");
     assert!(decisions(&rows).iter().all(|d| d.note.provider.as_deref() == Some("builtin")));
 
@@ -71,7 +71,7 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 0);
     w.mine_at(last_time + 3_600).await.unwrap();
     assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 3);
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 6);
     w.stop().await;
 }
@@ -112,7 +112,7 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     assert!(
         k.collector().resolver_trusted(&spam_info) && !k.collector().creator_trusted(&spam_info)
     );
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
     assert_eq!(ds[0].market, stuck.to_checksum(None));
     // ask 0.40 on a 0.01 grid, default 50 bps: maxPricePaid ceil(400000 * 1.005) = 402000;
@@ -131,7 +131,7 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     assert_eq!((r.written_off, r.asked), (1, 0));
     let gate = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     assert_eq!(gate.openPositions().call().await.unwrap(), 0, "the slot is free again");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let d = decisions(&rows)[0];
     assert_eq!(d.write_off.as_ref().map(|x| x.notional.as_str()), Some("4000000"));
     assert!(d.settlement.is_none());
@@ -140,7 +140,7 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     w.resolve(stuck, true).await.unwrap();
     let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     assert_eq!(r.redeemed, 1);
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let st = decisions(&rows)[0].settlement.clone().expect("settled after the write-off");
     assert_eq!((st.payout.as_str(), st.pnl.as_str()), ("10000000", "6000000"));
     w.stop().await;
@@ -246,7 +246,7 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
     assert_eq!(r.asked, 5);
     assert_eq!(r.submitted, 2, "only the two real answers reach the chain");
     assert_eq!(r.offchain_failures, 3);
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off = offchain(&rows);
     assert_eq!(off.len(), 3);
     assert!(off[0].error.contains("HTTP 500"), "{}", off[0].error);
@@ -446,7 +446,7 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
     let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
     // The readable market is asked and decided; the other is one off-chain row.
     assert_eq!((r.asked, r.submitted), (1, 1), "{r:?}");
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     let off = offchain(&rows);
     assert_eq!(off.len(), 1, "{off:?}");
     assert!(off[0].error.contains("question is unreadable"), "{}", off[0].error);
@@ -454,7 +454,7 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
     // A later cycle (past the re-ask interval) writes no second row about it.
     w.mine_at(w.chain_time().await.unwrap() + 7_200).await.unwrap();
     k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
-    let rows = common::record_rows(&dir.path());
+    let rows = common::record_rows(dir.path());
     assert_eq!(offchain(&rows).len(), 1);
     w.stop().await;
 }

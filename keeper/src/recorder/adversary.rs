@@ -24,7 +24,10 @@ pub use super::summary::ATTACK_PREFIX;
 
 /// The settlement and the write-off of each market the group bought in, once per market, in
 /// the order of the group's rows.
-fn closes(rows: &[DecisionRow]) -> (Vec<(&str, &Settlement)>, Vec<(&str, &WriteOff)>) {
+/// Per market: its settlement, and its write-off.
+type Closes<'a> = (Vec<(&'a str, &'a Settlement)>, Vec<(&'a str, &'a WriteOff)>);
+
+fn closes(rows: &[DecisionRow]) -> Closes<'_> {
     let mut settled: Vec<(&str, &Settlement)> = Vec::new();
     let mut written: Vec<(&str, &WriteOff)> = Vec::new();
     for d in rows.iter().filter(|d| d.filled != "0") {
@@ -91,7 +94,7 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
         ));
     }
     if of(reason::DRAWDOWN) > 0 {
-        let peak = rows.iter().filter_map(|d| drawdown(d)).max().unwrap_or(0);
+        let peak = rows.iter().filter_map(drawdown).max().unwrap_or(0);
         let max_dd = int(&b.maxDrawdown.to_string());
         out.push(format!(
             "rule 14 refused {} orders once H − (balance − cost) > maxDrawdown; H − balance \
