@@ -182,6 +182,19 @@ impl Recorder {
             .collect();
         let hot: Vec<Log> = store.hot_logs().map_err(RecordError::from)?;
         let asked = store.last_asked().map_err(RecordError::from)?;
+        // The labels of the rows still waiting, as last saved: a restart keeps them whatever
+        // the journal's checkpoint left behind.
+        self.legacy_notes.clear();
+        for text in store.waiting_rows().map_err(RecordError::from)? {
+            let row: FeedRow = serde_json::from_str(&text)
+                .map_err(|e| RecordError::from(StoreError::decode("waiting row", e)))?;
+            if let FeedRow::Decision(d) = row {
+                if let Ok(tx) = d.tx.parse() {
+                    let id = DecisionId { tx, log_index: d.log_index };
+                    self.legacy_notes.insert(id, RowNote { note: d.note, raw: d.raw });
+                }
+            }
+        }
         let journal = Journal::open_for_at(&self.dir, chain_id, gate, checkpoint)?;
         info!(results = %self.dir.display(), rows = state.lines, hot_logs = hot.len(), journal_from = checkpoint.offset, "resumed from the state database");
         self.feed = state;
