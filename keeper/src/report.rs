@@ -305,15 +305,7 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
-    let published: Vec<FeedRow> = rows
-        .iter()
-        .cloned()
-        .map(|r| match r {
-            FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
-            other => other,
-        })
-        .collect();
-    let after_feed = compare_rows(&disk_rows, &published, &rebuilt.feed, &mut problems);
+    let after_feed = compare_rows(&disk_rows, &rebuilt.published, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
     let (md, svg) = recorder::render_pages(&facts, &rebuilt.summary)?;
     let md_lines = md.lines().count();

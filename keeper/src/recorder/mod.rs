@@ -115,6 +115,8 @@ pub fn check_owner(dir: &Path, facts: &GateFacts, rows: &[FeedRow]) -> Result<()
 pub struct Rebuilt {
     pub feed: Vec<FeedRow>,
     pub waiting: usize,
+    /// Every row as published, the waiting ones included.
+    pub published: Vec<FeedRow>,
     pub summary: summary::Summary,
 }
 
@@ -133,9 +135,8 @@ pub fn rebuild(rows: &[FeedRow], now: u64, grace: u64) -> Rebuilt {
     }
     let n = feed::appendable(&rows, now, grace);
     let waiting = rows.len() - n;
-    let mut feed = rows;
-    feed.truncate(n);
-    Rebuilt { feed, waiting, summary }
+    let feed = rows[..n].to_vec();
+    Rebuilt { feed, waiting, published: rows, summary }
 }
 
 /// Writes a gate's rebuilt record into `dir` whole: feed.jsonl (hash-linked), feed.head, the
