@@ -110,7 +110,9 @@ impl Collector {
             hot: Vec::new(),
             record: ChainRecord::default(),
             last_asked: HashMap::new(),
-            recent_asks: std::collections::VecDeque::new(),
+            // Allocated whole once (4096 x 40 bytes): a buffer that grew with the record
+            // was the long-run test's one source of heap growth.
+            recent_asks: std::collections::VecDeque::with_capacity(RECENT_ASKS),
             found: Found::default(),
             final_markets: HashSet::new(),
             questionless: HashSet::new(),
@@ -260,10 +262,12 @@ impl Collector {
             if let Some(market) = feed::decision_market(log) {
                 let time = log.block_timestamp.unwrap_or_default();
                 let last = self.last_asked.entry(market).or_insert(0);
-                self.recent_asks.push_back((block, market, *last));
-                if self.recent_asks.len() > RECENT_ASKS {
+                // Full: the oldest leaves first, so the buffer never outgrows its first
+                // allocation (memory stays flat over a long run).
+                if self.recent_asks.len() == RECENT_ASKS {
                     self.recent_asks.pop_front();
                 }
+                self.recent_asks.push_back((block, market, *last));
                 *last = (*last).max(time);
                 self.found.asked.push((market, time));
             }
