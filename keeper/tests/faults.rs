@@ -357,6 +357,69 @@ async fn f4_a_reorg_removes_a_decision_and_a_market_and_the_record_follows_the_c
     w.stop().await;
 }
 
+/// Issue 17, from the trial: after a revert deeper than the confirmations, submissions mined
+/// but not yet confirmed kept the nonce floor above the gap the revert opened; the keeper
+/// re-sent them there and filled every nonce below with a self-transfer (21 of them) before its
+/// re-asked decisions could land. Now the removed submissions no node holds are closed, and the
+/// freed nonces go to the decisions due: the keeper's nonce moves by exactly those.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f4b_after_a_deep_reorg_freed_nonces_go_to_due_submissions_not_self_transfers() {
+    let _g = serial();
+    let (w, dir) = start().await;
+    const N: usize = 5;
+    // N markets whose only book is an ask at 0.52: the builtin model answers ABSTAIN, so no
+    // position is opened and every cycle asks every market again.
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    for _ in 0..N {
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+        w.ask(m, 520_000, 1_000_000).await.unwrap();
+    }
+    let b = w.keeper(Some(dir.path().to_path_buf())).resend_after(NO_RESEND).confirmations(2);
+    let mut k = b.reask_secs(1).build().unwrap();
+    let me = k.executor().keeper();
+    let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
+    let floor = w.nonce(me).await.unwrap();
+
+    // Cycle 1 decides every market; the blocks after it confirm them (2 deep).
+    w.advance(2).await.unwrap();
+    assert_eq!(builtin_cycle(&mut k).await.submitted, N);
+    for _ in 0..3 {
+        mine(&w.keeper_rpc).await;
+    }
+    // Cycle 2 confirms cycle 1's and decides every market again: mined, not yet confirmed.
+    w.advance(2).await.unwrap();
+    let r = builtin_cycle(&mut k).await;
+    assert_eq!((r.submitted, r.settled.confirmed), (N, N), "cycle 2: {r:?}");
+    assert_eq!(w.nonce(me).await.unwrap(), floor + 2 * N as u64);
+
+    // The revert takes both cycles away (deeper than the 2 confirmations): the node's nonce is
+    // back at `floor`, and no node holds any of the 2N transactions.
+    let ok = anvil_rpc(&w.keeper_rpc, "evm_revert", json!([snap])).await;
+    assert_eq!(ok, serde_json::Value::Bool(true));
+    for _ in 0..8 {
+        w.advance(1).await.unwrap();
+    }
+    assert_eq!(w.nonce(me).await.unwrap(), floor);
+    let r = builtin_cycle(&mut k).await;
+    assert!(r.rewound_to.is_some(), "the reorg was detected");
+    // (Cycle 1's rows were final and in the feed, so their journal entries had retired: the
+    // feed is what the reorg repairs for them, not the journal.)
+    // Old code: the N unconfirmed ones were re-sent at floor+N.. and floor..floor+N-1 filled.
+    assert_eq!(r.settled.resent, 0, "a removed submission no node holds is not re-sent");
+    assert_eq!(r.settled.gaps_filled, 0, "no self-transfer");
+    assert_eq!(r.submitted, N, "every market asked again on the new branch");
+    // Exactly the N re-asked decisions used nonces, from `floor` on.
+    let used = w.nonce(me).await.unwrap() - floor;
+    println!("f4b: after a {}-deep revert: {used} nonces used for {N} re-asked decisions, {} self-transfers", 2 * N, r.settled.gaps_filled);
+    assert_eq!(used, N as u64, "the freed nonces went to the due decisions");
+    // Cycle 2's N were mined one block each; the cycle's closing settle confirmed (and retired)
+    // all but the 2 within the confirmations: those two held the floor up in the trial.
+    assert_eq!(r.settled.abandoned, 2, "the 2 unconfirmed removed submissions closed");
+    let chain = per_market(&chain_record(&w).await);
+    assert!(chain.len() == N && chain.values().all(|&n| n == 1), "one decision each: {chain:?}");
+    w.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f5_sigkill_with_a_transaction_in_flight_then_restart() {
     let _g = serial();

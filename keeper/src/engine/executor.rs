@@ -49,6 +49,8 @@ pub struct Settled {
     pub replaced: usize,
     pub reverted: usize,
     pub reorged: usize,
+    /// Pending submissions a reorg removed and no node holds: closed, their markets due again.
+    pub abandoned: usize,
     pub gaps_filled: usize,
 }
 
@@ -60,6 +62,7 @@ impl Settled {
         self.replaced += later.replaced;
         self.reverted += later.reverted;
         self.reorged += later.reorged;
+        self.abandoned += later.abandoned;
         self.gaps_filled += later.gaps_filled;
         self.awaiting_confirmations = later.awaiting_confirmations;
     }
@@ -525,10 +528,14 @@ impl Executor {
             for a in &t.attempts {
                 known |= tx::known(&self.provider, a.tx).await?;
             }
-            if t.reopened && !known {
-                // Its decision left the chain with a reorg and no node holds it: the market is
-                // asked again with a fresh read, and its nonce is free for that.
+            if (t.reopened || step.rewound_to.is_some()) && !known {
+                // Its decision left the chain with a reorg (confirmed, or mined and not yet
+                // confirmed) and no node holds it: the market is asked again with a fresh read,
+                // and its nonce is free for that. Re-sending it instead would keep the nonce
+                // floor above the gap the reorg opened, and fill the gap with self-transfers.
                 self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
+                self.last_sent.remove(&id);
+                out.abandoned += 1;
                 continue;
             }
             if !resend {
@@ -538,8 +545,11 @@ impl Executor {
                 out.resent += 1;
             }
         }
+        // Gaps below the submissions still pending (known to a node) are filled; then, after a
+        // reorg, the next nonce comes down to the node's count (or past the highest nonce still
+        // pending): the nonces the reorg freed go to the submissions due this cycle.
         out.gaps_filled = self.fill_gaps().await?;
-        if out.reorged > 0 {
+        if out.reorged > 0 || out.abandoned > 0 {
             self.resync().await?;
         }
         Ok(out)
