@@ -504,3 +504,110 @@ async fn a_journal_of_another_gate_is_refused_not_adopted() {
     println!("reliability: a journal of gate {other} refused by gate {}", w.deployment.gate);
     w.stop().await;
 }
+
+/// The state database names its chain and gate: a results folder holding another gate's
+/// `state.sqlite` is refused when this gate's keeper starts in it, naming both, and the file is
+/// left as it was (never cleared and rebuilt as this gate's). Adversary: an operator pointing
+/// `--results` at the wrong folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_database_of_another_gate_is_refused_not_rebuilt() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let other = Address::repeat_byte(0x42);
+    drop(keeper::store::Store::open(dir.path(), w.deployment.chain_id, other).unwrap());
+    let state = dir.path().join(keeper::store::STATE_FILE);
+    let owner = || -> String {
+        let c = rusqlite::Connection::open(&state).unwrap();
+        c.query_row("SELECT value FROM meta WHERE key = 'owner'", [], |r| r.get(0)).unwrap()
+    };
+    let before = owner();
+    assert!(before.contains(&other.to_checksum(None)), "{before}");
+    let e = match w.keeper(Some(dir.path().to_path_buf())).resume().build() {
+        Ok(_) => panic!("another gate's state database was taken"),
+        Err(e) => keeper::error_chain(&e),
+    };
+    assert!(e.contains(&other.to_checksum(None)), "names the database's gate: {e}");
+    assert!(e.contains(&w.deployment.gate.to_checksum(None)), "and this one: {e}");
+    assert!(e.contains("--results"), "says how to fix it: {e}");
+    assert_eq!(
+        owner(),
+        before,
+        "the other gate's state is still its own, not cleared for this one"
+    );
+    // Another chain's database for the same gate address is refused the same way.
+    let dir2 = tempfile::tempdir().unwrap();
+    drop(keeper::store::Store::open(dir2.path(), 1, w.deployment.gate).unwrap());
+    assert!(w.keeper(Some(dir2.path().to_path_buf())).resume().build().is_err());
+    println!("reliability: a state database of gate {other} refused by gate {}", w.deployment.gate);
+    w.stop().await;
+}
+
+/// From the trial: on a chain with confirmations, `report --check` read to the head while the
+/// feed held decisions 2 blocks deep ("on chain but missing from feed.jsonl"), and a plain
+/// `report` in that window wrote those rows with an empty provider and model. `report` now
+/// reads to the same depth as `run` (`--confirmations`), and the rows it adds carry the labels
+/// the journal holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_reads_to_the_depth_run_writes_and_keeps_the_journals_labels() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    // Three markets the builtin model answers ABSTAIN on (only an ask at 0.52): rows that are
+    // final once confirmed.
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    for _ in 0..3 {
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+        w.ask(m, 520_000, 1_000_000).await.unwrap();
+    }
+    // Journalled (resume), as `keeper run` always is.
+    let b = w.keeper(Some(dir.path().to_path_buf())).confirmations(2).resume();
+    let mut k = b.build().unwrap();
+    assert_eq!(common::builtin_cycle(&mut k).await.submitted, 3);
+    drop(k);
+    // The three decisions are mined one block each; at 2 confirmations the newest two are
+    // not in the record yet (head - 2 is the first one's block).
+    let feed_path = dir.path().join("feed.jsonl");
+    let feed_before = std::fs::read(&feed_path).unwrap();
+    let in_feed = decisions(&keeper::recorder::feed::read_feed(&feed_path).unwrap()).len();
+    assert_eq!(in_feed, 1, "one decision buried 2 deep, two not yet");
+    let (url, gate) = (w.anvil.url.to_string(), w.deployment.gate.to_string());
+    let results = dir.path().to_str().unwrap();
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", "--rpc-url", &url, "--gate", &gate, "--results", results];
+        args.extend_from_slice(extra);
+        keeper_cmd(&args)
+    };
+    let (c, e) = report(&["--check", "--confirmations", "2"]);
+    assert_eq!(c, 0, "report --check at run's depth passes: {e}");
+    let (c, e) = report(&["--confirmations", "2"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(std::fs::read(&feed_path).unwrap(), feed_before, "nothing new to write");
+
+    // Two blocks later all three are buried: a plain report adds the two rows, with the
+    // provider and model the journal recorded for them (the keeper never wrote them).
+    for _ in 0..2 {
+        w.advance(1).await.unwrap();
+    }
+    let (c, e) = report(&["--confirmations", "2"]);
+    assert_eq!(c, 0, "{e}");
+    let rows = keeper::recorder::feed::read_feed(&feed_path).unwrap();
+    let ds = decisions(&rows);
+    assert_eq!(ds.len(), 3, "the two newly buried decisions were added");
+    assert!(std::fs::read(&feed_path).unwrap().starts_with(&feed_before), "by appending");
+    for d in &ds {
+        let labelled = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+        let (p, m) = (&d.note.provider, &d.note.model);
+        assert!(labelled(p) && labelled(m), "row {} lost its labels: {p:?} {m:?}", d.tx);
+    }
+    let (c, e) = report(&["--check", "--confirmations", "2"]);
+    assert_eq!(c, 0, "and the record checks: {e}");
+    // The keeper resumes on the record report extended, and it still checks.
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).confirmations(2).resume().build().unwrap();
+    w.advance(1).await.unwrap();
+    common::builtin_cycle(&mut k).await;
+    drop(k);
+    let (c, e) = report(&["--check", "--confirmations", "2"]);
+    assert_eq!(c, 0, "after the keeper's next cycle too: {e}");
+    w.stop().await;
+}
