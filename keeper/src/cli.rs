@@ -517,6 +517,10 @@ pub struct BenchArgs {
     /// Markets in the memory run.
     #[arg(long, default_value_t = 1_000)]
     pub rss_markets: usize,
+    /// Record sizes (decisions, comma-separated, ascending) at which the keeper's RSS, restart
+    /// and cycle time and disk use are measured.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000usize, 100_000])]
+    pub record_sizes: Vec<usize>,
     /// Output file.
     #[arg(long, default_value = "results/bench/keeper.md")]
     pub out: PathBuf,
@@ -719,6 +723,7 @@ impl From<&BenchArgs> for crate::dev::bench::BenchConfig {
             anvil: a.anvil.anvil.clone(),
             markets: a.markets,
             rss_markets: a.rss_markets,
+            record_sizes: a.record_sizes.clone(),
             out: a.out.clone(),
         }
     }

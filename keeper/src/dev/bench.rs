@@ -102,11 +102,11 @@ pub enum BenchError {
 pub type Result<T> = std::result::Result<T, BenchError>;
 
 /// A failed check of `step`, saying what was found.
-fn check(step: &str, what: String) -> BenchError {
+pub(super) fn check(step: &str, what: String) -> BenchError {
     BenchError::Check { step: step.to_string(), what }
 }
 
-fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> BenchError {
+pub(super) fn rpc_err(what: &'static str) -> impl Fn(TransportError) -> BenchError {
     move |e| BenchError::Rpc { what, source: Box::new(e) }
 }
 
@@ -114,7 +114,7 @@ fn follow_err(what: &'static str) -> impl Fn(FollowError) -> BenchError {
     move |e| BenchError::Follow { what, source: Box::new(e) }
 }
 
-fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+pub(super) fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
     let what = what.into();
     move |source| BenchError::Io { what, source }
 }
@@ -203,7 +203,7 @@ const RECEIPT_CONCURRENCY: usize = 32;
 const READ_RUNS: usize = 3;
 
 /// Markets whose book (bid 0.48 / ask 0.52) makes the builtin model abstain.
-async fn seed_abstain_markets(w: &World, n: usize) -> Result<Vec<Address>> {
+pub(super) async fn seed_abstain_markets(w: &World, n: usize) -> Result<Vec<Address>> {
     let expiry = w.chain_time().await? + DAY_SECS;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -566,45 +566,11 @@ fn anvil_tmp() -> (usize, u64) {
     acc
 }
 
-/// Peak RSS (KiB) of `keeper run --once` over the world's markets (all due), measured with
-/// wait4(2) on the child.
+/// Peak RSS (KiB) and wall seconds of `keeper run --once` over the world's markets (all due),
+/// measured with wait4(2) on the child.
 async fn peak_rss(w: &World, root: &Path, tmp: &Path) -> Result<(u64, f64)> {
-    let exe = std::env::current_exe().map_err(io_err("find the keeper's own executable"))?;
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("--root")
-        .arg(root)
-        .arg("run")
-        .arg("--once")
-        .arg("--rpc-url")
-        .arg(w.anvil.url.as_str())
-        .arg("--gate")
-        .arg(w.deployment.gate.to_string())
-        .arg("--from-block")
-        .arg(w.deployment.deploy_block.to_string())
-        .arg("--results")
-        .arg(tmp)
-        // The dev key the anvil this bench spawned published, only against that anvil.
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let t = Instant::now();
-    let child = cmd.spawn().map_err(io_err(format!("start {}", exe.display())))?;
-    let pid = child.id() as libc::pid_t;
-    let (status, maxrss) = tokio::task::spawn_blocking(move || {
-        let mut status: libc::c_int = 0;
-        // SAFETY: zeroed rusage is a valid value; wait4 fills it for our own child `pid`.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        (if r == pid { status } else { -1 }, usage.ru_maxrss as u64)
-    })
-    .await
-    .map_err(BenchError::Join)?;
-    let secs = t.elapsed().as_secs_f64();
-    if status != 0 {
-        return Err(check("keeper run --once", format!("exit status {status}")));
-    }
-    drop(child);
-    Ok((maxrss, secs))
+    let r = super::longrun::run_once(w, root, tmp, &[]).await?;
+    Ok((r.rss_kib, r.secs))
 }
 
 struct Gas {
@@ -1135,7 +1101,7 @@ fn write_llm(md: &mut String, f: &LlmFigures) {
     let _ = writeln!(md, "\nRSS is the server process's (Python running llama.cpp in-process), from /proc/<pid>/status. The machine's 1-minute load average was {} before this part and {} after it ({} cores): other work on the machine slows the model, the one CPU-bound step, most. The 135M-parameter, 4-bit model is bundled to prove the path end to end (a real model's answer, constrained to the three tokens, reaching the gate offline on any machine), not to trade well: these figures are what that path costs here, and a model worth trading with would answer slower and hold more memory.\n", load(f.load.0), load(f.load.1), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
 }
 
-fn verdict(ok: bool) -> &'static str {
+pub(super) fn verdict(ok: bool) -> &'static str {
     if ok {
         "meets target"
     } else {
@@ -1150,6 +1116,8 @@ pub struct BenchConfig {
     pub anvil: PathBuf,
     pub markets: usize,
     pub rss_markets: usize,
+    /// Record sizes (decisions, ascending) the long-run figures are measured at.
+    pub record_sizes: Vec<usize>,
     pub out: PathBuf,
 }
 
@@ -1195,6 +1163,16 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     w.stop().await;
     let big = big?;
     let (rss_kib, rss_secs) = rss.unwrap_or_else(|| Err(check("rss", "not run".into())))?;
+
+    eprintln!("bench: the record at {:?} decisions", args.record_sizes);
+    let anvil = crate::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+    let t_long = Instant::now();
+    let long =
+        super::longrun::figures(&w, root, &tmp.path().join("longrun"), &args.record_sizes).await;
+    w.stop().await;
+    let long = long?;
+    eprintln!("bench:   the record's part took {:.1} s", t_long.elapsed().as_secs_f64());
 
     eprintln!(
         "bench: the bundled language model: {LLM_ASKS} asks, then one cycle over {LLM_MARKETS} markets against the builtin model's"
@@ -1254,6 +1232,7 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     let _ = writeln!(md, "\nPer-market/lens ratio: **{:.1}×** faster through the lens ({} markets per call). Gas of one lens call (call trace): {} for {} markets; {} for all {}.\n", big.per_market_secs / big.lens_secs, crate::lens::MARKETS_PER_CALL, big.gas_chunk, big.n.min(crate::lens::MARKETS_PER_CALL), match &big.gas_all { Ok(g) => g.to_string(), Err(e) => format!("not measured ({})", short(e)) }, big.n);
     let _ = writeln!(md, "## Memory\n");
     let _ = writeln!(md, "Peak RSS of `keeper run --once` over {} markets, all due: **{rss_mb:.1} MB** ({rss_kib} KiB, from wait4(2) ru_maxrss; the run took {rss_secs:.1} s, process start included). Target <= 100 MB: {}.\n", args.rss_markets, verdict(rss_mb <= 100.0));
+    super::longrun::write(&mut md, &long);
     write_llm(&mut md, &llm);
     let _ = writeln!(md, "## Anvil's temporary folder\n");
     let _ = writeln!(md, "`~/.foundry/anvil/tmp` before the bench: {} entries, {} bytes; after, with every anvil stopped: {} entries, {} bytes.\n", tmp_before.0, tmp_before.1, tmp_after.0, tmp_after.1);

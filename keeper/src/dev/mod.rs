@@ -4,5 +4,6 @@
 
 pub mod bench;
 pub mod demo;
+pub mod longrun;
 pub mod steps;
 pub mod world;
