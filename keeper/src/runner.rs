@@ -99,7 +99,17 @@ pub async fn run(
     if let Err(e) = keeper.write_results() {
         warn!(error = %crate::error_chain(&e), "could not re-write the record on exit; the journal holds every row");
     }
+    info!(peak_rss_kib = peak_rss_kib().unwrap_or(0), "keeper stopped");
     outcome
+}
+
+/// This process's peak resident set (VmHWM, KiB), from /proc (None where there is none). Its
+/// own pages only: unlike a parent's wait4 ru_maxrss, it never counts the memory of the process
+/// that spawned it (a vfork-spawned child's ru_maxrss starts at its parent's high-water mark).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether a failure to reach the node looks like a node that is not up yet (connection refused,

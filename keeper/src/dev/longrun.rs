@@ -9,8 +9,8 @@
 //! no model label (no journal holds them), so each row is smaller than one the keeper asked
 //! itself; the keeper's own rows in the measured runs are full ones.
 //!
-//! Measured at each size, each a fresh `keeper run --once` process (wall time from spawn to
-//! exit, peak RSS and bytes written from wait4(2)):
+//! Measured at each size, each a fresh `keeper run --once` process: wall time from spawn to
+//! exit, peak RSS as the keeper logs it on exit (its VmHWM), bytes written from wait4(2):
 //! - restart: [`NEW_BLOCKS`] new blocks (one decision each) since the last run, nothing due;
 //! - cycle: every market due (`--reask-secs 1`), so the run asks and decides all of them;
 //! - disk: the results folder's files after the cycle.
@@ -112,6 +112,9 @@ pub struct LongRun {
 pub async fn run_once(w: &World, root: &Path, results: &Path, extra: &[&str]) -> Result<ChildRun> {
     let exe = std::env::current_exe()
         .map_err(super::bench::io_err("find the keeper's own executable"))?;
+    let log_path = results.with_extension("run.log");
+    let log =
+        std::fs::File::create(&log_path).map_err(super::bench::io_err("create the run's log"))?;
     let mut cmd = std::process::Command::new(&exe);
     cmd.arg("--root")
         .arg(root)
@@ -127,9 +130,11 @@ pub async fn run_once(w: &World, root: &Path, results: &Path, extra: &[&str]) ->
         .arg(results)
         .args(extra)
         // The dev key the anvil this bench spawned published, only against that anvil.
+        .arg("--log-format")
+        .arg("json")
         .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        .stderr(log.try_clone().map_err(super::bench::io_err("open the run's log"))?);
     let t = Instant::now();
     let child = cmd.spawn().map_err(super::bench::io_err(format!("start {}", exe.display())))?;
     let pid = child.id() as libc::pid_t;
@@ -138,7 +143,7 @@ pub async fn run_once(w: &World, root: &Path, results: &Path, extra: &[&str]) ->
         // SAFETY: zeroed rusage is a valid value; wait4 fills it for our own child `pid`.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        (if r == pid { status } else { -1 }, (usage.ru_maxrss as u64, usage.ru_oublock as u64))
+        (if r == pid { status } else { -1 }, usage.ru_oublock as u64 * 512)
     })
     .await
     .map_err(BenchError::Join)?;
@@ -147,8 +152,18 @@ pub async fn run_once(w: &World, root: &Path, results: &Path, extra: &[&str]) ->
     if status != 0 {
         return Err(super::bench::check("keeper run --once", format!("exit status {status}")));
     }
-    // ru_oublock counts 512-byte blocks written through the filesystem.
-    Ok(ChildRun { secs, rss_kib: usage.0, wrote: usage.1 * 512 })
+    // Peak RSS as the keeper logs it on exit (its own VmHWM): wait4's ru_maxrss would start at
+    // this bench's own high-water mark, which the child inherits through vfork.
+    let text =
+        std::fs::read_to_string(&log_path).map_err(super::bench::io_err("read the run's log"))?;
+    let rss_kib = text
+        .lines()
+        .filter_map(|l| l.split("\"peak_rss_kib\":").nth(1))
+        .filter_map(|v| v.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
+        .next_back()
+        .ok_or_else(|| super::bench::check("keeper run --once", "logged no peak_rss_kib".into()))?;
+    // ru_oublock counts 512-byte blocks written through the filesystem (the child's own).
+    Ok(ChildRun { secs, rss_kib, wrote: usage })
 }
 
 /// Sends `n` pre-signed ABSTAIN submissions over `markets`, `per_block` to a block, and mines
@@ -302,7 +317,7 @@ fn within(v: f64, base: f64, pct: f64) -> bool {
 pub fn write(md: &mut String, f: &LongRun) {
     use super::bench::verdict;
     let _ = writeln!(md, "## The record at {} decisions\n", sizes_text(f));
-    let _ = writeln!(md, "How the record was made: real `Decision` events of a real gate on anvil, sent as pre-signed `submitVerdict(ABSTAIN)` transactions from the keeper's key over {MARKETS} markets, {PER_BLOCK} to a block ({:.0} s for all of them); after every {BATCH} of them a `keeper run --once` caught up, as a keeper running along would ({} catch-ups, the slowest {:.1} s, peak RSS at most {}). These rows carry no prompt and no model label (no journal holds them), so each is smaller than one the keeper asks itself; the rows of the keeper's own runs below are full ones. Every figure is one `keeper run --once` process, from spawn to exit (process start, startup checks, reading the state, following the new blocks, the cycle, writing the record), with peak RSS and bytes written from wait4(2) (ru_maxrss, ru_oublock × 512).\n", f.generate_secs, f.catch_ups, f.catch_up_secs, mb(f.catch_up_rss_kib * 1024));
+    let _ = writeln!(md, "How the record was made: real `Decision` events of a real gate on anvil, sent as pre-signed `submitVerdict(ABSTAIN)` transactions from the keeper's key over {MARKETS} markets, {PER_BLOCK} to a block ({:.0} s for all of them); after every {BATCH} of them a `keeper run --once` caught up, as a keeper running along would ({} catch-ups, the slowest {:.1} s, peak RSS at most {}). These rows carry no prompt and no model label (no journal holds them), so each is smaller than one the keeper asks itself; the rows of the keeper's own runs below are full ones. Every figure is one `keeper run --once` process, from spawn to exit (process start, startup checks, reading the state, following the new blocks, the cycle, writing the record), with its peak RSS as it logs it on exit (VmHWM from /proc/self/status: wait4's ru_maxrss would start at the bench's own high-water mark, which a vfork-spawned child inherits) and the bytes it wrote from wait4(2) (ru_oublock × 512).\n", f.generate_secs, f.catch_ups, f.catch_up_secs, mb(f.catch_up_rss_kib * 1024));
     let _ = writeln!(md, "| record | restart: {NEW_BLOCKS} new blocks, nothing due | peak RSS | written | cycle: {MARKETS} markets due | peak RSS | written | feed.jsonl | state.sqlite (+ WAL) | journal.jsonl | RESULTS.md | decisions.svg |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for s in &f.sizes {
         let d = &s.disk;

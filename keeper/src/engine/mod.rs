@@ -246,9 +246,13 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<CycleReport> {
         let off_before = self.executor.new_cycle();
-        let Self { collector, strategy, executor, .. } = self;
+        let Self { collector, strategy, executor, safe, .. } = self;
         // View: the chain, the record re-derived from it, the journal settled against it.
         let step = collector.follow().await?;
+        // The confirmed view the record is written against if this cycle ends early (the node
+        // gone before its closing follow): the rows it journals up to this block are written
+        // on the way out, not left to the journal alone (faults f6 under load).
+        *safe = step.safe;
         let mut settled = executor.settle(&step, collector.record(), true).await?;
         // Due books. Quotes' deadlines, the backoff and the breaker run on the chain time the
         // next block will carry.
