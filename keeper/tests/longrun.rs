@@ -155,8 +155,8 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
     // +98 KB at the end, +217 KB at its highest, going up and down), not by the rows: a heap
     // profile (heaptrack, 30 against 90 cycles) found no allocation site that grows with them
     // once the re-ask undo list was allocated whole. The bound is fixed, not per row: 384 KB
-    // over the 1,250 rows after the warm-up, where the ~1.7 KB per row an earlier leak cost
-    // would be 2.1 MB and the trial's 7.6 KB per row 9.5 MB. SQLite allocates through malloc,
+    // over the 1,250 rows after the warm-up, which a leak of 315 bytes a row would reach, and
+    // the trial's 7.6 KB per row would be 9.5 MB. SQLite allocates through malloc,
     // not this allocator: its page cache is capped by its cache_size (2 MB, the default), and
     // the RSS printed above includes it.
     let highest = heaps[WARM..].iter().max().copied().unwrap_or(heap_end) - heap_warm;
