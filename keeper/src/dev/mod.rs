@@ -4,6 +4,5 @@
 
 pub mod bench;
 pub mod demo;
-pub mod longrun;
 pub mod steps;
 pub mod world;
