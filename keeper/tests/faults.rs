@@ -369,11 +369,7 @@ async fn f4b_after_a_deep_reorg_freed_nonces_go_to_due_submissions_not_self_tran
     const N: usize = 5;
     // N markets whose only book is an ask at 0.52: the builtin model answers ABSTAIN, so no
     // position is opened and every cycle asks every market again.
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    for _ in 0..N {
-        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
-        w.ask(m, 520_000, 1_000_000).await.unwrap();
-    }
+    common::abstain_markets(&w, N).await;
     let b = w.keeper(Some(dir.path().to_path_buf())).resend_after(NO_RESEND).confirmations(2);
     let mut k = b.reask_secs(1).build().unwrap();
     let me = k.executor().keeper();

@@ -15,7 +15,7 @@
 mod common;
 
 use alloy::primitives::keccak256;
-use common::{builtin_cycle, decisions, record_rows, serial, world};
+use common::{abstain_markets, builtin_cycle, decisions, record_rows, serial, world};
 use keeper::{dev::world::World, engine::Engine};
 use std::{
     alloc::{GlobalAlloc, Layout, System},
@@ -66,16 +66,6 @@ const PUBLISHED: [&str; 4] = ["feed.jsonl", "feed.head", "RESULTS.md", "decision
 
 fn published(dir: &Path) -> Vec<Vec<u8>> {
     PUBLISHED.iter().map(|f| std::fs::read(dir.join(f)).unwrap_or_default()).collect()
-}
-
-/// `n` markets a day out (inside maxHorizon) whose only book is an ask at 0.52: the builtin model answers
-/// ABSTAIN, a row that buys nothing and so is final once confirmed.
-async fn abstain_markets(w: &World, n: usize) {
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    for _ in 0..n {
-        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
-        w.ask(m, 520_000, 1_000_000).await.unwrap();
-    }
 }
 
 fn keeper(w: &World, dir: &Path, resume: bool) -> Engine {

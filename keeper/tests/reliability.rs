@@ -555,11 +555,7 @@ async fn report_reads_to_the_depth_run_writes_and_keeps_the_journals_labels() {
     let dir = tempfile::tempdir().unwrap();
     // Three markets the builtin model answers ABSTAIN on (only an ask at 0.52): rows that are
     // final once confirmed.
-    let expiry = w.chain_time().await.unwrap() + 86_400;
-    for _ in 0..3 {
-        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
-        w.ask(m, 520_000, 1_000_000).await.unwrap();
-    }
+    common::abstain_markets(&w, 3).await;
     // Journalled (resume), as `keeper run` always is.
     let b = w.keeper(Some(dir.path().to_path_buf())).confirmations(2).resume();
     let mut k = b.build().unwrap();

@@ -1506,10 +1506,16 @@ async fn generate(w: &World, markets: &[Address], n: usize, per_block: usize) ->
     Ok(())
 }
 
+/// Lines of feed.jsonl, counted in chunks (the feed is 83 MB at 100k rows: reading it whole
+/// would only add to the bench's own memory).
 fn feed_rows(dir: &Path) -> usize {
-    std::fs::read(dir.join(crate::recorder::FEED_FILE))
-        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-        .unwrap_or(0)
+    use std::io::Read as _;
+    let Ok(mut f) = std::fs::File::open(dir.join(crate::recorder::FEED_FILE)) else { return 0 };
+    let (mut buf, mut lines) = (vec![0u8; 1 << 16], 0);
+    while let Ok(n @ 1..) = f.read(&mut buf) {
+        lines += buf[..n].iter().filter(|&&c| c == b'\n').count();
+    }
+    lines
 }
 
 /// Measures the keeper at each record size in `sizes` (ascending), growing one record.

@@ -362,6 +362,17 @@ pub async fn eventually_async<F: Future<Output = bool>>(
     f().await
 }
 
+/// `n` markets a day out (inside maxHorizon) whose only book is an ask at 0.52: the builtin
+/// model answers ABSTAIN, a row that buys nothing and so is final once confirmed.
+#[allow(dead_code)]
+pub async fn abstain_markets(w: &World, n: usize) {
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    for _ in 0..n {
+        let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+        w.ask(m, 520_000, 1_000_000).await.unwrap();
+    }
+}
+
 /// A market a day out whose only book is an ask at 0.40 for 20 units: the builtin model answers
 /// BUY_UP, which the gate passes (0.40 is inside [0.05, 0.95], the position caps are far).
 pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
