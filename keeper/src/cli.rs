@@ -13,7 +13,7 @@ pub use crate::config::{
     ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
 };
 use crate::{
-    config::{DeployConfig, GateBounds, ReportConfig, ReportSource},
+    config::{DeployConfig, GateBounds, ReportConfig, ReportSource, ServeConfig},
     log::LogFormat,
     market::{self, CreateConfig, MarketConfig, QuoteConfig, ResolveConfig, Side, VenueConfig},
     quote::QuotePolicy,
@@ -54,6 +54,10 @@ pub enum Command {
     /// Rebuild results/feed.jsonl and results/RESULTS.md from chain logs alone, and check the
     /// gate's code on chain against the compiled source.
     Report(ReportArgs),
+    /// Serve the floor: a read-only web view of one gate's record (status, gate card, feed,
+    /// decisions, markets, models, charts, a JSON API and live updates), on loopback only. It
+    /// holds no key.
+    Serve(ServeArgs),
     /// Spawn a local anvil, deploy, play every scenario, resolve, redeem and write results/
     /// (built with the `dev` feature).
     #[cfg(feature = "dev")]
@@ -393,6 +397,57 @@ pub struct ReportArgs {
     /// results/<chain-id>/<gate>/ as `keeper run` writes it.
     #[arg(long)]
     pub results: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("gate", |a| a.help("The RiskGate whose record is shown (default: deployments/<chain-id>.json)")),
+    mut_arg("from_block", |a| a.help("First block to scan (default: deployments/<chain-id>.json, else 0)")),
+)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub confirmations: ConfirmationsArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Reload a saved anvil state (from `keeper demo`) into a local anvil and show its record;
+    /// the gate defaults to the one saved beside it.
+    #[arg(long, conflicts_with = "rpc_url")]
+    pub load_state: Option<PathBuf>,
+    /// Address to listen on: loopback only (port 0 picks a free one; the address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080", env = "KEEPER_SERVE_LISTEN")]
+    pub listen: std::net::SocketAddr,
+    /// Milliseconds between asks for a new head.
+    #[arg(long, default_value_t = 250)]
+    pub poll_ms: u64,
+    #[command(flatten)]
+    pub scan: LogScanArgs,
+    /// Directory holding the keeper's feed.jsonl and journal (their labels and off-chain rows
+    /// are shown). Default: the folder of the --load-state file, else results/<chain-id>/<gate>/.
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    pub fn to_config(&self) -> Result<ServeConfig> {
+        let source = match &self.load_state {
+            Some(state) => ReportSource::LoadState { state: state.clone(), gate: self.gate.gate },
+            None => ReportSource::Chain { chain: self.chain.to_config()?, gate: self.gate.gate },
+        };
+        if self.poll_ms == 0 {
+            return Err(ConfigError::ZeroPoll);
+        }
+        Ok(ServeConfig {
+            source,
+            listen: self.listen,
+            results: self.results.as_deref().map(from_cwd),
+            from_block: self.scan.from_block,
+            log_range: self.scan.log_range,
+            confirmations: self.confirmations.confirmations,
+            poll: std::time::Duration::from_millis(self.poll_ms),
+        })
+    }
 }
 
 /// How deep the record is read: `run` and `report` take the same flag, so `report` reads the

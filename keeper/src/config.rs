@@ -31,6 +31,8 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    #[error("--poll-ms must be at least 1 (milliseconds between two asks for a new head)")]
+    ZeroPoll,
     #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
     ZeroReask,
     #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
@@ -283,6 +285,23 @@ pub struct ReportConfig {
     /// The record is read to `head - confirmations`, as `keeper run` writes it; None: the
     /// chain's default ([`default_confirmations`]).
     pub confirmations: Option<u64>,
+}
+
+/// `keeper serve`: the floor.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The chain and gate followed, or a saved state reloaded into a local anvil.
+    pub source: ReportSource,
+    /// A loopback address (port 0: any free port, printed on stdout).
+    pub listen: std::net::SocketAddr,
+    /// The folder whose feed and journal give the keeper's labels and off-chain rows (default
+    /// as for `report`).
+    pub results: Option<PathBuf>,
+    pub from_block: Option<u64>,
+    pub log_range: u64,
+    pub confirmations: Option<u64>,
+    /// How often the node is asked for a new head.
+    pub poll: std::time::Duration,
 }
 
 /// Confirmations when `--confirmations` is not given, for `run` and `report` alike: none on a

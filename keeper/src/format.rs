@@ -54,3 +54,23 @@ pub fn label_cell(s: &str) -> String {
     }
     out
 }
+
+/// `YYYY-MM-DD HH:MM` of a unix time, for years up to 9999 (days to civil date, proleptic
+/// Gregorian).
+pub fn utc_date(t: u64) -> Option<String> {
+    if t > 253_402_300_799 {
+        return None;
+    }
+    let days = (t / 86_400) as i64;
+    let secs = t % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    Some(format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3_600, secs % 3_600 / 60))
+}

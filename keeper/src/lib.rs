@@ -19,6 +19,7 @@ pub mod deploy;
 pub mod dev;
 pub mod engine;
 pub mod executor;
+pub mod floor;
 pub mod follower;
 pub mod format;
 pub mod fs;

@@ -86,6 +86,13 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 println!("  {line}");
             }
         }
+        Command::Serve(a) => {
+            let cfg = a.to_config()?;
+            let cancel = CancellationToken::new();
+            runner::spawn_signal_handler(cancel.clone());
+            let anvil = root.join(".toolchain/bin/anvil");
+            keeper::floor::run(&cfg, &root, &anvil, cancel).await?;
+        }
         #[cfg(feature = "dev")]
         Command::Demo(d) => {
             let cancel = CancellationToken::new();

@@ -294,7 +294,7 @@ fn shown(line: Option<&str>) -> String {
 
 /// `MarketCreated` of each of `markets` (found by its indexed address), with its question
 /// checked against the market's `questionHash()`, and the block it was created in.
-async fn created(
+pub(crate) async fn created(
     provider: &DynProvider,
     factory: Address,
     markets: &HashSet<Address>,

@@ -108,13 +108,40 @@ pub async fn run(cfg: &ReportConfig, root: &Path, anvil_bin: &Path) -> Result<Re
         }
         ReportSource::LoadState { state, gate } => (state, *gate),
     };
+    let saved = start_saved(state, cfg.results.clone(), anvil_bin).await?;
+    let chain = saved.chain.clone();
+    let gate = gate.unwrap_or(saved.meta.gate);
+    let from = Some(cfg.from_block.unwrap_or(saved.meta.deploy_block));
+    let (anvil, results) = (saved.anvil, saved.results);
+    let out = report_at(&chain, Some(gate), from, cfg, root, Some(results)).await;
+    anvil.stop().await;
+    out
+}
+
+/// A saved chain state (`keeper demo`'s) reloaded into a fresh local anvil.
+pub struct Saved {
+    pub anvil: Anvil,
+    /// The reloaded chain, with the chain id the companion file names.
+    pub chain: ChainConfig,
+    /// The companion deployment file: the gate and its deploy block.
+    pub meta: crate::deploy::Deployment,
+    /// `results`, or the folder of the saved state (the demo keeps its record beside it).
+    pub results: PathBuf,
+}
+
+/// Starts a local anvil on the saved state `state` (with its companion
+/// `anvil-state.meta.json`, or an error naming it).
+pub async fn start_saved(
+    state: &Path,
+    results: Option<PathBuf>,
+    anvil_bin: &Path,
+) -> Result<Saved> {
     let meta_path = state.with_file_name(STATE_META_FILE);
     let meta = read_deployment(&meta_path)?.ok_or_else(|| ReportError::NoCompanion {
         path: state.display().to_string(),
         companion: meta_path.display().to_string(),
     })?;
-    // The demo keeps its record beside its saved state.
-    let results = cfg.results.clone().unwrap_or_else(|| {
+    let results = results.unwrap_or_else(|| {
         state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).into()
     });
     let anvil = Anvil::start(
@@ -124,11 +151,7 @@ pub async fn run(cfg: &ReportConfig, root: &Path, anvil_bin: &Path) -> Result<Re
     )
     .await?;
     let chain = ChainConfig { rpc_url: anvil.url.clone(), expected_chain_id: Some(meta.chain_id) };
-    let gate = gate.unwrap_or(meta.gate);
-    let from = Some(cfg.from_block.unwrap_or(meta.deploy_block));
-    let out = report_at(&chain, Some(gate), from, cfg, root, Some(results)).await;
-    anvil.stop().await;
-    out
+    Ok(Saved { anvil, chain, meta, results })
 }
 
 /// Deploy block saved by `keeper deploy` for `gate` (its own entry, else the chain's default
@@ -202,32 +225,8 @@ async fn report_at(
         });
     }
     let links = feed::check_links_in(&results, chain_id, gate)?;
-    let (mut notes, mut offchain) = feed::split_feed(&disk_rows);
-    // Rows not in the feed yet (still waiting) carry the labels the journal holds, and the
-    // off-chain rows it holds up to the block read: the pages show them as the keeper does.
-    let journal = crate::journal::Journal::read_only(&results, chain_id, gate)
-        .map_err(|e| ReportError::Journal(Box::new(e)))?;
-    if let Some(journal) = &journal {
-        let by_tx = journal.by_txs();
-        for d in &record.decided {
-            if notes.contains_key(&d.id) {
-                continue;
-            }
-            if let Some(t) = by_tx.get(&d.id.tx) {
-                let n = feed::RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) };
-                notes.insert(d.id, n);
-            }
-        }
-        let after = disk_rows.last().map(|r| r.sort_key());
-        for row in journal.offchain() {
-            let key = (row.block, 1, 0);
-            if row.block <= to && after.is_none_or(|k| key > k) && !offchain.contains(row) {
-                offchain.push(row.clone());
-            }
-        }
-    }
-    let rows = feed::merge(&record, &notes, &offchain);
-    let rebuilt = recorder::rebuild(&rows, now, grace);
+    let Assembled { offchain, rows, rebuilt } =
+        assemble(&record, &disk_rows, &results, chain_id, gate, to, now, grace)?;
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
@@ -368,7 +367,7 @@ async fn report_at(
 }
 
 /// Chain time of block `number`.
-async fn block_time(provider: &DynProvider, number: u64) -> Result<u64> {
+pub(crate) async fn block_time(provider: &DynProvider, number: u64) -> Result<u64> {
     let block = provider
         .get_block_by_number(number.into())
         .await
@@ -390,6 +389,61 @@ pub async fn read_chain_record(
     let logs = collectors::gate_logs(provider, gate, from, to, range).await?;
     let times = collectors::block_times(provider, &logs, HashMap::new()).await?;
     Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times)?)
+}
+
+/// A gate's record as `keeper run` publishes it, from the chain's record read to block `to`.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    /// The off-chain rows: the feed's, then the journal's up to `to` after the feed's last row.
+    pub offchain: Vec<feed::OffchainRow>,
+    /// Every row in feed order, the chain's with the labels the feed or the journal holds.
+    pub rows: Vec<FeedRow>,
+    pub rebuilt: recorder::Rebuilt,
+}
+
+/// The record of `gate` from its chain `record` (read to block `to`, chain time `now`) and the
+/// files in `results`: the labels and off-chain rows of the feed on disk (`disk_rows`, already
+/// refused if another gate's), then, for rows not in the feed yet, the labels and off-chain
+/// rows the journal holds, as the keeper shows them. `keeper report` and `keeper serve` both
+/// stand on this, so the floor and the report cannot disagree.
+#[allow(clippy::too_many_arguments)]
+pub fn assemble(
+    record: &ChainRecord,
+    disk_rows: &[FeedRow],
+    results: &Path,
+    chain_id: u64,
+    gate: Address,
+    to: u64,
+    now: u64,
+    grace: u64,
+) -> Result<Assembled> {
+    let (mut notes, mut offchain) = feed::split_feed(disk_rows);
+    // Rows not in the feed yet (still waiting) carry the labels the journal holds, and the
+    // off-chain rows it holds up to the block read: the pages show them as the keeper does.
+    let journal = crate::journal::Journal::read_only(results, chain_id, gate)
+        .map_err(|e| ReportError::Journal(Box::new(e)))?;
+    if let Some(journal) = &journal {
+        let by_tx = journal.by_txs();
+        for d in &record.decided {
+            if notes.contains_key(&d.id) {
+                continue;
+            }
+            if let Some(t) = by_tx.get(&d.id.tx) {
+                let n = feed::RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) };
+                notes.insert(d.id, n);
+            }
+        }
+        let after = disk_rows.last().map(|r| r.sort_key());
+        for row in journal.offchain() {
+            let key = (row.block, 1, 0);
+            if row.block <= to && after.is_none_or(|k| key > k) && !offchain.contains(row) {
+                offchain.push(row.clone());
+            }
+        }
+    }
+    let rows = feed::merge(record, &notes, &offchain);
+    let rebuilt = recorder::rebuild(&rows, now, grace);
+    Ok(Assembled { offchain, rows, rebuilt })
 }
 
 /// `block 12 tx 0x…: best level price 0.300000, average price paid 0.331500` for every row of
@@ -624,7 +678,11 @@ fn compare_chart(path: &Path, derived: &str, problems: &mut Vec<String>) -> Resu
     Ok(())
 }
 
-async fn code_check(provider: &DynProvider, gate: Address, root: &Path) -> Result<String> {
+pub(crate) async fn code_check(
+    provider: &DynProvider,
+    gate: Address,
+    root: &Path,
+) -> Result<String> {
     let artifacts = compile::compile(root)?;
     let code = provider.get_code_at(gate).await.map_err(|e| ReportError::Code(Box::new(e)))?;
     if compile::code_matches(&artifacts.gate, &code) {

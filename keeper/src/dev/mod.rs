@@ -3,6 +3,7 @@
 //! the production library and binary carry none of it.
 
 pub mod bench;
+pub mod browser;
 pub mod demo;
 pub mod steps;
 pub mod world;

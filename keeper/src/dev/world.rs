@@ -122,7 +122,7 @@ pub fn question_for(n: u64, expiry: u64) -> String {
     let (asset, base, step) = ASSETS[(n % ASSETS.len() as u64) as usize];
     let level = base + step * (n / ASSETS.len() as u64 % 10);
     let level = group_thousands(level);
-    match utc_date(expiry) {
+    match crate::format::utc_date(expiry) {
         Some(when) => format!("Will {asset} close above {level} USD at {when} UTC?"),
         None => format!("Will {asset} close above {level} USD at unix time {expiry}?"),
     }
@@ -138,26 +138,6 @@ fn group_thousands(v: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// `YYYY-MM-DD HH:MM` of a unix time, for years up to 9999 (days to civil date, proleptic
-/// Gregorian).
-fn utc_date(t: u64) -> Option<String> {
-    if t > 253_402_300_799 {
-        return None;
-    }
-    let days = (t / 86_400) as i64;
-    let secs = t % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    Some(format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3_600, secs % 3_600 / 60))
 }
 
 /// [`World::fillable_min_qty`] for `params`.
@@ -612,8 +592,8 @@ mod question_tests {
             "Will ETH close above 3,000 USD at 2026-12-01 00:00 UTC?"
         );
         // 0 = 1970-01-01; 951_782_400 = 2000-02-29 (a leap day).
-        assert_eq!(super::utc_date(0).unwrap(), "1970-01-01 00:00");
-        assert_eq!(super::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
+        assert_eq!(crate::format::utc_date(0).unwrap(), "1970-01-01 00:00");
+        assert_eq!(crate::format::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
         assert!(super::question_for(1, u64::MAX).ends_with("at unix time 18446744073709551615?"));
         let all: std::collections::HashSet<String> =
             (0..60).map(|n| super::question_for(n, 1_796_083_200)).collect();

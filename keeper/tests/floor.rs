@@ -1,0 +1,450 @@
+//! The floor (`keeper serve`) in a real browser: Debian's headless Chromium driven over
+//! WebDriver, against the `keeper serve` binary following a real anvil.
+//!
+//! - The demo's saved chain: the page and the API show what the record holds (the feed that
+//!   `make test-record` re-derives from the same state), reason by reason; filters narrow the
+//!   feed and paging walks it; every route carries the CSP; bad queries are 400s.
+//! - A hostile model and a hostile market creator: script tags, an event handler, a
+//!   `javascript:` URL, an RTL override and a 100 KB answer are shown as text and no script
+//!   runs (each payload would set `window.__pwned`); then a decision made while the page is
+//!   open appears on it without a reload.
+//!
+//! Screenshots go to `$FLOOR_SHOTS` (default target/floor/); `make screenshots` writes them to
+//! results/.
+
+#![allow(clippy::await_holding_lock)]
+
+mod common;
+
+use common::{root, serial, world, Drained};
+use keeper::{
+    dev::{browser::Browser, world::Actor},
+    recorder::{feed, FeedRow},
+    strategy::{replay::Replay, Model},
+};
+use serde_json::{json, Value};
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// How long a page or the floor may take to come up on a loaded two-core machine. Nothing is
+/// decided by it: it only bounds a hang.
+const HANG: Duration = Duration::from_secs(120);
+
+/// A running `keeper serve`.
+struct Floor {
+    child: tokio::process::Child,
+    url: String,
+    log: Drained,
+}
+
+impl Floor {
+    async fn start(args: &[String]) -> Self {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(root())
+            .arg("serve")
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("keeper serve starts");
+        let log = Drained::new(&mut child);
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = tokio::time::timeout(HANG, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("keeper serve: ") {
+                    return Some(url.trim_end_matches('/').to_string());
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten();
+        let Some(url) = url else {
+            panic!("keeper serve printed no address; it logged:\n{}", log.text());
+        };
+        Self { child, url, log }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.child.kill().await;
+        let log = self.log.finish().await;
+        assert!(!log.contains(" ERROR "), "keeper serve logged an error:\n{log}");
+    }
+}
+
+fn shots() -> PathBuf {
+    std::env::var_os("FLOOR_SHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/floor"))
+}
+
+async fn get(url: &str) -> reqwest::Response {
+    reqwest::Client::new().get(url).send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"))
+}
+
+async fn get_json(url: &str) -> Value {
+    let r = get(url).await;
+    assert!(r.status().is_success(), "GET {url}: {}", r.status());
+    r.json().await.unwrap()
+}
+
+/// Waits (bounded by [`HANG`]) until `script` returns true in the page.
+async fn until(b: &Browser, script: &str) -> Duration {
+    let t0 = Instant::now();
+    loop {
+        if b.eval(script, vec![]).await.unwrap() == json!(true) {
+            return t0.elapsed();
+        }
+        assert!(t0.elapsed() < HANG, "the page never satisfied: {script}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn demo_decisions() -> Vec<feed::DecisionRow> {
+    let rows =
+        feed::read_feed(&root().join("results/feed.jsonl")).expect("results/feed.jsonl reads");
+    rows.into_iter()
+        .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_shows_the_demo_record_as_the_feed_holds_it_and_guards_every_route() {
+    let _g = serial();
+    let state = root().join("results/anvil-state.json");
+    let floor = Floor::start(&["--load-state".into(), state.display().to_string()]).await;
+    let u = &floor.url;
+
+    // The record the page must show: results/feed.jsonl, which `make test-record` checks
+    // against the same saved chain (every field re-derived from its log).
+    let rows = demo_decisions();
+    let mut by_reason: BTreeMap<u8, usize> = BTreeMap::new();
+    for d in &rows {
+        *by_reason.entry(d.reason).or_default() += 1;
+    }
+    let status = get_json(&format!("{u}/api/status")).await;
+    assert_eq!(status["decisions"], json!(rows.len()), "{status}");
+    let gate = get_json(&format!("{u}/api/gate")).await;
+    assert_eq!(
+        gate["code_matches"],
+        json!(true),
+        "the demo gate's code matches the source: {gate}"
+    );
+    for (reason, n) in &by_reason {
+        let p = get_json(&format!("{u}/api/decisions?reason={reason}&per_page=1")).await;
+        assert_eq!(p["total"], json!(n), "reason {reason}");
+        let d = &p["decisions"][0];
+        for k in [
+            "block",
+            "tx",
+            "log_index",
+            "market",
+            "raw",
+            "verdict",
+            "reason",
+            "label",
+            "failed_rules",
+        ] {
+            assert!(d.get(k).is_some(), "decision lacks {k}: {d}");
+        }
+    }
+    println!(
+        "the API holds {} decisions over {} reason codes, as feed.jsonl does",
+        rows.len(),
+        by_reason.len()
+    );
+
+    // Every route carries the CSP, errors included; only GET (and HEAD) is answered.
+    let csp = keeper::floor::CSP;
+    let routes = [
+        "/",
+        "/models",
+        "/charts",
+        "/chart/decisions.svg",
+        "/assets/floor.js",
+        "/assets/floor.css",
+        "/api/status",
+        "/api/gate",
+        "/api/decisions",
+        "/api/models",
+        "/api/calibration",
+        "/api/offchain",
+        "/no/such/page",
+        "/api/decisions?reason=99",
+        "/api/decisions?x=1",
+        "/decision/1/x",
+        "/market/0x12",
+    ];
+    for r in routes {
+        let res = get(&format!("{u}{r}")).await;
+        assert_eq!(
+            res.headers().get("content-security-policy").and_then(|v| v.to_str().ok()),
+            Some(csp),
+            "{r}"
+        );
+    }
+    let d0 = &rows[0];
+    for r in [format!("/decision/{}/{}", d0.block, d0.log_index), format!("/market/{}", d0.market)]
+    {
+        let res = get(&format!("{u}{r}")).await;
+        assert_eq!(res.status(), 200, "{r}");
+        assert!(res.headers().contains_key("content-security-policy"), "{r}");
+    }
+    for (r, want) in [
+        ("/api/decisions?per_page=201", 400),
+        ("/api/decisions?page=0", 400),
+        ("/api/decisions?verdict=SELL", 400),
+        ("/api/decisions?market=0x1", 400),
+        ("/api/gate?x=1", 400),
+        ("/nope", 404),
+    ] {
+        assert_eq!(get(&format!("{u}{r}")).await.status(), want, "{r}");
+    }
+    let long = format!("{u}/api/decisions?model={}", "a".repeat(5000));
+    assert_eq!(get(&long).await.status(), 414);
+    let post = reqwest::Client::new().post(format!("{u}/api/decisions")).send().await.unwrap();
+    assert_eq!(post.status(), 405);
+    assert!(post.headers().contains_key("content-security-policy"));
+
+    // In the browser: the page shows the record's counts, every reason code, and filters.
+    let b = Browser::start(1400, 1000)
+        .await
+        .expect("headless chromium starts (make bootstrap installs it)");
+    b.goto(&format!("{u}/?per_page=200")).await.unwrap();
+    let shown = b
+        .eval("return document.querySelector('[data-k=decisions]').textContent;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(shown, json!(rows.len().to_string()));
+    let reasons = b
+        .eval("return [...new Set([...document.querySelectorAll('#rows tbody .reason')].map(e => Number(e.className.match(/r(\\d+)/)[1])))].sort((a,b)=>a-b);", vec![])
+        .await
+        .unwrap();
+    let want: Vec<u8> = by_reason.keys().copied().collect();
+    assert_eq!(reasons, json!(want), "the feed shows every reason code the chain holds");
+    for (reason, n) in &by_reason {
+        b.goto(&format!("{u}/?reason={reason}")).await.unwrap();
+        let total =
+            b.eval("return document.getElementById('total').textContent;", vec![]).await.unwrap();
+        assert_eq!(total, json!(n.to_string()), "reason {reason}");
+        let other = b.eval(&format!("return [...document.querySelectorAll('#rows tbody .reason')].filter(e => !e.classList.contains('r{reason}')).length;"), vec![]).await.unwrap();
+        assert_eq!(other, json!(0), "the reason filter leaves only reason {reason}");
+    }
+    // Paging: 50 a page, newest first; page 2 starts at the 51st newest.
+    b.goto(&format!("{u}/?per_page=50&page=2")).await.unwrap();
+    let first = b
+        .eval("return Number(document.querySelector('#rows tbody tr').dataset.block);", vec![])
+        .await
+        .unwrap();
+    assert_eq!(first, json!(rows[rows.len() - 51].block));
+    let count =
+        b.eval("return document.querySelectorAll('#rows tbody tr').length;", vec![]).await.unwrap();
+    assert_eq!(count, json!(50.min(rows.len() - 50)));
+    // The verdict filter, through the form as a user would submit it.
+    b.goto(&format!("{u}/")).await.unwrap();
+    b.eval("document.querySelector('select[name=verdict]').value = 'ABSTAIN'; document.querySelector('form.filters').submit(); return true;", vec![]).await.unwrap();
+    until(
+        &b,
+        "return location.search.includes('verdict=ABSTAIN') && document.readyState === 'complete';",
+    )
+    .await;
+    let abstains = rows.iter().filter(|d| d.verdict == 0).count();
+    let total =
+        b.eval("return document.getElementById('total').textContent;", vec![]).await.unwrap();
+    assert_eq!(total, json!(abstains.to_string()));
+    let console = b.console().await;
+    assert!(
+        !console.iter().any(|l| l.contains("Content Security Policy")),
+        "the floor breaks its own CSP: {console:?}"
+    );
+
+    // Screenshots: the floor, and a decision that bought and settled.
+    b.resize(1400, 1500).await.unwrap();
+    b.goto(&format!("{u}/?per_page=10")).await.unwrap();
+    until(&b, "return document.getElementById('live').textContent === 'on';").await;
+    b.screenshot(&shots().join("floor.png")).await.unwrap();
+    let bought = rows
+        .iter()
+        .rev()
+        .find(|d| d.settlement.is_some() && d.filled != "0")
+        .expect("the demo settles a fill");
+    b.goto(&format!("{u}/decision/{}/{}", bought.block, bought.log_index)).await.unwrap();
+    b.screenshot(&shots().join("floor-decision.png")).await.unwrap();
+    println!("screenshots in {}", shots().display());
+    b.stop().await;
+    floor.stop().await;
+}
+
+/// Hostile answers, one per market (the replay model answers in order).
+fn hostile_answers() -> Vec<String> {
+    vec![
+        "<script>window.__pwned='script'</script>".into(),
+        "<img src=x onerror=\"window.__pwned='img'\">".into(),
+        "javascript:window.__pwned='js'".into(),
+        "\u{202E}PU_YUB\u{200B}".into(),
+        "A".repeat(100_000),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_shows_as_text_and_a_new_decision_appears_without_a_reload() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    // A market creator's hostile questions (the factory takes any text up to 280 bytes).
+    let questions = [
+        "<script>window.__pwned='q-script'</script> Will it rain?",
+        "<img src=x onerror=\"window.__pwned='q-img'\"> Will it snow?",
+        "<a href=\"javascript:window.__pwned='q-js'\">click</a> Will it hail?",
+        "Will \u{202E}ETH\u{202C} close above 3,000?",
+        "Plain question five?",
+    ];
+    for q in questions {
+        let m = w
+            .create_market_asking(
+                Actor::Maker,
+                q,
+                10_000,
+                100,
+                w.fillable_min_qty(100),
+                expiry,
+                w.addr(Actor::Maker),
+            )
+            .await
+            .unwrap();
+        w.ask(m, 520_000, 1_000_000).await.unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
+    let hostile = Model::Replay(Replay::from_answers("<b>evil-model</b>", hostile_answers()));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    k.cycle(&hostile, None, &cancel).await.unwrap();
+
+    let d = &w.deployment;
+    let floor = Floor::start(&[
+        "--rpc-url".into(),
+        w.anvil.url.to_string(),
+        "--gate".into(),
+        d.gate.to_string(),
+        "--from-block".into(),
+        d.deploy_block.to_string(),
+        "--results".into(),
+        dir.path().display().to_string(),
+        "--poll-ms".into(),
+        "100".into(),
+    ])
+    .await;
+    let u = &floor.url;
+    let api = get_json(&format!("{u}/api/decisions")).await;
+    assert_eq!(api["total"], json!(5), "{api}");
+    // The API returns the answers exactly as submitted (JSON-escaped by serialisation).
+    let raws: Vec<String> = api["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["raw"].as_str().unwrap().to_string())
+        .collect();
+    for a in hostile_answers() {
+        assert!(
+            raws.contains(&a),
+            "the API lost answer {:?}",
+            a.chars().take(40).collect::<String>()
+        );
+    }
+
+    let b = Browser::start(1400, 1000)
+        .await
+        .expect("headless chromium starts (make bootstrap installs it)");
+    for page in ["/".to_string(), "/models".into()] {
+        b.goto(&format!("{u}{page}")).await.unwrap();
+        let pwned = b
+            .eval("return window.__pwned === undefined ? null : String(window.__pwned);", vec![])
+            .await
+            .unwrap();
+        assert_eq!(pwned, Value::Null, "a payload ran on {page}");
+    }
+    b.goto(&format!("{u}/")).await.unwrap();
+    let text = b.eval("return document.querySelector('main').innerText;", vec![]).await.unwrap();
+    let text = text.as_str().unwrap();
+    // Shown as text: the tags themselves are on the page, and no element came of them.
+    assert!(text.contains("<script>window.__pwned='script'</script>"), "{text}");
+    assert!(text.contains("<img src=x onerror=\"window.__pwned='img'\">"));
+    assert!(text.contains("javascript:window.__pwned='js'"));
+    assert!(text.contains("<script>window.__pwned='q-script'</script> Will it rain?"));
+    assert!(text.contains("⟨U+202E⟩PU_YUB⟨U+200B⟩"), "the RTL override is shown, not applied");
+    assert!(text.contains("Will ⟨U+202E⟩ETH⟨U+202C⟩ close"));
+    assert!(
+        text.contains("100000 bytes, keccak256 0x"),
+        "the 100 KB answer is cut with its length and hash"
+    );
+    assert!(text.contains("<b>evil-model</b>"), "the model label is text too");
+    assert!(!text.contains(&"A".repeat(1000)), "the 100 KB answer is shown whole");
+    let made = b
+        .eval("return { img: document.querySelectorAll('main img').length, script: document.querySelectorAll('main script').length, js: document.querySelectorAll('a[href^=\"javascript\" i]').length, bold: document.querySelectorAll('main b').length, rtl: document.querySelector('main').innerHTML.includes('\\u202e') };", vec![])
+        .await
+        .unwrap();
+    // The only <b> elements are the verdict cells the page itself makes (5 rows).
+    assert_eq!(made, json!({ "img": 0, "script": 0, "js": 0, "bold": 5, "rtl": false }), "{made}");
+    for d in api["decisions"].as_array().unwrap() {
+        b.goto(&format!("{u}/decision/{}/{}", d["block"], d["log_index"])).await.unwrap();
+        let pwned = b
+            .eval("return window.__pwned === undefined ? null : String(window.__pwned);", vec![])
+            .await
+            .unwrap();
+        assert_eq!(pwned, Value::Null, "a payload ran on decision {d}");
+        b.goto(&format!("{u}/market/{}", d["market"].as_str().unwrap())).await.unwrap();
+        let pwned = b
+            .eval("return window.__pwned === undefined ? null : String(window.__pwned);", vec![])
+            .await
+            .unwrap();
+        assert_eq!(pwned, Value::Null, "a payload ran on market {}", d["market"]);
+    }
+
+    // Live: a decision made while the page is open appears on it, without a reload.
+    b.goto(&format!("{u}/")).await.unwrap();
+    until(&b, "return document.getElementById('live').textContent === 'on';").await;
+    b.eval("window.__same_page = 1; return true;", vec![]).await.unwrap();
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+    w.ask(m, 520_000, 1_000_000).await.unwrap();
+    let live_model = Model::Replay(Replay::from_answers("live", vec!["ABSTAIN".into()]));
+    k.cycle(&live_model, None, &cancel).await.unwrap();
+    let mined = Instant::now();
+    let block = get_json(&format!("{u}/api/status")).await;
+    let took = until(&b, "return document.querySelectorAll('#rows tbody tr').length === 6;").await;
+    let same = b.eval("return window.__same_page === 1;", vec![]).await.unwrap();
+    assert_eq!(same, json!(true), "the page reloaded");
+    let newest = b
+        .eval(
+            "return document.querySelector('#rows tbody tr td:nth-child(3)').textContent;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(newest, json!("ABSTAIN"), "the newest row is the live decision");
+    let total =
+        b.eval("return document.getElementById('total').textContent;", vec![]).await.unwrap();
+    assert_eq!(total, json!("6"));
+    println!(
+        "a decision made while the page was open showed on it {} ms after its cycle ended (the status then said head {}); make bench measures block to page",
+        mined.elapsed().max(took).as_millis(),
+        block["head"]
+    );
+    let pwned = b
+        .eval("return window.__pwned === undefined ? null : String(window.__pwned);", vec![])
+        .await
+        .unwrap();
+    assert_eq!(pwned, Value::Null);
+    b.stop().await;
+    floor.stop().await;
+    drop(k);
+    w.stop().await;
+}
