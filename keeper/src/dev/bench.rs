@@ -1232,6 +1232,12 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     let _ = writeln!(md, "## Memory\n");
     let _ = writeln!(md, "Peak RSS of `keeper run --once` over {} markets, all due: **{rss_mb:.1} MB** ({rss_kib} KiB, its VmHWM as it logs it on exit (a parent's wait4 ru_maxrss would count the bench's own high-water mark, which a vfork-spawned child inherits); the run took {rss_secs:.1} s, process start included). Target <= 100 MB: {}.\n", args.rss_markets, verdict(rss_mb <= 100.0));
     write_record(&mut md, &long);
+    match &long.floor {
+        Ok(f) => super::floor_bench::write_floor(&mut md, f),
+        Err(e) => {
+            let _ = writeln!(md, "## The floor\n\nNot measured: {e}.\n");
+        }
+    }
     write_llm(&mut md, &llm);
     let _ = writeln!(md, "## Anvil's temporary folder\n");
     let _ = writeln!(md, "`~/.foundry/anvil/tmp` before the bench: {} entries, {} bytes; after, with every anvil stopped: {} entries, {} bytes.\n", tmp_before.0, tmp_before.1, tmp_after.0, tmp_after.1);
@@ -1390,6 +1396,8 @@ pub struct LongRun {
     pub catch_ups: usize,
     /// Seconds spent generating the decisions.
     pub generate_secs: f64,
+    /// `keeper serve` over the record at its largest size (issue 18), or why not measured.
+    pub floor: std::result::Result<super::floor_bench::FloorFigures, String>,
 }
 
 /// `keeper run --once` on `w`'s gate with its results in `results`, plus `extra` flags.
@@ -1582,12 +1590,18 @@ pub async fn record_figures(
             feed_growth,
         });
     }
+    eprintln!("bench:   the floor (keeper serve) over the record at {made} rows");
+    let floor = super::floor_bench::floor_figures(w, root, dir, || async {
+        generate(w, &markets, 1, 1).await.map_err(|e| crate::error_chain(&e))
+    })
+    .await;
     Ok(LongRun {
         sizes: out,
         catch_up_secs: catch_secs,
         catch_up_rss_kib: catch_rss,
         catch_ups,
         generate_secs: gen_secs,
+        floor,
     })
 }
 

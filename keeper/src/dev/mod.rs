@@ -5,5 +5,6 @@
 pub mod bench;
 pub mod browser;
 pub mod demo;
+pub mod floor_bench;
 pub mod steps;
 pub mod world;

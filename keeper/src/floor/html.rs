@@ -17,9 +17,10 @@ pub const CELL_CHARS: usize = 80;
 /// The most characters of outside text shown on a decision's own page.
 pub const PAGE_CHARS: usize = 2_000;
 
-/// Whether `c` would reorder, hide or join text around it, or is a control character.
+/// Whether `c` would reorder, hide or join text around it, or is a control character other
+/// than a line break or a tab (which HTML shows as white space, and a `<pre>` as itself).
 fn invisible(c: char) -> bool {
-    c.is_control()
+    (c.is_control() && c != '\n' && c != '\t')
         || matches!(c as u32,
             0x061C | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
             | 0xFEFF | 0xFFF9..=0xFFFB)
@@ -60,6 +61,13 @@ pub fn text(s: &str, max: usize) -> String {
         s.len(),
         esc(&hash.to_string()[..18])
     )
+}
+
+/// A model's answer as a JSON string without its quotes: a line break shows as `\n`, so the
+/// answer reads exactly as submitted.
+pub fn json_text(s: &str) -> String {
+    let j = serde_json::to_string(s).unwrap_or_default();
+    j[1..j.len() - 1].to_string()
 }
 
 /// Chain time as `YYYY-MM-DD HH:MM:SS UTC`.
@@ -218,7 +226,7 @@ fn pnl_cell(d: &DecisionView, symbol: &str) -> String {
 pub fn feed_row(d: &DecisionView, symbol: &str) -> String {
     let href = format!("/decision/{}/{}", d.block, d.log_index);
     let raw = match &d.raw {
-        Some(r) => text(r, CELL_CHARS),
+        Some(r) => text(&json_text(r), CELL_CHARS),
         None => format!("<small>({} bytes, not in the record)</small>", d.raw_length),
     };
     let market = match &d.question {
@@ -371,7 +379,7 @@ fn record_card(s: &Snapshot) -> String {
         "<dl><dt>decisions</dt><dd>{} ({} passed, {} refused)</dd><dt>off-chain failures</dt><dd>{}</dd>\
          <dt>realised P&amp;L</dt><dd>{}</dd><dt>settled fills</dt><dd>{} ({} won{})</dd>\
          <dt>peak drawdown read</dt><dd>{}</dd></dl>\
-         <a href=\"/charts\"><img class=\"chart small\" src=\"/chart/decisions.svg\" alt=\"decisions by reason and realised P&amp;L\"></a>\
+         <a href=\"/charts\"><img class=\"chart small\" src=\"/chart/pnl.svg\" alt=\"realised and marked-to-market P&amp;L against chain time\"></a>\
          <p><a href=\"/charts\">charts</a> · <a href=\"/models\">models</a></p>",
         m.decisions,
         m.passes,
@@ -410,8 +418,8 @@ pub fn decision(s: &Snapshot, d: &crate::decision::DecisionRow) -> String {
         "raw answer",
         match &d.raw {
             Some(r) => format!(
-                "<pre class=\"raw\">{}</pre><small>{} bytes · keccak256 {}</small>",
-                text(r, PAGE_CHARS),
+                "<pre class=\"raw\">{}</pre><small>JSON-escaped · {} bytes · keccak256 {}</small>",
+                text(&json_text(r), PAGE_CHARS),
                 d.raw_length,
                 esc(&d.raw_hash)
             ),
@@ -653,14 +661,23 @@ fn calibration_table(c: &view::Calibration) -> String {
     h
 }
 
-/// The charts page: the record's chart, rendered on the server.
+/// The charts page: every chart rendered on the server as SVG.
 pub fn charts(s: &Snapshot) -> String {
-    layout(
-        "charts",
-        s,
-        "<h1>Charts</h1><p>Rendered on the server from the record's aggregates (the same chart as results/decisions.svg).</p>\
-         <img class=\"chart\" src=\"/chart/decisions.svg\" alt=\"decisions by reason and realised P&amp;L\">",
-    )
+    let mut h = String::from(
+        "<h1>Charts</h1><p>Drawn on the server from the record (no script, nothing fetched from elsewhere); \
+         the series are at <a href=\"/api/charts\">/api/charts</a>.</p>",
+    );
+    for (file, alt) in [
+        ("pnl.svg", "realised and marked-to-market P&amp;L against chain time"),
+        ("drawdown.svg", "drawdown against its bound over time"),
+        ("reasons.svg", "decisions per reason over time"),
+        ("rules.svg", "rows failing each rule"),
+        ("calibration.svg", "calibration of the prices paid"),
+        ("decisions.svg", "the record's chart, as results/decisions.svg"),
+    ] {
+        let _ = write!(h, "<figure><img class=\"chart\" src=\"/chart/{file}\" alt=\"{alt}\"><figcaption>{alt}</figcaption></figure>");
+    }
+    layout("charts", s, &h)
 }
 
 /// A page for an error the user can act on (400, 404).
@@ -687,6 +704,13 @@ mod tests {
         );
         assert!(e.contains("⟨U+202E⟩") && e.contains("⟨U+200B⟩"), "{e}");
         assert!(!e.contains('\u{202E}'));
+    }
+
+    #[test]
+    fn line_breaks_stay_and_other_control_characters_are_marked() {
+        assert_eq!(esc("a\nb\tc\u{1b}[2J"), "a\nb\tc⟨U+001B⟩[2J");
+        // An answer reads as submitted: its line break as \n, its quote as \".
+        assert_eq!(json_text("BUY_UP\n\"x\""), "BUY_UP\\n\\\"x\\\"");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! `/api/models`, `/api/calibration`, `/api/offchain`; `/events` streams new heads, decisions
 //! and settlements (server-sent events).
 
+pub mod charts;
 pub mod html;
 pub mod track;
 pub mod view;
@@ -110,7 +111,8 @@ pub async fn run(
             let s = report::start_saved(state, cfg.results.clone(), anvil_bin).await?;
             let from = Some(cfg.from_block.unwrap_or(s.meta.deploy_block));
             let gate = Some(gate.unwrap_or(s.meta.gate));
-            let mode = format!("saved state {}", state.display());
+            let name = state.file_name().map(|n| n.to_string_lossy().to_string());
+            let mode = format!("saved state {}", name.unwrap_or_default());
             (s.chain.clone(), gate, from, Some(s.results.clone()), Some(s.anvil), mode)
         }
     };
@@ -236,6 +238,8 @@ fn router(app: App) -> Router {
         .route("/models", get(models_page))
         .route("/charts", get(charts_page))
         .route("/chart/decisions.svg", get(chart_svg))
+        .route("/chart/{name}", get(chart_named))
+        .route("/api/charts", get(api_charts))
         .route("/assets/floor.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
         .route("/assets/floor.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
         .route("/api/status", get(api_status))
@@ -474,6 +478,34 @@ async fn chart_svg(State(app): State<App>) -> Response {
     }
 }
 
+/// The record's chart series (the floor keeps them with its snapshot).
+fn chart_series(s: &Snapshot) -> charts::Series {
+    let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    charts::series(&s.decisions, max)
+}
+
+async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Response {
+    let s = app.now();
+    let series = chart_series(&s);
+    let labels = &s.facts.labels;
+    let svg = match name.as_str() {
+        "pnl.svg" => charts::pnl_svg(&series, &s.symbol),
+        "drawdown.svg" => charts::drawdown_svg(&series, &s.symbol),
+        "reasons.svg" => charts::reasons_svg(&series, labels),
+        "rules.svg" => charts::rules_svg(&series, labels),
+        "calibration.svg" => charts::calibration_svg(&view::calibration(&s.decisions)),
+        _ => return error(StatusCode::NOT_FOUND, "no such chart"),
+    };
+    ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
+}
+
+async fn api_charts(State(app): State<App>, q: RawQuery) -> Response {
+    if let Err(e) = no_query(&q) {
+        return api_error(StatusCode::BAD_REQUEST, &e);
+    }
+    Json(chart_series(&app.now())).into_response()
+}
+
 async fn api_status(State(app): State<App>, q: RawQuery) -> Response {
     if let Err(e) = no_query(&q) {
         return api_error(StatusCode::BAD_REQUEST, &e);
@@ -597,4 +629,34 @@ async fn events(State(app): State<App>, q: RawQuery) -> Response {
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_floor_refuses_to_listen_beyond_loopback() {
+        let chain = crate::config::ChainConfig {
+            rpc_url: "http://127.0.0.1:1".parse().unwrap(),
+            expected_chain_id: None,
+        };
+        for listen in ["0.0.0.0:8080", "[::]:8080", "192.168.1.10:8080"] {
+            let cfg = ServeConfig {
+                source: ReportSource::Chain { chain: chain.clone(), gate: None },
+                listen: listen.parse().unwrap(),
+                results: None,
+                from_block: None,
+                log_range: 5_000,
+                confirmations: None,
+                poll: Duration::from_millis(250),
+            };
+            // Refused before anything is read or bound (the RPC above is never asked).
+            let e = run(&cfg, Path::new("."), Path::new("anvil"), CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert!(matches!(e, ServeError::NotLoopback(_)), "{listen}: {e}");
+            assert!(e.to_string().contains("loopback address only"), "{e}");
+        }
+    }
 }
