@@ -583,7 +583,7 @@ impl Stream {
     fn diff(&mut self, s: &Snapshot) {
         self.queue.push_back(json_event("head", &s.status));
         let labels = &s.facts.labels;
-        for d in &s.decisions {
+        for d in s.decisions.iter() {
             let key = (d.block, d.log_index);
             if self.last.is_none_or(|l| key > l) {
                 let q = s.questions.get(&d.market).map(String::as_str);

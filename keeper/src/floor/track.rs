@@ -26,6 +26,7 @@ use alloy::{
 use std::{
     collections::{HashMap, HashSet},
     path::PathBuf,
+    sync::Arc,
     time::SystemTime,
 };
 
@@ -55,12 +56,12 @@ pub struct Snapshot {
     pub card: view::GateCard,
     pub symbol: String,
     /// Every decision row as published (the feed's, then those still waiting), oldest first.
-    pub decisions: Vec<DecisionRow>,
-    pub offchain: Vec<OffchainRow>,
-    pub summary: Summary,
+    pub decisions: Arc<Vec<DecisionRow>>,
+    pub offchain: Arc<Vec<OffchainRow>>,
+    pub summary: Arc<Summary>,
     /// Checked questions by market (checksummed).
-    pub questions: HashMap<String, String>,
-    pub markets: HashMap<String, MarketInfo>,
+    pub questions: Arc<HashMap<String, String>>,
+    pub markets: Arc<HashMap<String, MarketInfo>>,
     /// The results folder the labels and off-chain rows were read from.
     pub results: PathBuf,
 }
@@ -95,6 +96,18 @@ pub struct Tracker {
     disk_rows: Vec<FeedRow>,
     /// The head the last snapshot was made at.
     last_head: Option<u64>,
+    /// The last record decoded, shared by the snapshots made from it.
+    shared: Option<Shared>,
+}
+
+/// The parts of a snapshot that only change when the record does.
+#[derive(Debug, Clone)]
+struct Shared {
+    decisions: Arc<Vec<DecisionRow>>,
+    offchain: Arc<Vec<OffchainRow>>,
+    summary: Arc<Summary>,
+    questions: Arc<HashMap<String, String>>,
+    markets: Arc<HashMap<String, MarketInfo>>,
 }
 
 impl Tracker {
@@ -135,11 +148,14 @@ impl Tracker {
             files: None,
             disk_rows: Vec::new(),
             last_head: None,
+            shared: None,
         })
     }
 
     /// A new snapshot when the head, the confirmed block's contents or the keeper's files have
-    /// moved since the last one; None when nothing did.
+    /// moved since the last one; None when nothing did. The record is decoded again only when
+    /// new logs arrived, a reorg took some back, or the keeper's files moved: a new head alone
+    /// reuses the rows of the last snapshot (they are shared, not copied).
     pub async fn update(&mut self) -> Result<Option<Snapshot>> {
         let rpc = |e| ReportError::Chain(chain::ChainError::Rpc(Box::new(e)));
         let p = self.src.provider.clone();
@@ -149,6 +165,7 @@ impl Tracker {
         if self.last_head == Some(head) && self.files == Some(files) {
             return Ok(None);
         }
+        let mut changed = self.shared.is_none();
         // A reorg under the last block read: read the whole record again.
         if let Some((n, hash)) = self.read_to {
             let now = p.get_block_by_number(n.into()).await.map_err(rpc)?.map(|b| b.header.hash);
@@ -159,6 +176,7 @@ impl Tracker {
                 );
                 self.logs.clear();
                 self.read_to = None;
+                changed = true;
             }
         }
         let start = self.read_to.map_or(self.src.from, |(n, _)| n + 1);
@@ -166,6 +184,7 @@ impl Tracker {
             let new =
                 collectors::gate_logs(&p, self.src.gate, start, to, self.src.log_range).await?;
             self.times = collectors::block_times(&p, &new, std::mem::take(&mut self.times)).await?;
+            changed |= !new.is_empty();
             self.logs.extend(new);
             let hash = p
                 .get_block_by_number(to.into())
@@ -182,8 +201,53 @@ impl Tracker {
                 self.src.gate,
             )?;
             self.files = Some(files);
+            changed = true;
         }
-        let now = report::block_time(&p, to).await?;
+        if changed || self.shared.is_none() {
+            self.shared = Some(self.decode(to).await?);
+        }
+        let shared = self.shared.clone().expect("decoded above");
+        let live = self.live(to).await;
+        let head_time = report::block_time(&p, head).await?;
+        let status = view::Status {
+            chain_id: self.src.chain_id,
+            head,
+            head_time,
+            confirmed: to,
+            confirmations: self.src.confirmations,
+            gate: self.src.gate.to_checksum(None),
+            mode: self.src.mode.clone(),
+            decisions: shared.decisions.len(),
+            offchain: shared.offchain.len(),
+            open_positions: live.open_positions,
+            last_decision_time: shared.decisions.last().map(|d| d.time),
+        };
+        let card = view::GateCard::new(
+            &self.facts,
+            &live,
+            &self.symbol,
+            (self.code.0, &self.code.1),
+            &shared.summary,
+        );
+        self.last_head = Some(head);
+        Ok(Some(Snapshot {
+            status,
+            facts: self.facts.clone(),
+            card,
+            symbol: self.symbol.clone(),
+            decisions: shared.decisions,
+            offchain: shared.offchain,
+            summary: shared.summary,
+            questions: shared.questions,
+            markets: shared.markets,
+            results: self.src.results.clone(),
+        }))
+    }
+
+    /// The record to block `to`, decoded from every log read, with the labels and off-chain
+    /// rows of the keeper's files, as `report` assembles it.
+    async fn decode(&mut self, to: u64) -> Result<Shared> {
+        let now = report::block_time(&self.src.provider, to).await?;
         let record = feed::decode_logs(
             &self.logs,
             self.src.chain_id,
@@ -192,7 +256,7 @@ impl Tracker {
             &self.times,
         )?;
         let grace = u64::from(self.facts.bounds.writeOffGrace);
-        let assembled = report::assemble(
+        let report::Assembled { rebuilt, .. } = report::assemble(
             &record,
             &self.disk_rows,
             &self.src.results,
@@ -203,56 +267,28 @@ impl Tracker {
             grace,
         )?;
         self.learn_markets(&record.decisions, to).await?;
-        let live = self.live(to).await;
+        drop(record);
         let mut decisions = Vec::new();
         let mut offchain = Vec::new();
-        for row in assembled.rebuilt.published {
+        for row in rebuilt.published {
             match row {
                 FeedRow::Decision(d) => decisions.push(d),
                 FeedRow::Offchain(o) => offchain.push(o),
             }
         }
-        let summary = assembled.rebuilt.summary;
-        let head_time = report::block_time(&p, head).await?;
-        let status = view::Status {
-            chain_id: self.src.chain_id,
-            head,
-            head_time,
-            confirmed: to,
-            confirmations: self.src.confirmations,
-            gate: self.src.gate.to_checksum(None),
-            mode: self.src.mode.clone(),
-            decisions: decisions.len(),
-            offchain: offchain.len(),
-            open_positions: live.open_positions,
-            last_decision_time: decisions.last().map(|d| d.time),
-        };
-        let card = view::GateCard::new(
-            &self.facts,
-            &live,
-            &self.symbol,
-            (self.code.0, &self.code.1),
-            &summary,
-        );
-        self.last_head = Some(head);
         let markets: HashMap<String, MarketInfo> =
             self.markets.iter().map(|(a, m)| (a.to_checksum(None), m.clone())).collect();
         let questions = markets
             .iter()
             .filter_map(|(a, m)| Some((a.clone(), m.question.text()?.to_string())))
             .collect();
-        Ok(Some(Snapshot {
-            status,
-            facts: self.facts.clone(),
-            card,
-            symbol: self.symbol.clone(),
-            decisions,
-            offchain,
-            summary,
-            questions,
-            markets,
-            results: self.src.results.clone(),
-        }))
+        Ok(Shared {
+            decisions: Arc::new(decisions),
+            offchain: Arc::new(offchain),
+            summary: Arc::new(rebuilt.summary),
+            questions: Arc::new(questions),
+            markets: Arc::new(markets),
+        })
     }
 
     /// The provider the floor reads through (the market page reads the book now).
