@@ -275,7 +275,9 @@ async fn scenarios(
     p: &Progress,
     cancel: &CancellationToken,
 ) -> Result<Summary> {
-    let mut k = w.keeper(Some(results.to_path_buf())).reask_secs(900).build()?;
+    // One submission at a time: each lands in its own block whatever the machine's load.
+    let mut k =
+        w.keeper(Some(results.to_path_buf())).reask_secs(900).one_at_a_time(true).build()?;
     // Start from an empty record: this is a new chain.
     let gate = w.deployment.gate;
     let t0 = w.chain_time().await?;

@@ -38,6 +38,11 @@ pub struct ExecPolicy {
     pub dry_run: bool,
     /// Receipts polled at once.
     pub concurrency: usize,
+    /// Wait for each submission's receipt before sending the next (the demo's: on a node that
+    /// mines a block per arriving transaction, submissions sent back to back land one block
+    /// each or several to a block depending on timing, which would make the record depend on
+    /// the machine's load). The bot pipelines them.
+    pub one_at_a_time: bool,
 }
 
 /// What settling the journal against the chain did.
@@ -332,7 +337,18 @@ impl Executor {
             self.last_sent.insert(id, Instant::now());
             let sender = self.sender().await?;
             match sender.broadcast(&signed).await {
-                Ok(()) => return Ok(Some(id)),
+                Ok(()) => {
+                    if self.policy.one_at_a_time {
+                        // Mined or not by then, it is followed like any other pending one.
+                        let _ = tx::wait_receipt(
+                            &self.provider,
+                            signed.attempt.tx,
+                            self.policy.resend_after,
+                        )
+                        .await;
+                    }
+                    return Ok(Some(id));
+                }
                 // The node may hold it: pending, followed by settle like any other.
                 Err(BroadcastError::Transport(e)) => {
                     warn!(market = %a.market, nonce, error = %crate::error_chain(&*e), "send failed in transport; the submission stays pending and is followed");

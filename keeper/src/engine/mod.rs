@@ -153,6 +153,7 @@ impl Engine {
             dry_run: false,
             strategy_text: String::new(),
             resend_after: Duration::from_secs(30),
+            one_at_a_time: false,
         }
     }
 
@@ -346,6 +347,7 @@ pub struct EngineBuilder {
     dry_run: bool,
     strategy_text: String,
     resend_after: Duration,
+    one_at_a_time: bool,
 }
 
 impl EngineBuilder {
@@ -410,6 +412,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Each submission's receipt awaited before the next is sent ([`ExecPolicy::one_at_a_time`]):
+    /// the demo's, so its record does not depend on how a loaded machine times its sends.
+    pub fn one_at_a_time(mut self, on: bool) -> Self {
+        self.one_at_a_time = on;
+        self
+    }
+
     pub fn strategy_text(mut self, text: String) -> Self {
         self.strategy_text = text;
         self
@@ -448,6 +457,7 @@ impl EngineBuilder {
             resend_after: self.resend_after,
             dry_run: self.dry_run,
             concurrency: self.concurrency,
+            one_at_a_time: self.one_at_a_time,
         };
         if let Some(saved) = resume {
             collector.resume(saved)?;
