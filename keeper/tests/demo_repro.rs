@@ -2,8 +2,11 @@
 //! records, the bundled language model's answers included. The demo pins its chain's clock
 //! (genesis at a fixed time, then one second per block and explicit jumps), asks the model at
 //! temperature 0 with a fixed seed on one server slot, and writes anvil's state dump in one
-//! canonical order. Whether another machine of the same kind gets the same model answers is not
-//! asserted here (the committed record re-derives from its own saved chain either way).
+//! canonical order. It sends one submission at a time (`EngineBuilder::one_at_a_time`): sent
+//! back to back, anvil's automine put two or three of them into one block on a machine loaded by
+//! two `yes` processes, and every later block, settlement and chain time moved by as many.
+//! Whether another machine of the same kind gets the same model answers is not asserted here
+//! (the committed record re-derives from its own saved chain either way).
 //!
 //! The record's files are compared byte for byte. anvil's state dump is compared too, but a
 //! difference there is reported (with the JSON paths that differ, and both dumps kept under
