@@ -74,10 +74,29 @@ impl Floor {
         Self { child, url, log }
     }
 
+    /// SIGTERM, so it stops cleanly: a `--load-state` floor stops its own anvil (SIGKILL would
+    /// leave that anvil running).
+    fn terminate(&self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: signalling our own child by its pid.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+        }
+    }
+
     async fn stop(mut self) {
-        let _ = self.child.kill().await;
-        let log = self.log.finish().await;
+        self.terminate();
+        if tokio::time::timeout(HANG, self.child.wait()).await.is_err() {
+            let _ = self.child.kill().await;
+        }
+        let log = std::mem::replace(&mut self.log, Drained::empty()).finish().await;
         assert!(!log.contains(" ERROR "), "keeper serve logged an error:\n{log}");
+    }
+}
+
+impl Drop for Floor {
+    /// A test that panics still stops the floor (and the anvil a `--load-state` floor owns).
+    fn drop(&mut self) {
+        self.terminate();
     }
 }
 

@@ -78,6 +78,8 @@ impl Browser {
             .arg("--allowed-ips=127.0.0.1")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // Its own process group, with the browser it starts: a drop kills them all.
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|source| BrowserError::Start { what: "chromedriver", source })?;
@@ -222,9 +224,25 @@ impl Browser {
             .map_err(|source| BrowserError::Write { path: path.into(), source })
     }
 
-    /// Ends the session and stops ChromeDriver (and so the browser).
+    /// Ends the session and stops ChromeDriver and the browser.
     pub async fn stop(mut self) {
         let _ = self.call("DELETE", &self.at(""), None, "end session").await;
+        self.kill_group();
         let _ = self.driver.kill().await;
+    }
+
+    /// SIGKILL to ChromeDriver's process group: the browser and its helpers with it.
+    fn kill_group(&self) {
+        if let Some(pid) = self.driver.id() {
+            // SAFETY: the group is the one ChromeDriver leads (`process_group(0)` above).
+            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for Browser {
+    /// A test that panics mid-session leaves no browser behind.
+    fn drop(&mut self) {
+        self.kill_group();
     }
 }

@@ -410,6 +410,11 @@ impl Drained {
         Self { log, task }
     }
 
+    /// A drain of nothing (what is left once a drain was taken).
+    pub fn empty() -> Self {
+        Self { log: Arc::new(Mutex::new(Vec::new())), task: tokio::spawn(async {}) }
+    }
+
     /// Bytes logged so far.
     pub fn len(&self) -> usize {
         self.log.lock().unwrap().len()
