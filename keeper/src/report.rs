@@ -158,9 +158,24 @@ pub async fn start_saved(
 /// when that names it).
 /// The file is read as `keeper run` reads it: a missing file is `None`; an unreadable or
 /// malformed one, or one for another chain, is an error naming it (never taken for "no file").
-fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Result<Option<u64>> {
+pub(crate) fn saved_deploy_block(root: &Path, chain_id: u64, gate: Address) -> Result<Option<u64>> {
     Ok(crate::deploy::read_saved_for(root, chain_id, gate)?
         .and_then(|saved| saved.deployment.deploy_block.or(saved.deploy_block_not_before)))
+}
+
+/// `gate`, or (None) the gate saved for this chain in deployments/<chain-id>.json, read as
+/// `keeper run` reads it; no saved gate is an error naming the file.
+pub(crate) fn saved_gate(root: &Path, chain_id: u64, gate: Option<Address>) -> Result<Address> {
+    if let Some(g) = gate {
+        return Ok(g);
+    }
+    match crate::deploy::read_saved(root, chain_id)? {
+        Some(saved) => Ok(saved.deployment.gate),
+        None => {
+            let path = crate::deploy::saved_path(root, chain_id).display().to_string();
+            Err(chain::ChainError::NoSavedGate { chain_id, path }.into())
+        }
+    }
 }
 
 /// Reads the demo's companion deployment file: `None` when there is none.
@@ -185,16 +200,7 @@ async fn report_at(
 ) -> Result<ReportOutcome> {
     let (provider, chain_id) = chain::connect_checked(chain_cfg).await?;
     // No --gate: the gate saved for this chain, read as `keeper run` reads it.
-    let gate = match gate {
-        Some(g) => g,
-        None => match crate::deploy::read_saved(root, chain_id)? {
-            Some(saved) => saved.deployment.gate,
-            None => {
-                let path = crate::deploy::saved_path(root, chain_id).display().to_string();
-                return Err(chain::ChainError::NoSavedGate { chain_id, path }.into());
-            }
-        },
-    };
+    let gate = saved_gate(root, chain_id, gate)?;
     chain::check_gate(&provider, gate, chain_id).await?;
     let results = results.unwrap_or_else(|| recorder::default_results_dir(root, chain_id, gate));
     let from = match from_block {

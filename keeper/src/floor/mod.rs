@@ -136,26 +136,10 @@ async fn serve_chain(
 ) -> Result<(), ServeError> {
     let (provider, chain_id) =
         crate::chain::connect_checked(&chain).await.map_err(ReportError::from)?;
-    let gate = match gate {
-        Some(g) => g,
-        None => match crate::deploy::read_saved(root, chain_id).map_err(ReportError::from)? {
-            Some(saved) => saved.deployment.gate,
-            None => {
-                let path = crate::deploy::saved_path(root, chain_id).display().to_string();
-                return Err(ReportError::from(crate::chain::ChainError::NoSavedGate {
-                    chain_id,
-                    path,
-                })
-                .into());
-            }
-        },
-    };
+    let gate = report::saved_gate(root, chain_id, gate)?;
     let from = match from {
         Some(b) => b,
-        None => crate::deploy::read_saved_for(root, chain_id, gate)
-            .map_err(ReportError::from)?
-            .and_then(|s| s.deployment.deploy_block.or(s.deploy_block_not_before))
-            .unwrap_or(0),
+        None => report::saved_deploy_block(root, chain_id, gate)?.unwrap_or(0),
     };
     let results =
         results.unwrap_or_else(|| crate::recorder::default_results_dir(root, chain_id, gate));
@@ -297,6 +281,14 @@ type Pairs = Result<Query<Vec<(String, String)>>, axum::extract::rejection::Quer
 fn feed_query(q: Pairs, reasons: usize) -> Result<FeedQuery, String> {
     let Query(pairs) = q.map_err(|e| format!("the query does not parse: {}", e.body_text()))?;
     FeedQuery::parse(&pairs, reasons).map_err(|e| e.0)
+}
+
+/// A JSON route that takes no query: `value()` as JSON, or a 400 for any query.
+fn json_of<T: serde::Serialize>(q: &RawQuery, value: impl FnOnce() -> T) -> Response {
+    match no_query(q) {
+        Ok(()) => Json(value()).into_response(),
+        Err(e) => api_error(StatusCode::BAD_REQUEST, &e),
+    }
 }
 
 /// No query parameters are taken: any is a 400.
@@ -500,24 +492,15 @@ async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> 
 }
 
 async fn api_charts(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    Json(chart_series(&app.now())).into_response()
+    json_of(&q, || chart_series(&app.now()))
 }
 
 async fn api_status(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    Json(app.now().status.clone()).into_response()
+    json_of(&q, || app.now().status.clone())
 }
 
 async fn api_gate(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    Json(app.now().card.clone()).into_response()
+    json_of(&q, || app.now().card.clone())
 }
 
 async fn api_decisions(State(app): State<App>, q: Pairs) -> Response {
@@ -530,26 +513,19 @@ async fn api_decisions(State(app): State<App>, q: Pairs) -> Response {
 }
 
 async fn api_models(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    Json(serde_json::json!({ "models": view::models(&app.now().decisions) })).into_response()
+    json_of(&q, || serde_json::json!({ "models": view::models(&app.now().decisions) }))
 }
 
 async fn api_calibration(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    Json(view::calibration(&app.now().decisions)).into_response()
+    json_of(&q, || view::calibration(&app.now().decisions))
 }
 
 async fn api_offchain(State(app): State<App>, q: RawQuery) -> Response {
-    if let Err(e) = no_query(&q) {
-        return api_error(StatusCode::BAD_REQUEST, &e);
-    }
-    let s = app.now();
-    let rows: Vec<view::OffchainView> = s.offchain.iter().rev().map(Into::into).collect();
-    Json(serde_json::json!({ "total": rows.len(), "offchain": rows })).into_response()
+    json_of(&q, || {
+        let rows: Vec<view::OffchainView> =
+            app.now().offchain.iter().rev().map(Into::into).collect();
+        serde_json::json!({ "total": rows.len(), "offchain": rows })
+    })
 }
 
 /// What one `/events` connection has sent.

@@ -62,8 +62,6 @@ pub struct Snapshot {
     /// Checked questions by market (checksummed).
     pub questions: Arc<HashMap<String, String>>,
     pub markets: Arc<HashMap<String, MarketInfo>>,
-    /// The results folder the labels and off-chain rows were read from.
-    pub results: PathBuf,
 }
 
 /// Where the record is read from.
@@ -179,6 +177,13 @@ impl Tracker {
                 changed = true;
             }
         }
+        // Block `to` once: its hash marks what was read, its time dates the record.
+        let to_block = p
+            .get_block_by_number(to.into())
+            .await
+            .map_err(rpc)?
+            .map(|b| (b.header.hash, b.header.timestamp))
+            .unwrap_or_default();
         let start = self.read_to.map_or(self.src.from, |(n, _)| n + 1);
         if start <= to {
             let new =
@@ -186,13 +191,7 @@ impl Tracker {
             self.times = collectors::block_times(&p, &new, std::mem::take(&mut self.times)).await?;
             changed |= !new.is_empty();
             self.logs.extend(new);
-            let hash = p
-                .get_block_by_number(to.into())
-                .await
-                .map_err(rpc)?
-                .map(|b| b.header.hash)
-                .unwrap_or_default();
-            self.read_to = Some((to, hash));
+            self.read_to = Some((to, to_block.0));
         }
         if self.files != Some(files) {
             self.disk_rows = feed::read_feed_for(
@@ -204,11 +203,11 @@ impl Tracker {
             changed = true;
         }
         if changed || self.shared.is_none() {
-            self.shared = Some(self.decode(to).await?);
+            self.shared = Some(self.decode(to, to_block.1).await?);
         }
         let shared = self.shared.clone().expect("decoded above");
         let live = self.live(to).await;
-        let head_time = report::block_time(&p, head).await?;
+        let head_time = if head == to { to_block.1 } else { report::block_time(&p, head).await? };
         let status = view::Status {
             chain_id: self.src.chain_id,
             head,
@@ -240,14 +239,12 @@ impl Tracker {
             summary: shared.summary,
             questions: shared.questions,
             markets: shared.markets,
-            results: self.src.results.clone(),
         }))
     }
 
-    /// The record to block `to`, decoded from every log read, with the labels and off-chain
+    /// The record to block `to` (chain time `now`), decoded from every log read, with the labels and off-chain
     /// rows of the keeper's files, as `report` assembles it.
-    async fn decode(&mut self, to: u64) -> Result<Shared> {
-        let now = report::block_time(&self.src.provider, to).await?;
+    async fn decode(&mut self, to: u64, now: u64) -> Result<Shared> {
         let record = feed::decode_logs(
             &self.logs,
             self.src.chain_id,
@@ -289,11 +286,6 @@ impl Tracker {
             questions: Arc::new(questions),
             markets: Arc::new(markets),
         })
-    }
-
-    /// The provider the floor reads through (the market page reads the book now).
-    pub fn provider(&self) -> &DynProvider {
-        &self.src.provider
     }
 
     /// Length and modification time of feed.jsonl and journal.jsonl: a keeper writing beside
