@@ -49,6 +49,14 @@ pub enum CollectError {
     },
     #[error("block {0} is missing on the node")]
     MissingBlock(u64),
+    #[error("reading the receipt of {tx}")]
+    Receipt {
+        tx: B256,
+        #[source]
+        source: Box<TransportError>,
+    },
+    #[error("the node has no receipt for {0}, a transaction whose logs it returned")]
+    MissingReceipt(B256),
     #[error("the node returned no latest block")]
     NoLatestBlock,
 }
@@ -246,7 +254,15 @@ pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Addre
         .map_err(|e| CollectError::Call(Box::new(e)))
 }
 
-pub use crate::decision::GateFacts;
+pub use crate::decision::{GateFacts, TxGas};
+
+alloy::sol! {
+    /// The collateral token's symbol, for the pages (ERC-20's optional metadata).
+    #[sol(rpc)]
+    interface ITokenSymbol {
+        function symbol() external view returns (string);
+    }
+}
 
 /// Reads the gate's fixed facts; its deploy block is the block of its `GateDeployed` log within
 /// `[from, to]`, when there is one.
@@ -279,6 +295,9 @@ pub async fn gate_facts(
         range,
     )
     .await?;
+    let collateral = g.collateral().call().await.map_err(e("collateral"))?;
+    // A token need not name a symbol: a failed read is shown as plain units, not an error.
+    let symbol = ITokenSymbol::new(collateral, provider).symbol().call().await.ok();
     Ok(GateFacts {
         gate,
         chain_id,
@@ -288,9 +307,10 @@ pub async fn gate_facts(
         trusted_resolvers: g.trustedResolvers().call().await.map_err(e("trustedResolvers"))?,
         trusted_creators: g.trustedCreators().call().await.map_err(e("trustedCreators"))?,
         keeper: g.keeper().call().await.map_err(e("keeper"))?,
-        collateral: g.collateral().call().await.map_err(e("collateral"))?,
+        collateral,
         factory: g.marketFactory().call().await.map_err(e("marketFactory"))?,
         labels,
+        symbol: crate::format::token_symbol(symbol.as_deref()),
     })
 }
 
@@ -360,4 +380,65 @@ pub async fn block_times(
         times.insert(n, t);
     }
     Ok(times)
+}
+
+/// Adds to `gas` the gas of the transactions that published `logs`' decisions that it lacks: from their
+/// blocks' receipts (one `eth_getBlockReceipts` per block, by hash, so a reorged block is not
+/// read by mistake), else, on a node without that method, one `eth_getTransactionReceipt` each.
+pub async fn tx_gas(
+    provider: &DynProvider,
+    logs: &[Log],
+    gas: &mut HashMap<B256, TxGas>,
+) -> Result<()> {
+    use alloy::network::ReceiptResponse;
+    let mut blocks: std::collections::BTreeMap<(u64, B256), Vec<B256>> = Default::default();
+    for l in logs {
+        if l.topic0() != Some(&IRiskGate::Decision::SIGNATURE_HASH) {
+            continue;
+        }
+        let (Some(tx), Some(n), Some(h)) = (l.transaction_hash, l.block_number, l.block_hash)
+        else {
+            continue;
+        };
+        if !gas.contains_key(&tx) {
+            let txs = blocks.entry((n, h)).or_default();
+            if !txs.contains(&tx) {
+                txs.push(tx);
+            }
+        }
+    }
+    let of = |r: &alloy::rpc::types::TransactionReceipt| TxGas {
+        gas_used: r.gas_used(),
+        gas_price: r.effective_gas_price().to_string(),
+    };
+    let fetched: Vec<Result<Vec<(B256, TxGas)>>> = stream::iter(blocks)
+        .map(|((_, hash), txs)| async move {
+            let mut out = Vec::with_capacity(txs.len());
+            if let Ok(Some(receipts)) = provider.get_block_receipts(hash.into()).await {
+                for r in &receipts {
+                    if txs.contains(&r.transaction_hash()) {
+                        out.push((r.transaction_hash(), of(r)));
+                    }
+                }
+            }
+            for &tx in &txs {
+                if out.iter().any(|(t, _)| *t == tx) {
+                    continue;
+                }
+                let r = provider
+                    .get_transaction_receipt(tx)
+                    .await
+                    .map_err(|source| CollectError::Receipt { tx, source: Box::new(source) })?
+                    .ok_or(CollectError::MissingReceipt(tx))?;
+                out.push((tx, of(&r)));
+            }
+            Ok(out)
+        })
+        .buffer_unordered(BLOCK_TIME_CONCURRENCY)
+        .collect()
+        .await;
+    for r in fetched {
+        gas.extend(r?);
+    }
+    Ok(())
 }

@@ -40,6 +40,9 @@ pub struct GateFacts {
     pub factory: Address,
     /// reasonLabel(0..REASON_COUNT), verbatim from the gate.
     pub labels: Vec<String>,
+    /// The collateral token's symbol as the pages show it: [`crate::format::token_symbol`] of
+    /// what the token's `symbol()` returned.
+    pub symbol: String,
 }
 
 /// A model answer ready to submit, with the keeper's quote for it and the read it came from.
@@ -225,14 +228,15 @@ pub struct Settlement {
     pub payout: String,
     /// payout - notional, in collateral base units (signed).
     pub pnl: String,
-    /// Chain time of its block, when decoded from chain (not published: a row read back from
-    /// the feed has 0). Decides whether a written-off row is published with it
-    /// ([`crate::recorder::feed::as_published`]).
-    #[serde(skip)]
+    /// Chain time of its block: where the P&L line puts the settlement, and whether a
+    /// written-off row is published with it ([`crate::recorder::feed::as_published`]). A row
+    /// from a feed written before it was published reads 0.
+    #[serde(default)]
     pub time: u64,
 }
 
-/// Equal as published: `time` is not part of the row.
+/// Equal whatever `time` says: a row from a feed written before the time was published
+/// (0) is still the same settlement (`report --check` compares the published time itself).
 impl PartialEq for Settlement {
     fn eq(&self, o: &Self) -> bool {
         (&self.block, &self.tx, self.up_won, &self.up_units, &self.down_units)
@@ -310,8 +314,28 @@ pub struct DecisionRow {
     pub attempted_fill: Option<AttemptedFill>,
     pub settlement: Option<Settlement>,
     pub write_off: Option<WriteOff>,
+    /// The publishing transaction's gas, from its receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gas: Option<TxGas>,
     #[serde(flatten)]
     pub note: Annotation,
+}
+
+/// What the transaction that published a decision cost its sender, from its receipt: the gas
+/// it used and the price it paid per gas, in wei of the chain's native coin. A transaction may
+/// publish several decisions (a batch): each of its rows carries the same figures, and a total
+/// counts the transaction once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxGas {
+    pub gas_used: u64,
+    pub gas_price: String,
+}
+
+impl TxGas {
+    /// gas used × price, in wei.
+    pub fn fee(&self) -> u128 {
+        u128::from(self.gas_used).saturating_mul(self.gas_price.parse().unwrap_or(0))
+    }
 }
 
 /// What the keeper knows about one of its decisions that the chain does not: who answered and

@@ -2,6 +2,8 @@
 //! decimal strings as integers, and hostile text (a model's answer, a server's label) made safe
 //! inside a markdown table cell.
 
+use std::fmt::Write;
+
 /// Units helper: 1e6 base units shown as a decimal with six places.
 pub fn units(v: &str) -> String {
     let neg = v.starts_with('-');
@@ -9,6 +11,27 @@ pub fn units(v: &str) -> String {
     let padded = format!("{digits:0>7}");
     let (int, frac) = padded.split_at(padded.len() - 6);
     format!("{}{int}.{frac}", if neg { "-" } else { "" })
+}
+
+/// Shown for a collateral token whose `symbol()` fails, is empty, or is not plain.
+pub const NO_SYMBOL: &str = "units";
+/// The longest symbol shown, in characters.
+pub const SYMBOL_CHARS: usize = 12;
+
+/// A token's `symbol()` as the pages may show it. The token's deployer chose it, so it is
+/// hostile text that lands in markdown, HTML and SVG: it is kept only when it is 1 to
+/// [`SYMBOL_CHARS`] letters, digits, `$`, `.` or `-` (no markup, no spacing, no bidi or
+/// zero-width character), and is [`NO_SYMBOL`] otherwise.
+pub fn token_symbol(raw: Option<&str>) -> String {
+    match raw {
+        Some(s)
+            if (1..=SYMBOL_CHARS).contains(&s.chars().count())
+                && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '$' | '.' | '-')) =>
+        {
+            s.to_string()
+        }
+        _ => NO_SYMBOL.to_string(),
+    }
 }
 
 /// A decimal string as an integer (the feed's amounts are decimal strings of uint256 values
@@ -29,6 +52,35 @@ pub fn esc(s: &str) -> String {
         }
         out.truncate(end);
         out.push_str("...");
+    }
+    out
+}
+
+/// Whether `c` would reorder, hide or join text around it, or is a control character other
+/// than a line break or a tab (which HTML shows as white space, and a `<pre>` as itself).
+pub fn invisible(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c as u32,
+            0x061C | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+            | 0xFEFF | 0xFFF9..=0xFFFB)
+}
+
+/// `s` safe inside HTML text or a quoted attribute: `& < > " '` escaped, invisible characters
+/// shown as `⟨U+XXXX⟩`.
+pub fn markup(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if invisible(c) => {
+                let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
+            }
+            c => out.push(c),
+        }
     }
     out
 }

@@ -310,7 +310,8 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
-    let after_feed = compare_rows(&disk_rows, &rebuilt.published, &rebuilt.feed, &mut problems);
+    let RowsCompared { after: after_feed, older } =
+        compare_rows(&disk_rows, &rebuilt.published, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
     let (md, svg) = recorder::render_pages(&facts, &rebuilt.summary)?;
     let md_lines = md.lines().count();
@@ -342,6 +343,12 @@ async fn report_at(
         ),
     ];
     verified.extend(prompt_line);
+    if older > 0 {
+        verified.push(format!(
+            "not in {FEED_FILE}: the gas, or a settlement's time, of {older} rows written before \
+             the feed published them (on chain, and read from there for {RESULTS_FILE})"
+        ));
+    }
     verified.push(format!(
         "read to block {to} (head {head} − {confirmations} confirmations, as `keeper run` \
          records); {} rows on chain wait for their positions to settle before they enter \
@@ -394,7 +401,9 @@ pub async fn read_chain_record(
 ) -> Result<ChainRecord> {
     let logs = collectors::gate_logs(provider, gate, from, to, range).await?;
     let times = collectors::block_times(provider, &logs, HashMap::new()).await?;
-    Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times)?)
+    let mut gas = HashMap::new();
+    collectors::tx_gas(provider, &logs, &mut gas).await?;
+    Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times, &gas)?)
 }
 
 /// A gate's record as `keeper run` publishes it, from the chain's record read to block `to`.
@@ -529,8 +538,9 @@ fn compare_rows(
     derived: &[FeedRow],
     final_rows: &[FeedRow],
     problems: &mut Vec<String>,
-) -> usize {
+) -> RowsCompared {
     let last = disk.last().map(FeedRow::sort_key);
+    let mut older = 0;
     let derived: HashMap<(String, u64), &DecisionRow> = derived
         .iter()
         .filter_map(|r| if let FeedRow::Decision(d) = r { Some((identity(d), d)) } else { None })
@@ -547,7 +557,10 @@ fn compare_rows(
             problems.push(format!("{}: no such decision on chain", row_name(i + 1, d)));
             continue;
         };
-        let (file, chain) = (to_value(d), to_value(c));
+        let (mut file, mut chain) = (to_value(d), to_value(c));
+        if predates(&mut file, &mut chain) {
+            older += 1;
+        }
         let mut diffs = Vec::new();
         field_diffs(&file, &chain, "", &mut diffs);
         for (field, f, c) in diffs {
@@ -572,7 +585,38 @@ fn compare_rows(
             after += 1;
         }
     }
-    after
+    RowsCompared { after, older }
+}
+
+/// What [`compare_rows`] found besides its problems.
+struct RowsCompared {
+    /// Final rows after the feed's last row (the keeper has not appended them yet).
+    after: usize,
+    /// Rows written before the feed published `gas` and a settlement's `time`.
+    older: usize,
+}
+
+/// Fields a feed row did not publish when it was written (`gas` and a settlement's `time`,
+/// first published by the keeper whose summary is `summary.v2`), dropped from the chain's row
+/// so they are not reported as removed. They are on chain either way, and the pages are
+/// re-rendered from the chain's values; a row's hash link still pins the row as written. True
+/// if the row predates either.
+fn predates(file: &mut serde_json::Value, chain: &mut serde_json::Value) -> bool {
+    let mut older = false;
+    if file.get("gas").is_none() {
+        older |= chain.as_object_mut().and_then(|c| c.remove("gas")).is_some();
+    }
+    if let (Some(f), Some(c)) = (
+        file.get_mut("settlement").and_then(|f| f.as_object_mut()),
+        chain.get_mut("settlement").and_then(|c| c.as_object_mut()),
+    ) {
+        // Read into a row, a settlement without a time has time 0 (no block has that time).
+        if f.get("time").is_none_or(|t| t.as_u64() == Some(0)) {
+            f.remove("time");
+            older |= c.remove("time").is_some();
+        }
+    }
+    older
 }
 
 fn to_value(d: &DecisionRow) -> serde_json::Value {
@@ -723,6 +767,31 @@ mod tests {
                 ("reason".to_string(), "4".to_string(), "9".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_row_written_before_gas_and_settlement_time_is_not_a_removal() {
+        // An older row: no `gas`, a settlement whose time, read into a row, is 0. Both are
+        // dropped (the time from both sides), and nothing else.
+        let mut file = json!({"reason": 0, "settlement": {"pnl": "5", "time": 0}});
+        let mut chain =
+            json!({"reason": 0, "gas": {"gas_used": 9}, "settlement": {"pnl": "5", "time": 7}});
+        assert!(predates(&mut file, &mut chain));
+        assert_eq!(chain, json!({"reason": 0, "settlement": {"pnl": "5"}}));
+        assert_eq!(file, chain);
+        // As the file says it without the key at all, too.
+        let mut chain = json!({"settlement": {"pnl": "5", "time": 7}});
+        assert!(predates(&mut json!({"settlement": {"pnl": "5"}}), &mut chain));
+        // A current row keeps both, so a changed value is still named.
+        let mut file = json!({"gas": {"gas_used": 8}, "settlement": {"time": 6}});
+        let mut chain = json!({"gas": {"gas_used": 9}, "settlement": {"time": 7}});
+        assert!(!predates(&mut file, &mut chain));
+        let mut out = Vec::new();
+        field_diffs(&file, &chain, "", &mut out);
+        assert_eq!(out.len(), 2, "{out:?}");
+        // A row the chain has no gas for either is not counted as older.
+        let mut chain = json!({"reason": 0});
+        assert!(!predates(&mut json!({"reason": 0}), &mut chain));
     }
 
     #[test]

@@ -207,6 +207,58 @@ fn a_changed_model_label_breaks_the_hash_chain_at_that_row() {
     assert!(err.contains(&format!("{RESULTS_FILE} line")), "{err}");
 }
 
+/// A feed an older keeper wrote (no `gas`, no settlement `time`, linked as that keeper linked
+/// it) still checks: the missing fields are said, not taken for edits. Removing them from one
+/// row without re-linking is still caught by the hash chain.
+#[test]
+fn a_feed_from_before_gas_and_settlement_time_checks_and_says_so() {
+    use alloy::primitives::keccak256;
+    let _g = serial();
+    let dir = copy_of_demo();
+    let ls = lines(dir.path());
+    let FeedRow::Decision(first) =
+        rows(dir.path()).into_iter().find(|r| matches!(r, FeedRow::Decision(_))).unwrap()
+    else {
+        unreachable!()
+    };
+    let gate: Address = first.gate.parse().unwrap();
+    // Strip both fields from every row, then link the lines again as the older keeper did.
+    let mut prev = feed::genesis_hash(ANVIL_CHAIN_ID, gate);
+    let (mut older, mut out) = (0, Vec::new());
+    for l in &ls {
+        let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let o = v.as_object_mut().unwrap();
+        let mut touched = o.remove("gas").is_some();
+        if let Some(st) = o.get_mut("settlement").and_then(|s| s.as_object_mut()) {
+            touched |= st.remove("time").is_some();
+        }
+        older += usize::from(touched);
+        o.insert("prev".into(), prev.to_string().into());
+        let line = v.to_string();
+        prev = keccak256(line.as_bytes());
+        out.push(line);
+    }
+    // Every decision row has a receipt, so every one of them was touched.
+    assert_eq!(older, decisions(&rows(dir.path())).len());
+    write_lines(dir.path(), &out);
+    std::fs::write(dir.path().join(HEAD_FILE), format!("{prev}\n")).unwrap();
+    let (c, stdout, err) = check(dir.path());
+    assert_eq!(c, 0, "an older feed is not an edited one: {stdout}{err}");
+    let says = format!("not in {FEED_FILE}: the gas, or a settlement's time, of {older} rows");
+    assert!(stdout.contains(&says), "says {says:?}: {stdout}");
+
+    // The same stripping of one row, not linked again: the row after it names it.
+    let dir = copy_of_demo();
+    let mut ls = lines(dir.path());
+    let i = ls[..ls.len() - 1].iter().position(|l| l.contains("\"gas\":")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&ls[i]).unwrap();
+    v.as_object_mut().unwrap().remove("gas");
+    ls[i] = v.to_string();
+    write_lines(dir.path(), &ls);
+    let says = format!("row {}: `prev` does not match row {} as written", i + 2, i + 1);
+    assert_caught(dir.path(), &[&says]);
+}
+
 #[test]
 fn a_deleted_offchain_row_breaks_the_hash_chain_where_it_was() {
     let _g = serial();
@@ -237,11 +289,11 @@ fn an_edited_chart_is_caught_byte_for_byte() {
     let dir = copy_of_demo();
     let path = dir.path().join(CHART_FILE);
     let svg = std::fs::read_to_string(&path).unwrap();
-    let title = "Decisions by reason code";
+    let title = "Decisions by reason (code";
     let at = svg.find(title).expect("the chart has its title");
-    std::fs::write(&path, svg.replacen(title, "Decisions by reason kode", 1)).unwrap();
-    // "kode" differs from "code" at its first letter: 20 bytes into the title.
-    let byte = at + "Decisions by reason ".len();
+    std::fs::write(&path, svg.replacen(title, "Decisions by reason (kode", 1)).unwrap();
+    // "kode" differs from "code" at its first letter: 21 bytes into the title.
+    let byte = at + "Decisions by reason (".len();
     let line = svg[..byte].matches('\n').count() + 1;
     let says = format!(
         "{CHART_FILE} differs from the chart re-rendered from chain at byte {byte} (line {line};"

@@ -10,11 +10,15 @@ use super::{GateRef, Result};
 use crate::{
     bindings::IBinaryMarket,
     collectors::{self, MarketInfo, MarketState, Question},
-    decision::{BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, Unanswered},
+    decision::{BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered},
     follower::{self, Cursor, Follower, Known, Step},
     recorder::feed::{self, FeedKey},
 };
-use alloy::{primitives::Address, providers::DynProvider, rpc::types::Log};
+use alloy::{
+    primitives::{Address, B256},
+    providers::DynProvider,
+    rpc::types::Log,
+};
 use std::collections::{HashMap, HashSet};
 use tracing::warn;
 
@@ -74,6 +78,9 @@ pub struct Collector {
     facts: Option<GateFacts>,
     /// Chain time of every block that holds a hot log.
     times: HashMap<u64, u64>,
+    /// Gas of every transaction that published a hot decision, filled by each
+    /// [`Collector::follow`] (so after a resume, before the next write).
+    gas: HashMap<B256, TxGas>,
     /// The hot logs, in chain order: what `record` is decoded from.
     hot: Vec<Log>,
     record: ChainRecord,
@@ -107,6 +114,7 @@ impl Collector {
             follower,
             facts: None,
             times: HashMap::new(),
+            gas: HashMap::new(),
             hot: Vec::new(),
             record: ChainRecord::default(),
             last_asked: HashMap::new(),
@@ -158,6 +166,7 @@ impl Collector {
         self.found.cooled.extend(cooled);
         let blocks: HashSet<u64> = self.hot.iter().filter_map(|l| l.block_number).collect();
         self.times.retain(|b, _| blocks.contains(b));
+        self.retain_gas();
         self.decode()
     }
 
@@ -184,14 +193,20 @@ impl Collector {
         let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
         let times: HashMap<u64, u64> =
             logs.iter().filter_map(|l| Some((l.block_number?, l.block_timestamp?))).collect();
-        Ok(feed::decode_logs(logs, self.gate.chain_id, self.gate.gate, labels, &times)?)
+        Ok(feed::decode_logs(logs, self.gate.chain_id, self.gate.gate, labels, &times, &self.gas)?)
     }
 
     fn decode(&mut self) -> Result<()> {
         let labels = self.facts.as_ref().map_or(&[][..], |f| &f.labels[..]);
         let (chain_id, gate) = (self.gate.chain_id, self.gate.gate);
-        self.record = feed::decode_logs(&self.hot, chain_id, gate, labels, &self.times)?;
+        self.record = feed::decode_logs(&self.hot, chain_id, gate, labels, &self.times, &self.gas)?;
         Ok(())
+    }
+
+    /// Keeps the gas of the hot logs' transactions only.
+    fn retain_gas(&mut self) {
+        let txs: HashSet<B256> = self.hot.iter().filter_map(|l| l.transaction_hash).collect();
+        self.gas.retain(|t, _| txs.contains(t));
     }
 
     pub fn facts(&self) -> Option<&GateFacts> {
@@ -223,6 +238,7 @@ impl Collector {
             let kept = |l: &Log| l.block_number.is_some_and(|b| b <= fork);
             self.hot.retain(kept);
             self.found.logs.retain(kept);
+            self.retain_gas();
             // The removed blocks' decisions never happened: their markets' re-ask times go
             // back to what they were before them.
             while let Some(&(block, market, before)) = self.recent_asks.back() {
@@ -274,6 +290,9 @@ impl Collector {
         }
         self.found.logs.extend(fresh.iter().cloned());
         self.hot.extend(fresh);
+        // Every hot decision's, not only the fresh ones': after a resume or a deep reorg the
+        // hot logs came from the store, which keeps no receipts.
+        collectors::tx_gas(&self.provider, &self.hot, &mut self.gas).await?;
         self.decode()?;
         Ok(step)
     }

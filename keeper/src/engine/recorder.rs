@@ -23,7 +23,7 @@ use crate::{
     recorder::{
         self,
         feed::{self, FeedKey},
-        summary::Summary,
+        summary::{Summary, SUMMARY_KEY},
         RecordError, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
     },
     store::{Opened, Store, StoreError},
@@ -169,8 +169,10 @@ impl Recorder {
                 return Ok(None);
             }
         }
-        let summary: Summary =
-            store.meta("summary").map_err(RecordError::from)?.unwrap_or_default();
+        let Some(summary) = store.meta::<Summary>(SUMMARY_KEY).map_err(RecordError::from)? else {
+            warn!(results = %self.dir.display(), "the state database holds no summary of this version (one from an older keeper, or none): the state is rebuilt and the feed re-derived");
+            return Ok(None);
+        };
         let checkpoint: Checkpoint =
             store.meta("journal").map_err(RecordError::from)?.unwrap_or_default();
         let cursor = store.meta("cursor").map_err(RecordError::from)?.unwrap_or_default();
@@ -414,7 +416,7 @@ impl Recorder {
             }
             s.set_meta("cursor", &found.cursor)?;
             s.set_meta("feed", &feed_state)?;
-            s.set_meta("summary", &summary)?;
+            s.set_meta(SUMMARY_KEY, &summary)?;
             s.set_meta("journal", &checkpoint)?;
             s.mark_complete()
         });

@@ -4,27 +4,17 @@
 //! against its bound. Every distinction is carried by line style, shade or a text label as
 //! well as colour, so the charts read in grey.
 
-use super::{html::esc, view};
-use crate::{decision::DecisionRow, format::int};
+use super::view;
+use crate::{
+    decision::DecisionRow,
+    format::{int, markup as esc},
+    recorder::svg::{self, doc, hhmm, shade, time_chart, Point, H, MB, ML, MR, MT, W},
+};
 use serde::Serialize;
 use std::{collections::BTreeMap, fmt::Write};
 
-const W: f64 = 900.0;
-const H: f64 = 340.0;
-/// Plot margins: left, right, top, bottom.
-const ML: f64 = 90.0;
-const MR: f64 = 20.0;
-const MT: f64 = 40.0;
-const MB: f64 = 50.0;
 /// Time buckets of the per-reason chart.
 pub const TIME_BUCKETS: usize = 12;
-
-/// One point of a time series: chain time and a value in collateral base units.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct Point {
-    pub time: u64,
-    pub value: i128,
-}
 
 /// Everything the charts draw, also served as JSON (`/api/charts`).
 #[derive(Debug, Clone, Serialize)]
@@ -144,156 +134,6 @@ pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
     Series { realised, marked, drawdown, max_drawdown, bucket_starts, reasons, rules }
 }
 
-/// An SVG document of `W`×`h` with a title.
-fn doc(h: f64, title: &str, body: &str) -> String {
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" \
-         font-family=\"DejaVu Sans, sans-serif\" font-size=\"12\"><rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\
-         <text x=\"{ML}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>{body}</svg>\n",
-        esc(title)
-    )
-}
-
-fn hhmm(t: u64) -> String {
-    crate::format::utc_date(t).map(|d| d[5..].to_string()).unwrap_or_else(|| t.to_string())
-}
-
-/// A line chart of `lines` (label, dash pattern, points) against chain time, amounts in
-/// collateral units; `bound` draws a labelled horizontal line.
-fn time_chart(
-    title: &str,
-    y_label: &str,
-    lines: &[(&str, &str, &[Point])],
-    bound: Option<(&str, i128)>,
-) -> String {
-    let pts: Vec<&Point> = lines.iter().flat_map(|(_, _, p)| p.iter()).collect();
-    if pts.is_empty() {
-        return doc(120.0, title, "<text x=\"90\" y=\"70\">nothing to draw yet</text>");
-    }
-    let (mut t0, mut t1) = (u64::MAX, 0);
-    let (mut v0, mut v1) = (0i128, 0i128);
-    for p in &pts {
-        t0 = t0.min(p.time);
-        t1 = t1.max(p.time);
-        v0 = v0.min(p.value);
-        v1 = v1.max(p.value);
-    }
-    if let Some((_, b)) = bound {
-        v1 = v1.max(b);
-        v0 = v0.min(b);
-    }
-    if t1 == t0 {
-        t1 = t0 + 1;
-    }
-    if v1 == v0 {
-        v1 = v0 + 1_000_000;
-    }
-    let x = |t: u64| ML + (t - t0) as f64 / (t1 - t0) as f64 * (W - ML - MR);
-    let y = |v: i128| MT + (v1 - v) as f64 / (v1 - v0) as f64 * (H - MT - MB);
-    let mut b = String::new();
-    // Axes, zero line, ticks.
-    let _ =
-        write!(b, "<line x1=\"{ML}\" y1=\"{MT}\" x2=\"{ML}\" y2=\"{}\" stroke=\"#000\"/>", H - MB);
-    let _ = write!(
-        b,
-        "<line x1=\"{ML}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000\"/>",
-        H - MB,
-        W - MR,
-        H - MB
-    );
-    for i in 0..=4 {
-        let v = v0 + (v1 - v0) * i / 4;
-        let _ = write!(
-            b,
-            "<line x1=\"{}\" y1=\"{y:.1}\" x2=\"{ML}\" y2=\"{y:.1}\" stroke=\"#000\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{:.2}</text>",
-            ML - 4.0,
-            ML - 6.0,
-            y(v) + 4.0,
-            v as f64 / 1e6,
-            y = y(v)
-        );
-        let t = t0 + (t1 - t0) * i as u64 / 4;
-        let anchor = match i {
-            0 => "start",
-            4 => "end",
-            _ => "middle",
-        };
-        let _ = write!(
-            b,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
-            x(t),
-            H - MB + 16.0,
-            esc(&hhmm(t))
-        );
-    }
-    if v0 < 0 && v1 > 0 {
-        let _ = write!(b, "<line x1=\"{ML}\" y1=\"{:.1}\" x2=\"{}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"0.8\"/>", y(0), W - MR, y(0));
-    }
-    let _ = write!(
-        b,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">chain time (UTC, MM-DD HH:MM)</text>\
-         <text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-        ML + (W - ML - MR) / 2.0,
-        H - 12.0,
-        MT + (H - MT - MB) / 2.0,
-        esc(y_label)
-    );
-    if let Some((label, v)) = bound {
-        let _ = write!(
-            b,
-            "<line x1=\"{ML}\" y1=\"{:.1}\" x2=\"{}\" y2=\"{:.1}\" stroke=\"#000\" stroke-dasharray=\"2 3\"/>\
-             <text x=\"{}\" y=\"{:.1}\">{}</text>",
-            y(v),
-            W - MR,
-            y(v),
-            ML + 8.0,
-            y(v) + 14.0,
-            esc(label)
-        );
-    }
-    for (i, (label, dash, points)) in lines.iter().enumerate() {
-        // Steps: a value holds until the next point.
-        let mut path = String::new();
-        let mut last: Option<i128> = None;
-        // Points at one chain time collapse to the last of them (one block holds many rows).
-        let collapsed: Vec<&Point> = points
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| points.get(i + 1).is_none_or(|n| n.time != p.time))
-            .map(|(_, p)| p)
-            .collect();
-        for p in collapsed {
-            let (px, py) = (x(p.time), y(p.value));
-            match last {
-                None => {
-                    let _ = write!(path, "M{px:.1},{py:.1}");
-                }
-                Some(l) => {
-                    let _ = write!(path, " L{px:.1},{:.1} L{px:.1},{py:.1}", y(l));
-                }
-            }
-            last = Some(p.value);
-        }
-        let _ = write!(
-            b,
-            "<path d=\"{path}\" fill=\"none\" stroke=\"#222\" stroke-width=\"{}\" stroke-dasharray=\"{dash}\"/>",
-            if i == 0 { 2.2 } else { 1.4 }
-        );
-        let ly = MT + 4.0 + 16.0 * i as f64;
-        let _ = write!(
-            b,
-            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"#222\" stroke-width=\"{}\" stroke-dasharray=\"{dash}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            W - MR - 300.0,
-            W - MR - 265.0,
-            if i == 0 { 2.2 } else { 1.4 },
-            W - MR - 258.0,
-            ly + 4.0,
-            esc(label)
-        );
-    }
-    doc(H, title, &b)
-}
-
 pub fn pnl_svg(s: &Series, symbol: &str) -> String {
     time_chart(
         "P&L against chain time",
@@ -315,21 +155,17 @@ pub fn drawdown_svg(s: &Series, symbol: &str) -> String {
     )
 }
 
-/// Grey shade of a count against the largest (white for 0, near black for the most).
-fn shade(n: u64, max: u64) -> (String, &'static str) {
-    if n == 0 || max == 0 {
-        return ("#ffffff".into(), "#999");
-    }
-    let level = 235 - (n as f64 / max as f64 * 200.0) as u32;
-    (format!("#{level:02x}{level:02x}{level:02x}"), if level < 140 { "#fff" } else { "#000" })
-}
-
 /// Decisions per reason over time: one row per reason (labelled), one column per time bucket,
 /// each cell shaded by its count and showing it.
 pub fn reasons_svg(s: &Series, labels: &[String]) -> String {
     let rows = s.reasons.len().max(1) as f64;
     let h = MT + 30.0 + rows * 22.0 + 40.0;
-    let left = 340.0;
+    let row_label = |reason: u8, counts: &[u64]| {
+        let label = labels.get(usize::from(reason)).map(String::as_str).unwrap_or("?");
+        format!("{reason} · {label} ({})", counts.iter().sum::<u64>())
+    };
+    let shown: Vec<String> = s.reasons.iter().map(|(r, c)| row_label(*r, c)).collect();
+    let left = svg::label_room(shown.iter().map(String::as_str));
     let cw = (W - left - MR) / TIME_BUCKETS as f64;
     let max = s.reasons.values().flat_map(|v| v.iter()).copied().max().unwrap_or(0);
     let mut b = String::new();
@@ -344,16 +180,13 @@ pub fn reasons_svg(s: &Series, labels: &[String]) -> String {
             );
         }
     }
-    for (row, (reason, counts)) in s.reasons.iter().enumerate() {
+    for (row, ((_, counts), label)) in s.reasons.iter().zip(&shown).enumerate() {
         let y = MT + 24.0 + row as f64 * 22.0;
-        let label = labels.get(usize::from(*reason)).map(String::as_str).unwrap_or("?");
-        let total: u64 = counts.iter().sum();
         let _ = write!(
             b,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{} · {} ({total})</text>",
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             left - 8.0,
             y + 15.0,
-            reason,
             esc(label)
         );
         for (i, n) in counts.iter().enumerate() {
@@ -371,29 +204,15 @@ pub fn reasons_svg(s: &Series, labels: &[String]) -> String {
 
 /// Rows failing each rule: labelled horizontal bars with their counts.
 pub fn rules_svg(s: &Series, labels: &[String]) -> String {
-    let rows = s.rules.len().max(1) as f64;
-    let h = MT + rows * 22.0 + 30.0;
-    let left = 340.0;
-    let max = s.rules.values().copied().max().unwrap_or(1).max(1);
-    let mut b = String::new();
-    if s.rules.is_empty() {
-        b.push_str("<text x=\"90\" y=\"70\">no row failed a rule yet</text>");
-    }
-    for (row, (rule, n)) in s.rules.iter().enumerate() {
-        let y = MT + row as f64 * 22.0;
-        let label = labels.get(usize::from(*rule)).map(String::as_str).unwrap_or("?");
-        let w = (*n as f64 / max as f64) * (W - left - MR - 60.0);
-        let _ = write!(
-            b,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">rule {rule} · {}</text><rect x=\"{left}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"16\" fill=\"#555\"/><text x=\"{:.1}\" y=\"{:.1}\">{n}</text>",
-            left - 8.0,
-            y + 13.0,
-            esc(label),
-            left + w + 6.0,
-            y + 13.0
-        );
-    }
-    doc(h, "Rows failing each rule", &b)
+    let bars: Vec<(String, u64)> = s
+        .rules
+        .iter()
+        .map(|(rule, n)| {
+            let label = labels.get(usize::from(*rule)).map(String::as_str).unwrap_or("?");
+            (format!("rule {rule} · {label}"), *n)
+        })
+        .collect();
+    svg::bars("Rows failing each rule", &bars, "no row failed a rule yet")
 }
 
 /// Calibration: mean price paid against the win rate per bucket, with the diagonal, each point

@@ -17,34 +17,7 @@ pub const CELL_CHARS: usize = 80;
 /// The most characters of outside text shown on a decision's own page.
 pub const PAGE_CHARS: usize = 2_000;
 
-/// Whether `c` would reorder, hide or join text around it, or is a control character other
-/// than a line break or a tab (which HTML shows as white space, and a `<pre>` as itself).
-fn invisible(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c as u32,
-            0x061C | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
-            | 0xFEFF | 0xFFF9..=0xFFFB)
-}
-
-/// `s` safe inside HTML text or a quoted attribute: `& < > " '` escaped, invisible characters
-/// shown as `⟨U+XXXX⟩`.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if invisible(c) => {
-                let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::format::markup as esc;
 
 /// Outside text, escaped and cut at `max` characters; a cut one says how long it was and its
 /// keccak256, so two answers that start alike still tell apart.
@@ -151,7 +124,7 @@ pub fn gate_card(s: &Snapshot) -> String {
         "price band",
         format!("{} to {} (probability of the side bought)", esc(&b.min_price), esc(&b.max_price)),
     );
-    row("max size", format!("{} units per order", esc(&b.max_size)));
+    row("max size", format!("{} per order", esc(&b.max_size)));
     row(
         "positions",
         format!(
@@ -249,11 +222,11 @@ pub fn feed_row(d: &DecisionView, symbol: &str) -> String {
     };
     let size = if d.side.is_some() && d.quantity != "0" {
         format!(
-            "{} {} · cost ≤ {} · filled {} for {}",
-            esc(&d.quantity),
+            "{} {} tokens · cost ≤ {} · filled {} for {}",
+            esc(&view::tokens(&d.quantity)),
             d.side.unwrap_or(""),
             esc(&d.cost_shown),
-            esc(&d.filled),
+            esc(&view::tokens(&d.filled)),
             esc(&d.spent_shown)
         )
     } else {
@@ -373,7 +346,7 @@ pub fn floor(s: &Snapshot, q: &FeedQuery, page: &Page) -> String {
 fn record_card(s: &Snapshot) -> String {
     let m = &s.summary;
     let realised = view::amount(&m.realised_total.to_string(), &s.symbol);
-    let cal = view::calibration(&s.decisions);
+    let cal = s.summary.calibration.view();
     let won: u64 = cal.buckets.iter().map(|b| b.won).sum();
     format!(
         "<dl><dt>decisions</dt><dd>{} ({} passed, {} refused)</dd><dt>off-chain failures</dt><dd>{}</dd>\
@@ -409,7 +382,16 @@ pub fn decision(s: &Snapshot, d: &crate::decision::DecisionRow) -> String {
         let _ = write!(h, "<dt>{}</dt><dd>{val}</dd>", esc(k));
     };
     row("chain time", esc(&time(d.time)));
-    row("transaction", format!("<code>{}</code>", esc(&d.tx)));
+    let gas = match &d.gas {
+        Some(g) => format!(
+            " · gas {} at {} · fee {} (native coin)",
+            g.gas_used,
+            esc(&view::gas_price(g.gas_price.parse().unwrap_or(0))),
+            esc(&view::native(g.fee()))
+        ),
+        None => " · gas not known".into(),
+    };
+    row("transaction", format!("<code>{}</code>{gas}", esc(&d.tx)));
     row("market", format!("<a href=\"/market/{m}\"><code>{m}</code></a>", m = esc(&d.market)));
     if let Some(q) = &v.question {
         row("question", text(q, PAGE_CHARS));
@@ -460,13 +442,13 @@ pub fn decision(s: &Snapshot, d: &crate::decision::DecisionRow) -> String {
         row(
             "order",
             format!(
-                "{} {} at limit {} (best level {}) · cost ≤ {} · filled {} for {}{}",
-                esc(&d.quantity),
+                "{} {} tokens at limit {} (best level {}) · cost ≤ {} · filled {} for {}{}",
+                esc(&view::tokens(&d.quantity)),
                 v.side.unwrap_or(""),
                 esc(v.limit.as_deref().unwrap_or("-")),
                 esc(v.best_level_price.as_deref().unwrap_or("-")),
                 esc(&v.cost_shown),
-                esc(&d.filled),
+                esc(&view::tokens(&d.filled)),
                 esc(&v.spent_shown),
                 v.average_price
                     .as_ref()
@@ -479,8 +461,8 @@ pub fn decision(s: &Snapshot, d: &crate::decision::DecisionRow) -> String {
         row(
             "fill undone",
             format!(
-                "the market offered {} for {}; the gate undid it",
-                esc(&f.filled),
+                "the market offered {} tokens for {}; the gate undid it",
+                esc(&view::tokens(&f.filled)),
                 esc(&view::amount(&f.spent, &s.symbol))
             ),
         );
@@ -606,7 +588,7 @@ pub fn models(s: &Snapshot) -> String {
          <table class=\"models\"><thead><tr><th>#</th><th>model</th><th>provider</th><th>decisions</th><th>passed</th>\
          <th>refused, by reason</th><th>settled fills</th><th>win rate</th><th>realised P&amp;L</th><th>Brier</th></tr></thead><tbody>",
     );
-    for (i, m) in view::models(&s.decisions).iter().enumerate() {
+    for (i, m) in s.summary.models_ranked().iter().enumerate() {
         let refusals: Vec<String> = m
             .refusals
             .iter()
@@ -633,7 +615,7 @@ pub fn models(s: &Snapshot) -> String {
         );
     }
     h.push_str("</tbody></table>");
-    h.push_str(&calibration_table(&view::calibration(&s.decisions)));
+    h.push_str(&calibration_table(&s.summary.calibration.view()));
     layout("models", s, &h)
 }
 

@@ -464,10 +464,9 @@ async fn charts_page(State(app): State<App>, q: RawQuery) -> Response {
 
 async fn chart_svg(State(app): State<App>) -> Response {
     let s = app.now();
-    match crate::recorder::chart::render_svg(&s.summary, &s.facts.labels) {
-        Ok(svg) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &crate::error_chain(&e)),
-    }
+    let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    let svg = crate::recorder::chart::render_svg(&s.summary, &s.facts.labels, &s.facts.symbol, max);
+    ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
 }
 
 /// The record's chart series (the floor keeps them with its snapshot).
@@ -485,7 +484,7 @@ async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> 
         "drawdown.svg" => charts::drawdown_svg(&series, &s.symbol),
         "reasons.svg" => charts::reasons_svg(&series, labels),
         "rules.svg" => charts::rules_svg(&series, labels),
-        "calibration.svg" => charts::calibration_svg(&view::calibration(&s.decisions)),
+        "calibration.svg" => charts::calibration_svg(&s.summary.calibration.view()),
         _ => return error(StatusCode::NOT_FOUND, "no such chart"),
     };
     ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
@@ -513,11 +512,11 @@ async fn api_decisions(State(app): State<App>, q: Pairs) -> Response {
 }
 
 async fn api_models(State(app): State<App>, q: RawQuery) -> Response {
-    json_of(&q, || serde_json::json!({ "models": view::models(&app.now().decisions) }))
+    json_of(&q, || serde_json::json!({ "models": app.now().summary.models_ranked() }))
 }
 
 async fn api_calibration(State(app): State<App>, q: RawQuery) -> Response {
-    json_of(&q, || view::calibration(&app.now().decisions))
+    json_of(&q, || app.now().summary.calibration.view())
 }
 
 async fn api_offchain(State(app): State<App>, q: RawQuery) -> Response {

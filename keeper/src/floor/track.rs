@@ -12,7 +12,7 @@ use crate::{
     bindings::IRiskGate,
     chain, collectors,
     collectors::MarketInfo,
-    decision::{DecisionRow, FeedRow, GateFacts, OffchainRow},
+    decision::{DecisionRow, FeedRow, GateFacts, OffchainRow, TxGas},
     recorder::{feed, summary::Summary, FEED_FILE},
     report::{self, ReportError},
 };
@@ -32,21 +32,15 @@ use std::{
 
 sol! {
     /// What the floor reads of the gate beyond `IRiskGate`: its owner (OpenZeppelin's
-    /// `Ownable`), and of its collateral token the symbol and the gate's balance.
+    /// `Ownable`), and of its collateral token the gate's balance.
     #[sol(rpc)]
     interface IFloorReads {
         function owner() external view returns (address);
-        function symbol() external view returns (string);
         function balanceOf(address holder) external view returns (uint256);
     }
 }
 
 type Result<T> = std::result::Result<T, ReportError>;
-
-/// Shown when the collateral token names no symbol.
-const NO_SYMBOL: &str = "units";
-/// The longest symbol shown (a token chooses its own).
-const SYMBOL_CHARS: usize = 12;
 
 /// The record as of one confirmed block: what every page and API route reads.
 #[derive(Debug, Clone)]
@@ -82,10 +76,11 @@ pub struct Source {
 pub struct Tracker {
     src: Source,
     facts: GateFacts,
-    symbol: String,
     code: (bool, String),
     logs: Vec<Log>,
     times: HashMap<u64, u64>,
+    /// Gas of each transaction that published a decision read.
+    gas: HashMap<B256, TxGas>,
     /// The last block read, and its hash.
     read_to: Option<(u64, B256)>,
     markets: HashMap<Address, MarketInfo>,
@@ -130,17 +125,13 @@ impl Tracker {
             Ok(line) => (true, line),
             Err(e) => (false, format!("NOT verified: {}", crate::error_chain(&e))),
         };
-        let symbol = match IFloorReads::new(facts.collateral, &src.provider).symbol().call().await {
-            Ok(s) if !s.trim().is_empty() => s.chars().take(SYMBOL_CHARS).collect(),
-            _ => NO_SYMBOL.to_string(),
-        };
         Ok(Self {
             src,
             facts,
-            symbol,
             code,
             logs: Vec::new(),
             times: HashMap::new(),
+            gas: HashMap::new(),
             read_to: None,
             markets: HashMap::new(),
             files: None,
@@ -173,6 +164,8 @@ impl Tracker {
                     "the block the floor last read is gone: reading the record again"
                 );
                 self.logs.clear();
+                self.times.clear();
+                self.gas.clear();
                 self.read_to = None;
                 changed = true;
             }
@@ -189,6 +182,7 @@ impl Tracker {
             let new =
                 collectors::gate_logs(&p, self.src.gate, start, to, self.src.log_range).await?;
             self.times = collectors::block_times(&p, &new, std::mem::take(&mut self.times)).await?;
+            collectors::tx_gas(&p, &new, &mut self.gas).await?;
             changed |= !new.is_empty();
             self.logs.extend(new);
             self.read_to = Some((to, to_block.0));
@@ -224,7 +218,7 @@ impl Tracker {
         let card = view::GateCard::new(
             &self.facts,
             &live,
-            &self.symbol,
+            &self.facts.symbol,
             (self.code.0, &self.code.1),
             &shared.summary,
         );
@@ -233,7 +227,7 @@ impl Tracker {
             status,
             facts: self.facts.clone(),
             card,
-            symbol: self.symbol.clone(),
+            symbol: self.facts.symbol.clone(),
             decisions: shared.decisions,
             offchain: shared.offchain,
             summary: shared.summary,
@@ -251,6 +245,7 @@ impl Tracker {
             self.src.gate,
             &self.facts.labels,
             &self.times,
+            &self.gas,
         )?;
         let grace = u64::from(self.facts.bounds.writeOffGrace);
         let report::Assembled { rebuilt, .. } = report::assemble(

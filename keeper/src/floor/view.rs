@@ -5,10 +5,15 @@
 //! Amounts are shown in collateral units with the token's symbol, prices as probabilities; the
 //! raw integers stay beside them in the JSON so a check never has to parse a display string.
 
+pub use crate::recorder::figures::{
+    amount, gas_price, native, prob, row_pnl, row_won, side, tokens, verdict_name, Bucket,
+    Calibration,
+};
+pub use crate::recorder::summary::ModelRow;
 use crate::{
     bindings::verdict,
-    decision::{DecisionRow, GateFacts, OffchainRow},
-    format::{int, units},
+    decision::{DecisionRow, GateFacts, OffchainRow, TxGas},
+    format::int,
     recorder::summary::Summary,
 };
 use alloy::primitives::Address;
@@ -23,83 +28,6 @@ pub const DEFAULT_PER_PAGE: usize = 50;
 pub const MAX_PAGE: usize = 1_000_000;
 /// The longest value of one query parameter, in bytes.
 pub const MAX_PARAM_BYTES: usize = 256;
-/// Calibration buckets: the price paid, in tenths.
-pub const BUCKETS: usize = 10;
-
-/// One price level of 1e6 base units as a probability: "0.45", "0.125", "1".
-pub fn prob(v: &str) -> String {
-    let n = int(v);
-    if n <= 0 {
-        return "0".into();
-    }
-    let s = units(&n.to_string());
-    let s = s.trim_end_matches('0');
-    let s = s.strip_suffix('.').unwrap_or(s);
-    if let Some((_, frac)) = s.split_once('.') {
-        if frac.len() == 1 {
-            return format!("{s}0");
-        }
-    }
-    s.to_string()
-}
-
-/// `v` (collateral base units, 6 decimals) with the token's symbol: "4.000000 tUSD".
-pub fn amount(v: &str, symbol: &str) -> String {
-    format!("{} {symbol}", units(v))
-}
-
-/// The verdict's name, as the gate's parser names it.
-pub fn verdict_name(code: u8) -> &'static str {
-    match code {
-        verdict::ABSTAIN => "ABSTAIN",
-        verdict::BUY_UP => "BUY_UP",
-        verdict::BUY_DOWN => "BUY_DOWN",
-        verdict::INVALID => "INVALID",
-        _ => "UNKNOWN",
-    }
-}
-
-/// The side a verdict buys, if any.
-pub fn side(code: u8) -> Option<&'static str> {
-    match code {
-        verdict::BUY_UP => Some("UP"),
-        verdict::BUY_DOWN => Some("DOWN"),
-        _ => None,
-    }
-}
-
-/// What one decision row earned, once its position closed: its share of the position's payout
-/// (units of the winning side it bought, of all the winning side's units) less what it spent; a
-/// row whose position was written off and never settled lost what it spent. None while open.
-pub fn row_pnl(d: &DecisionRow) -> Option<i128> {
-    let spent = int(&d.spent);
-    if int(&d.filled) == 0 {
-        return None;
-    }
-    if let Some(s) = &d.settlement {
-        let won = row_won(d)?;
-        let winning = int(if s.up_won { &s.up_units } else { &s.down_units });
-        let payout = if won && winning > 0 { int(&s.payout) * int(&d.filled) / winning } else { 0 };
-        return Some(payout - spent);
-    }
-    d.write_off.as_ref().map(|_| -spent)
-}
-
-/// Whether the side this row bought won (None before settlement or without a side).
-pub fn row_won(d: &DecisionRow) -> Option<bool> {
-    let s = d.settlement.as_ref()?;
-    match d.verdict {
-        verdict::BUY_UP => Some(s.up_won),
-        verdict::BUY_DOWN => Some(!s.up_won),
-        _ => None,
-    }
-}
-
-/// The average price a fill paid per unit (1e6 units), where something was bought.
-fn paid(d: &DecisionRow) -> Option<i128> {
-    d.average_price_paid.as_deref().map(int).filter(|p| *p > 0)
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Settled {
     pub block: u64,
@@ -153,6 +81,9 @@ pub struct DecisionView {
     pub scenario: Option<String>,
     pub prompt_hash: String,
     pub read_block: u64,
+    /// The publishing transaction's gas, and its fee (gas × price) in wei.
+    pub gas: Option<TxGas>,
+    pub fee: Option<String>,
 }
 
 impl DecisionView {
@@ -200,6 +131,8 @@ impl DecisionView {
             scenario: d.note.scenario.clone(),
             prompt_hash: d.prompt_hash.clone(),
             read_block: d.read_block,
+            gas: d.gas.clone(),
+            fee: d.gas.as_ref().map(|g| g.fee().to_string()),
         }
     }
 }
@@ -403,126 +336,6 @@ pub fn page(
     }
 }
 
-/// One model label's record, ranked by realised P&L.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ModelRow {
-    pub model: String,
-    pub provider: String,
-    pub decisions: u64,
-    pub passes: u64,
-    /// Refusals (every reason but PASS), by reason code.
-    pub refusals: BTreeMap<u8, u64>,
-    /// Rows with a fill whose position settled, and how many of those won.
-    pub settled: u64,
-    pub won: u64,
-    /// won / settled, when any settled.
-    pub win_rate: Option<f64>,
-    /// Realised P&L of its rows (write-offs included), base units.
-    pub realised_pnl: String,
-    /// Brier score of the prices paid on its settled rows (lower is better).
-    pub brier: Option<f64>,
-}
-
-/// A row's model label on the floor ("(none)" when the keeper recorded none).
-pub fn model_label(d: &DecisionRow) -> String {
-    d.note.model.clone().unwrap_or_else(|| "(none)".into())
-}
-
-/// One row per model label, best realised P&L first (then by decisions).
-pub fn models(rows: &[DecisionRow]) -> Vec<ModelRow> {
-    let mut by: BTreeMap<String, (ModelRow, i128, f64)> = BTreeMap::new();
-    for d in rows {
-        let e = by.entry(model_label(d)).or_insert_with(|| {
-            let m = ModelRow {
-                model: model_label(d),
-                provider: d.note.provider.clone().unwrap_or_default(),
-                ..Default::default()
-            };
-            (m, 0, 0.0)
-        });
-        e.0.decisions += 1;
-        if d.reason == 0 {
-            e.0.passes += 1;
-        } else {
-            *e.0.refusals.entry(d.reason).or_default() += 1;
-        }
-        if let Some(p) = row_pnl(d) {
-            e.1 += p;
-        }
-        if let (Some(won), Some(price)) = (row_won(d), paid(d)) {
-            e.0.settled += 1;
-            e.0.won += u64::from(won);
-            let p = price as f64 / 1e6;
-            let o = if won { 1.0 } else { 0.0 };
-            e.2 += (p - o) * (p - o);
-        }
-    }
-    let mut out: Vec<(i128, ModelRow)> = by
-        .into_values()
-        .map(|(mut m, pnl, sq)| {
-            m.realised_pnl = pnl.to_string();
-            if m.settled > 0 {
-                m.win_rate = Some(m.won as f64 / m.settled as f64);
-                m.brier = Some(sq / m.settled as f64);
-            }
-            (pnl, m)
-        })
-        .collect();
-    out.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.decisions.cmp(&a.1.decisions)));
-    out.into_iter().map(|(_, m)| m).collect()
-}
-
-/// One calibration bucket: settled rows whose average price paid fell in
-/// `[lo, hi)` tenths, and how often their side won.
-#[derive(Debug, Clone, Serialize)]
-pub struct Bucket {
-    pub lo: String,
-    pub hi: String,
-    pub count: u64,
-    pub won: u64,
-    /// The mean price paid in the bucket, as a probability.
-    pub mean_price: Option<f64>,
-    pub win_rate: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Calibration {
-    pub buckets: Vec<Bucket>,
-    pub settled: u64,
-    /// Mean of (price paid − outcome)² over the settled rows.
-    pub brier: Option<f64>,
-}
-
-/// For settled rows with a fill: the price paid against how often that side won.
-pub fn calibration(rows: &[DecisionRow]) -> Calibration {
-    let mut n = [0u64; BUCKETS];
-    let mut w = [0u64; BUCKETS];
-    let mut sum = [0f64; BUCKETS];
-    let (mut settled, mut sq) = (0u64, 0f64);
-    for d in rows {
-        let (Some(won), Some(price)) = (row_won(d), paid(d)) else { continue };
-        let p = price as f64 / 1e6;
-        let i = ((price * BUCKETS as i128 / 1_000_000) as usize).min(BUCKETS - 1);
-        n[i] += 1;
-        w[i] += u64::from(won);
-        sum[i] += p;
-        settled += 1;
-        let o = if won { 1.0 } else { 0.0 };
-        sq += (p - o) * (p - o);
-    }
-    let buckets = (0..BUCKETS)
-        .map(|i| Bucket {
-            lo: format!("{:.1}", i as f64 / BUCKETS as f64),
-            hi: format!("{:.1}", (i + 1) as f64 / BUCKETS as f64),
-            count: n[i],
-            won: w[i],
-            mean_price: (n[i] > 0).then(|| sum[i] / n[i] as f64),
-            win_rate: (n[i] > 0).then(|| w[i] as f64 / n[i] as f64),
-        })
-        .collect();
-    Calibration { buckets, settled, brier: (settled > 0).then(|| sq / settled as f64) }
-}
-
 /// The head of the chain and what the floor holds of the record.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
@@ -647,7 +460,7 @@ impl GateCard {
             bounds: Bounds {
                 min_price: prob(&b.minPrice.to_string()),
                 max_price: prob(&b.maxPrice.to_string()),
-                max_size: b.maxSize.to_string(),
+                max_size: format!("{} tokens", tokens(&b.maxSize.to_string())),
                 min_headroom_s: b.minHeadroom,
                 max_concurrent: b.maxConcurrent,
                 max_notional: amount(&b.maxNotional.to_string(), symbol),

@@ -5,6 +5,7 @@
 //! the keeper's labels, so `keeper report --check` re-derives the section like the rest of the
 //! page. The rows come from the [`Summary`]'s attack groups (capped, and said so).
 
+use super::figures::{amount_of, prob, tokens};
 use super::{
     feed::DecisionRow,
     summary::{drawdown, AttackGroup, Summary},
@@ -13,7 +14,7 @@ use super::{
 use crate::{
     bindings::{reason, verdict, BPS, PRICE_ONE},
     decision::{Settlement, WriteOff},
-    format::{int, units},
+    format::int,
 };
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -65,6 +66,8 @@ fn count(rows: &[DecisionRow], code: u8) -> usize {
 /// The bound that held for one group, one clause per rule that refused and per write-off.
 fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
     let b = &facts.bounds;
+    let amt = |v: i128| amount_of(v, &facts.symbol);
+    let pr = |v: i128| prob(&v.to_string());
     let mut out: Vec<String> = Vec::new();
     let n = rows.len();
     let of = |code: u8| count(rows, code);
@@ -100,9 +103,9 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
             "rule 14 refused {} orders once H − (balance − cost) > maxDrawdown; H − balance \
              peaked at {} of {}; cost {} ≤ maxDrawdown: {}",
             of(reason::DRAWDOWN),
-            units(&peak.to_string()),
-            units(&max_dd.to_string()),
-            units(&cost.to_string()),
+            amt(peak),
+            amt(max_dd),
+            amt(cost),
             if cost <= max_dd { "yes" } else { "NO" }
         ));
     }
@@ -118,17 +121,17 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
         if lo != hi && refused_all {
             let gaps: BTreeSet<i128> = marks.iter().map(|(h, b)| (h - b).max(0)).collect();
             let gap = match (gaps.first(), gaps.last()) {
-                (Some(a), Some(z)) if a == z => format!("stayed {}", units(&a.to_string())),
+                (Some(a), Some(z)) if a == z => format!("stayed {}", amt(*a)),
                 (Some(a), Some(z)) => {
-                    format!("ranged {} to {}", units(&a.to_string()), units(&z.to_string()))
+                    format!("ranged {} to {}", amt(*a), amt(*z))
                 }
                 _ => String::new(),
             };
             out.push(format!(
                 "H moved between {} and {} with the money put in and taken out, while H − \
                  balance {gap} at every attempt",
-                units(&lo.to_string()),
-                units(&hi.to_string())
+                amt(lo),
+                amt(hi)
             ));
         }
     }
@@ -136,8 +139,8 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
         if let (Some(p), Some(q)) = (book_price(d), &d.quote) {
             out.push(format!(
                 "rule 15: the book moved to {} > quoted maxPricePaid {}",
-                units(&p.to_string()),
-                units(&q.max_price_paid)
+                pr(p),
+                prob(&q.max_price_paid)
             ));
         }
     }
@@ -161,21 +164,21 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
             let held_price = spent * PRICE_ONE as i128 / filled;
             out.push(format!(
                 "rule 17: the other side at {} refused while holding one bought at {}: the pair \
-                 would have cost {} per 1.000000 of payout",
-                units(&p.to_string()),
-                units(&held_price.to_string()),
-                units(&(held_price + p).to_string())
+                 would have cost {} per 1 of payout",
+                pr(p),
+                pr(held_price),
+                pr(held_price + p)
             ));
         }
     }
     for d in rows.iter().filter(|d| d.reason == reason::FILL_BELOW_MIN) {
         if let Some(a) = &d.attempted_fill {
             out.push(format!(
-                "rule 18: fill {} of {} units < minFillBps {} bps, undone ({} not spent)",
-                a.filled,
-                d.quantity,
+                "rule 18: fill {} of {} tokens < minFillBps {} bps, undone ({} not spent)",
+                tokens(&a.filled),
+                tokens(&d.quantity),
                 b.minFillBps,
-                units(&a.spent)
+                amount_of(int(&a.spent), &facts.symbol)
             ));
         }
     }
@@ -189,18 +192,25 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
         let min_fill = quantity * i128::from(b.minFillBps) / BPS as i128;
         // The average price paid over the group, rounded up as the feed rounds each row's.
         let average = (spent * PRICE_ONE as i128 + filled - 1) / filled.max(1);
+        let tok = |v: i128| tokens(&v.to_string());
         out.push(if passed.len() == 1 {
             format!(
-                "PASS filled {filled} of {quantity} units (minimum fill {min_fill}) at an average \
-                 price of {}",
-                units(&average.to_string())
+                "PASS filled {} of {} tokens (minimum fill {}) at an average price of {}",
+                tok(filled),
+                tok(quantity),
+                tok(min_fill),
+                pr(average)
             )
         } else {
             format!(
-                "{} PASS filled {filled} units in all, the least {least} of {quantity} (minimum \
-                 fill {min_fill}), at an average price of {}",
+                "{} PASS filled {} tokens in all, the least {} of {} (minimum fill {}), at an \
+                 average price of {}",
                 passed.len(),
-                units(&average.to_string())
+                tok(filled),
+                tok(least),
+                tok(quantity),
+                tok(min_fill),
+                pr(average)
             )
         });
     }
@@ -211,9 +221,10 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
             "writeOff {} s after expiry (writeOffGrace {} s) freed the slot, {} counted as lost{}",
             w.time.saturating_sub(w.expiry),
             b.writeOffGrace,
-            units(&w.notional),
+            amount_of(int(&w.notional), &facts.symbol),
             match settled {
-                Some(s) => format!("; redeemed later for {}", units(&s.payout)),
+                Some(s) =>
+                    format!("; redeemed later for {}", amount_of(int(&s.payout), &facts.symbol)),
                 None => String::new(),
             }
         ));
@@ -260,9 +271,9 @@ pub fn render(md: &mut String, facts: &GateFacts, s: &Summary) {
             "| {} | {shown} | {} | {} | {} | {} | {} |",
             crate::format::label_cell(label),
             reasons.join(", "),
-            units(&spent.to_string()),
-            units(&paid_back.to_string()),
-            units(&cost.to_string()),
+            amount_of(spent, &facts.symbol),
+            amount_of(paid_back, &facts.symbol),
+            amount_of(cost, &facts.symbol),
             bounds_held(facts, rows, cost)
         );
     }
@@ -277,7 +288,7 @@ pub fn render(md: &mut String, facts: &GateFacts, s: &Summary) {
         md,
         "\nThe drawdown invariant, balance ≥ H − maxDrawdown: the largest H − balance the gate \
          read at any decision of this record is {} of maxDrawdown {}.\n",
-        units(&s.peak_drawdown.to_string()),
-        units(&facts.bounds.maxDrawdown.to_string())
+        amount_of(s.peak_drawdown, &facts.symbol),
+        amount_of(int(&facts.bounds.maxDrawdown.to_string()), &facts.symbol)
     );
 }

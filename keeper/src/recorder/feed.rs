@@ -5,7 +5,7 @@ use crate::bindings::{reason, IRiskGate};
 pub use crate::decision::{
     average_price_paid, Annotation, AttemptedFill, BookRead, ChainRecord, Decided, DecisionId,
     DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind, RowNote, Settlement,
-    TransportDetail, WriteOff,
+    TransportDetail, TxGas, WriteOff,
 };
 use alloy::{
     primitives::{keccak256, Address, TxHash, B256, U256},
@@ -109,13 +109,16 @@ fn hex_tx(h: Option<TxHash>) -> String {
 }
 
 /// Pure decoding, so it can be tested without a node. Every row names `chain_id` and `gate`
-/// (the address whose logs these are).
+/// (the address whose logs these are); `times` holds the chain time of each block and `gas`
+/// the gas of each publishing transaction ([`crate::collectors::tx_gas`]): a row whose
+/// transaction it lacks carries none.
 pub fn decode_logs(
     logs: &[Log],
     chain_id: u64,
     gate: Address,
     labels: &[String],
     times: &HashMap<u64, u64>,
+    gas: &HashMap<B256, TxGas>,
 ) -> Result<ChainRecord> {
     let gate_name = gate.to_checksum(None);
     let mut rec = ChainRecord::default();
@@ -167,6 +170,7 @@ pub fn decode_logs(
                 }),
                 settlement: None,
                 write_off: None,
+                gas: log.transaction_hash.and_then(|t| gas.get(&t).cloned()),
                 note: Annotation::default(),
             };
             if !filled.is_zero() {

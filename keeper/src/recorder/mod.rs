@@ -11,8 +11,10 @@
 pub mod adversary;
 pub mod chart;
 pub mod feed;
+pub mod figures;
 pub mod markdown;
 pub mod summary;
+pub mod svg;
 
 pub use crate::collectors::GateFacts;
 use alloy::primitives::Address;
@@ -44,8 +46,6 @@ pub enum RecordError {
     },
     #[error(transparent)]
     State(#[from] crate::store::StoreError),
-    #[error("drawing the chart")]
-    Chart(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(
         "{} row {row} belongs to {found}, not {expected}: point --results at this gate's folder \
          (the default is results/<chain-id>/<gate>/)",
@@ -88,7 +88,9 @@ pub const CHART_FILE: &str = "decisions.svg";
 
 /// The two pages of a record, rendered from its aggregates: (RESULTS.md, the chart).
 pub fn render_pages(facts: &GateFacts, summary: &summary::Summary) -> Result<(String, String)> {
-    Ok((markdown::render(facts, summary), chart::render_svg(summary, &facts.labels)?))
+    let max_drawdown = i128::try_from(facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    let svg = chart::render_svg(summary, &facts.labels, &facts.symbol, max_drawdown);
+    Ok((markdown::render(facts, summary), svg))
 }
 
 /// Refuses a row naming another chain or gate than `facts'`.

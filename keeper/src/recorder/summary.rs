@@ -17,7 +17,10 @@
 //!
 //! Labels come from a model's server and the operator: each is cut to [`LABEL_BYTES`].
 
-use super::feed::{DecisionRow, FeedRow};
+use super::{
+    feed::{DecisionRow, FeedRow},
+    figures::{self, CalibrationTally},
+};
 use crate::format::int;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -43,6 +46,15 @@ pub const LABEL_BYTES: usize = 256;
 /// What a label past its cap is counted as.
 pub const OTHER: &str = "other";
 
+/// Where the keeper's state database keeps its summary. The version moves whenever the
+/// summary's shape does: a state database holding an older one is rebuilt from chain, since a
+/// summary read back with its new tallies empty would show wrong figures, not missing ones.
+pub const SUMMARY_KEY: &str = "summary.v2";
+
+/// The model label of rows the keeper recorded no model for (a record rebuilt from chain
+/// alone).
+pub const NOT_RECORDED: &str = "(not recorded)";
+
 /// Scenario labels starting with this are attacks.
 pub const ATTACK_PREFIX: &str = "attack ";
 
@@ -54,6 +66,39 @@ pub struct ModelTally {
     pub rows: u64,
     pub arrivals: BTreeMap<String, u64>,
     pub reasons: BTreeMap<u8, u64>,
+    /// Its rows' fills that settled, and how many of those won.
+    pub settled: u64,
+    pub won: u64,
+    /// Its rows' realised P&L ([`figures::row_pnl`]: write-offs included), base units.
+    pub realised: i128,
+    /// Sum of (price paid − outcome)² over its settled fills, 1e-12 units.
+    pub squares: i128,
+}
+
+/// One model label's record as the pages show it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModelRow {
+    pub model: String,
+    pub provider: String,
+    /// What it is ("language model: …", "rules", "replay").
+    pub kind: String,
+    /// The model file's sha256, where the row recorded one.
+    pub sha256: String,
+    /// How its answers arrived (a server's content field, a tool call, rules, replay), counted.
+    pub arrivals: BTreeMap<String, u64>,
+    pub decisions: u64,
+    pub passes: u64,
+    /// Refusals (every reason but PASS), by reason code.
+    pub refusals: BTreeMap<u8, u64>,
+    /// Fills whose position settled, and how many of those won.
+    pub settled: u64,
+    pub won: u64,
+    /// won / settled, when any settled.
+    pub win_rate: Option<f64>,
+    /// Realised P&L of its rows (write-offs included), base units.
+    pub realised_pnl: String,
+    /// Brier score of the prices paid on its settled fills (lower is better).
+    pub brier: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -75,6 +120,9 @@ pub struct Closed {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Position {
     pub market: String,
+    /// The side its fills bought: "UP", "DOWN", or "UP and DOWN" (the gate's rule 17 refuses
+    /// the second side, so a record of this gate never shows the last).
+    pub side: String,
     pub fills: u64,
     pub bought: i128,
     pub spent: i128,
@@ -83,8 +131,9 @@ pub struct Position {
     pub settled: Option<Closed>,
 }
 
-/// A change of realised P&L: (block, 0 for a write-off or 1 for a settlement, delta).
-pub type Realised = (u64, u8, i128);
+/// A change of realised P&L: (block, 0 for a write-off or 1 for a settlement, delta, chain
+/// time).
+pub type Realised = (u64, u8, i128, u64);
 
 /// One attack group: its label and its first rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,6 +170,24 @@ pub struct Summary {
     /// Realised changes folded into their neighbours past [`PNL_POINTS_CAP`].
     pub realised_merged: u64,
     pub latest: VecDeque<DecisionRow>,
+    /// Collateral spent by every fill, and by the fills whose position has closed (settled or
+    /// written off): what the realised P&L was earned on.
+    pub spent: i128,
+    pub spent_closed: i128,
+    /// The price paid against the outcome, over every settled fill.
+    pub calibration: CalibrationTally,
+    /// Gas of the transactions that published the decisions, each transaction once: gas
+    /// used, and the fee (gas × price) in wei of the chain's native coin.
+    pub gas_txs: u64,
+    pub gas_used: u128,
+    pub gas_fee: u128,
+    /// Rows whose transaction's gas is not known (none, in a record read from a node).
+    pub gas_unknown: u64,
+    /// The last transaction counted, so the rows of one transaction count it once.
+    pub last_gas_tx: String,
+    /// Block and chain time of the first and the last decision.
+    pub first: Option<(u64, u64)>,
+    pub last: Option<(u64, u64)>,
 }
 
 /// A map whose keys are not strings, as JSON: a list of [key, value] pairs.
@@ -177,6 +244,25 @@ impl Summary {
         if d.reason == 0 {
             self.passes += 1;
         }
+        self.first.get_or_insert((d.block, d.time));
+        self.last = Some((d.block, d.time));
+        let spent = int(&d.spent);
+        self.spent += spent;
+        if int(&d.filled) > 0 && (d.settlement.is_some() || d.write_off.is_some()) {
+            self.spent_closed += spent;
+        }
+        self.calibration.add(d);
+        match &d.gas {
+            // The rows of one transaction are adjacent in feed order: it counts once.
+            Some(g) if self.last_gas_tx != d.tx => {
+                self.gas_txs += 1;
+                self.gas_used += u128::from(g.gas_used);
+                self.gas_fee = self.gas_fee.saturating_add(g.fee());
+                self.last_gas_tx = d.tx.clone();
+            }
+            Some(_) => {}
+            None => self.gas_unknown += 1,
+        }
         *self.reasons.entry(d.reason).or_default() += 1;
         for &rule in &d.failed_rules {
             *self.failing.entry(rule).or_default() += 1;
@@ -206,22 +292,29 @@ impl Summary {
 
     fn add_model(&mut self, d: &DecisionRow) {
         let n = &d.note;
-        if n.provider.is_none() && n.model.is_none() {
-            return;
-        }
         let part = |v: &Option<String>, none: &str| cut_label(v.as_deref().unwrap_or(none));
-        let mut key = (
-            part(&n.provider, "?"),
-            part(&n.model, "?"),
-            part(&n.model_kind, ""),
-            part(&n.model_sha256, ""),
-        );
+        let mut key = if n.provider.is_none() && n.model.is_none() {
+            (NOT_RECORDED.into(), NOT_RECORDED.into(), String::new(), String::new())
+        } else {
+            (
+                part(&n.provider, "?"),
+                part(&n.model, "?"),
+                part(&n.model_kind, ""),
+                part(&n.model_sha256, ""),
+            )
+        };
         if !self.models.contains_key(&key) && self.models.len() >= MODELS_CAP {
             key = (OTHER.into(), OTHER.into(), String::new(), String::new());
         }
         let t = self.models.entry(key).or_default();
         t.rows += 1;
         *t.reasons.entry(d.reason).or_default() += 1;
+        t.realised += figures::row_pnl(d).unwrap_or(0);
+        if let Some((price, won)) = figures::settled_fill(d) {
+            t.settled += 1;
+            t.won += u64::from(won);
+            t.squares += figures::squared_error(price, won);
+        }
         let arrival = cut_label(n.arrival.as_deref().unwrap_or("not recorded"));
         let arrival = if t.arrivals.contains_key(&arrival) || t.arrivals.len() < ARRIVALS_CAP {
             arrival
@@ -268,6 +361,7 @@ impl Summary {
             None => {
                 self.positions.push_back(Position {
                     market: d.market.clone(),
+                    side: String::new(),
                     fills: 0,
                     bought: 0,
                     spent: 0,
@@ -281,11 +375,17 @@ impl Summary {
         {
             let p = &mut self.positions[at];
             p.fills += 1;
+            let side = figures::side(d.verdict).unwrap_or("?");
+            if p.side.is_empty() {
+                p.side = side.to_string();
+            } else if p.side != side {
+                p.side = "UP and DOWN".to_string();
+            }
             p.bought += int(&d.filled);
             p.spent += int(&d.spent);
             if let (None, Some(w)) = (&p.written_off, &d.write_off) {
                 p.written_off = Some((w.block, int(&w.notional)));
-                events.push((w.block, 0, -int(&w.notional)));
+                events.push((w.block, 0, -int(&w.notional), w.time));
             }
             if let (None, Some(st)) = (&p.settled, &d.settlement) {
                 p.settled = Some(Closed {
@@ -296,7 +396,8 @@ impl Summary {
                 });
                 // After a write-off (its loss already counted) the payout is a gain.
                 let late = p.written_off.is_some_and(|(b, _)| b <= st.block);
-                events.push((st.block, 1, if late { int(&st.payout) } else { int(&st.pnl) }));
+                let delta = if late { int(&st.payout) } else { int(&st.pnl) };
+                events.push((st.block, 1, delta, st.time));
             }
         }
         if events.iter().any(|e| e.1 == 0) {
@@ -329,9 +430,44 @@ impl Summary {
             // Merge the oldest pair: the line keeps its shape and its end point.
             let b = self.realised.remove(1);
             let a = &mut self.realised[0];
-            *a = (b.0, b.1, a.2 + b.2);
+            *a = (b.0, b.1, a.2 + b.2, b.3);
             self.realised_merged += 1;
         }
+    }
+
+    /// One row per model label, best realised P&L first (then most decisions).
+    pub fn models_ranked(&self) -> Vec<ModelRow> {
+        let mut out: Vec<(i128, ModelRow)> = self
+            .models
+            .iter()
+            .map(|((provider, model, kind, sha), t)| {
+                let passes = t.reasons.get(&0).copied().unwrap_or(0);
+                let refusals = t.reasons.iter().filter(|(c, _)| **c != 0).map(|(c, n)| (*c, *n));
+                let row = ModelRow {
+                    model: model.clone(),
+                    provider: provider.clone(),
+                    kind: kind.clone(),
+                    sha256: sha.clone(),
+                    arrivals: t.arrivals.clone(),
+                    decisions: t.rows,
+                    passes,
+                    refusals: refusals.collect(),
+                    settled: t.settled,
+                    won: t.won,
+                    win_rate: (t.settled > 0).then(|| t.won as f64 / t.settled as f64),
+                    realised_pnl: t.realised.to_string(),
+                    brier: figures::brier(t.squares, t.settled),
+                };
+                (t.realised, row)
+            })
+            .collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.decisions.cmp(&a.1.decisions)));
+        out.into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Realised P&L ÷ the collateral its closed positions spent, when any closed.
+    pub fn return_on_capital(&self) -> Option<f64> {
+        (self.spent_closed > 0).then(|| self.realised_total as f64 / self.spent_closed as f64)
     }
 
     /// Decisions per reason code.
@@ -381,6 +517,7 @@ mod tests {
             attempted_fill: None,
             settlement: None,
             write_off: None,
+            gas: None,
             note: Annotation::default(),
         }
     }
@@ -419,7 +556,10 @@ mod tests {
         c.settlement = Some(settled(5, "0", "-1000000"));
         s.add(&FeedRow::Decision(a));
         s.add(&FeedRow::Decision(c));
-        assert_eq!(s.realised, vec![(5, 1, -1_000_000), (10, 0, -4_000_000), (20, 1, 10_000_000)]);
+        assert_eq!(
+            s.realised,
+            vec![(5, 1, -1_000_000, 0), (10, 0, -4_000_000, 0), (20, 1, 10_000_000, 0)]
+        );
         // -1.0 - 4.0 + 10.0 = 5.0
         assert_eq!(s.realised_total, 5_000_000);
         assert_eq!(s.write_offs, 1);
