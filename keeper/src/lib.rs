@@ -6,34 +6,17 @@
 //! fails nothing is submitted and the failure is an off-chain row. It asks only about markets
 //! whose resolver the gate trusts, and writes off positions whose market never settles.
 
-pub mod anvil;
-pub mod bindings;
+// The layers, top to bottom (keeper/tests/modules.rs holds every import to this order):
+// dev → commands → engine → chain, inference, record → domain → kit.
 pub mod chain;
-pub mod cli;
-pub mod collectors;
-pub mod compile;
-pub mod config;
-pub mod decision;
-pub mod deploy;
+pub mod commands;
 #[cfg(feature = "dev")]
 pub mod dev;
+pub mod domain;
 pub mod engine;
-pub mod executor;
-pub mod floor;
-pub mod follower;
-pub mod format;
-pub mod fs;
-pub mod journal;
-pub mod lens;
-pub mod log;
-pub mod market;
-pub mod prompts;
-pub mod quote;
-pub mod recorder;
-pub mod report;
-pub mod runner;
-pub mod store;
-pub mod strategy;
+pub mod inference;
+pub mod kit;
+pub mod record;
 
 /// An error and every cause under it, on one line ("a: b: c"), so "error sending request for
 /// url (https://…)" shows the real cause beneath it. A cause whose text the line already holds

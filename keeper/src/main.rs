@@ -3,8 +3,12 @@
 
 use clap::Parser;
 use keeper::{
-    cli::{Args, Command},
-    deploy, log, market, report, runner,
+    commands::cli::{Args, Command},
+    commands::deploy,
+    commands::market,
+    commands::report,
+    commands::run,
+    domain::log,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -52,8 +56,8 @@ async fn real_main(args: Args) -> eyre::Result<()> {
         Command::Run(r) => {
             let cfg = r.to_config()?;
             let cancel = CancellationToken::new();
-            runner::spawn_signal_handler(cancel.clone());
-            let Some((reader, chain_id)) = runner::connect_waiting(&cfg, &cancel).await? else {
+            run::spawn_signal_handler(cancel.clone());
+            let Some((reader, chain_id)) = run::connect_waiting(&cfg, &cancel).await? else {
                 tracing::info!("stopping on a signal before the node answered");
                 return Ok(());
             };
@@ -64,12 +68,14 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 }
                 None => deploy::load_saved(&reader, &root, chain_id, cfg.log_range).await?,
             };
-            let saved = keeper::config::SavedGate {
-                found: found
-                    .map(|d| keeper::config::GateAt { gate: d.gate, deploy_block: d.deploy_block }),
+            let saved = keeper::domain::config::SavedGate {
+                found: found.map(|d| keeper::domain::config::GateAt {
+                    gate: d.gate,
+                    deploy_block: d.deploy_block,
+                }),
                 path: deploy::saved_path(&root, chain_id).display().to_string(),
             };
-            runner::run(cfg, (reader, chain_id), saved, &root, cancel).await?;
+            run::run(cfg, (reader, chain_id), saved, &root, cancel).await?;
         }
         Command::Report(r) => {
             let cfg = r.to_config()?;
@@ -89,14 +95,14 @@ async fn real_main(args: Args) -> eyre::Result<()> {
         Command::Serve(a) => {
             let cfg = a.to_config()?;
             let cancel = CancellationToken::new();
-            runner::spawn_signal_handler(cancel.clone());
+            run::spawn_signal_handler(cancel.clone());
             let anvil = root.join(".toolchain/bin/anvil");
-            keeper::floor::run(&cfg, &root, &anvil, cancel).await?;
+            keeper::commands::serve::run(&cfg, &root, &anvil, cancel).await?;
         }
         #[cfg(feature = "dev")]
         Command::Demo(d) => {
             let cancel = CancellationToken::new();
-            runner::spawn_signal_handler(cancel.clone());
+            run::spawn_signal_handler(cancel.clone());
             keeper::dev::demo::run(&(&d).into(), &root, cancel).await?;
         }
         #[cfg(feature = "dev")]

@@ -26,12 +26,12 @@ use common::{
     eventually_async, mine, offchain, params, root, serial, world, HANG_GUARD,
 };
 use keeper::{
-    bindings::{reason, IRiskGate},
-    deploy::{self, GateSpec},
+    chain::journal::{Entry, Journal, Outcome},
+    commands::deploy::{self, GateSpec},
     dev::world::{Actor, World},
     engine::Engine,
-    journal::{Entry, Journal, Outcome},
-    recorder::feed::{self, ChainRecord, FeedRow},
+    kit::bindings::{reason, IRiskGate},
+    record::feed::{self, ChainRecord, FeedRow},
 };
 use serde_json::json;
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
@@ -88,7 +88,7 @@ async fn resume_mining(w: &World) {
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
 async fn chain_record(w: &World) -> ChainRecord {
     let head = w.keeper_rpc.get_block_number().await.unwrap();
-    keeper::report::read_chain_record(
+    keeper::commands::report::read_chain_record(
         &w.keeper_rpc,
         w.deployment.chain_id,
         w.deployment.gate,
@@ -472,7 +472,7 @@ async fn f6_node_gone_past_max_outage_exits_nonzero_with_every_row_on_disk() {
     buy_up_market(&w).await;
     buy_up_market(&w).await;
     // The model is unreachable (a closed loopback port): each market is an off-chain row.
-    let dead = keeper::anvil::free_port().unwrap();
+    let dead = keeper::kit::anvil::free_port().unwrap();
     let url = format!("http://127.0.0.1:{dead}");
     let child = spawn_keeper(
         &w,
@@ -680,7 +680,7 @@ async fn keeper_tx_at(w: &World, nonce: u64, from: u64) -> alloy::rpc::types::Tr
 
 /// Every entry of the journal the keeper wrote in `dir`, in order.
 fn journal_entries(dir: &Path) -> Vec<Entry> {
-    std::fs::read_to_string(dir.join(keeper::journal::JOURNAL_FILE))
+    std::fs::read_to_string(dir.join(keeper::chain::journal::JOURNAL_FILE))
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -19,8 +19,8 @@ mod common;
 use common::{root, serial, world, Drained};
 use keeper::{
     dev::{browser::Browser, world::Actor},
-    recorder::{feed, FeedRow},
-    strategy::{replay::Replay, Model},
+    inference::{replay::Replay, Model},
+    record::{feed, FeedRow},
 };
 use serde_json::{json, Value};
 use std::{
@@ -183,7 +183,7 @@ async fn the_floor_shows_the_demo_record_as_the_feed_holds_it_and_guards_every_r
     );
 
     // Every route carries the CSP, errors included; only GET (and HEAD) is answered.
-    let csp = keeper::floor::CSP;
+    let csp = keeper::commands::serve::CSP;
     let routes = [
         "/",
         "/models",

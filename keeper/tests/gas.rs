@@ -13,7 +13,7 @@
 //!   rest one minimum-size ask on a level of its own (0.300, 0.301, ..., 0.363), then 20 units
 //!   of real liquidity at 0.364, all inside the keeper's limit (0.300 × 1.25 = 0.375). The IOC
 //!   stops at the match cap having filled 2,560,000: a PASS whose gas is the worst one take can
-//!   cost, which the keeper's cap (`executor::SUBMIT_GAS_WORST_IOC`) must cover.
+//!   cost, which the keeper's cap (`sender::SUBMIT_GAS_WORST_IOC`) must cover.
 //!
 //! Then the gate is paused and a third market asked about: the estimate reverts (`GatePaused`),
 //! so the row is off chain, with the decoded revert, and nothing is signed.
@@ -30,10 +30,10 @@ use alloy::{
 use common::{builtin_cycle, decisions, offchain, serial, world};
 use futures::{stream, StreamExt};
 use keeper::{
-    bindings::{reason, IRiskGate, ITestCollateral},
+    chain::sender,
+    commands::market::{self, UpOrder},
     dev::world::World,
-    executor,
-    market::{self, UpOrder},
+    kit::bindings::{reason, IRiskGate, ITestCollateral},
 };
 
 /// A maker's signing provider and the asks it rests: (market, UP price, quantity).
@@ -130,7 +130,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     // 25 % over the price shown, so B's 64 levels (0.300-0.363) and its real liquidity at
     // 0.364 are all inside the limit: ceil(300,000 × 1.25) = 375,000. A's limit is then
     // 500,000, also above its book.
-    let quote = keeper::quote::QuotePolicy { slippage_bps: 2_500, ..Default::default() };
+    let quote = keeper::engine::quote::QuotePolicy { slippage_bps: 2_500, ..Default::default() };
     let mut k = k.quote(quote).resume().build().unwrap();
     let balance = |w: &World| {
         let (p, addr) = (w.keeper_rpc.clone(), w.keeper_addr);
@@ -169,9 +169,9 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     let gas: Vec<u64> = receipts.iter().map(|(_, g, _)| *g).collect();
     let worst = *gas.iter().max().unwrap();
     assert!(
-        worst <= executor::SUBMIT_GAS_WORST_IOC,
+        worst <= sender::SUBMIT_GAS_WORST_IOC,
         "the worst take ({worst} gas) fits the cap {}",
-        executor::SUBMIT_GAS_WORST_IOC
+        sender::SUBMIT_GAS_WORST_IOC
     );
     let journal = k.executor().journal();
     let signed: Vec<u64> = journal.submissions().map(|t| t.sub.gas).collect();
@@ -179,7 +179,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
         "gas: A (64 one-lot asks, rule 20) and B (64 makers on 64 levels, PASS filling \
          2,560,000) used {gas:?} gas, signed with limits {signed:?} (estimate + 25 % + 30,000, \
          cap {}); the key paid {} wei = the receipts' {} wei; {reverted} status-0 receipts",
-        executor::SUBMIT_GAS_WORST_IOC,
+        sender::SUBMIT_GAS_WORST_IOC,
         before - after,
         paid
     );

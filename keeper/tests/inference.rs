@@ -25,12 +25,12 @@ use common::{
     HANG_GUARD,
 };
 use keeper::{
-    bindings::IRiskGate,
-    cli::InferenceOptions,
+    chain::journal::{Journal, JOURNAL_FILE},
+    commands::cli::InferenceOptions,
     dev::steps,
-    journal::{Journal, JOURNAL_FILE},
-    recorder::feed,
-    strategy::{openai::OpenAiClient, Model},
+    inference::{openai::OpenAiClient, Model},
+    kit::bindings::IRiskGate,
+    record::feed,
 };
 use serde_json::json;
 use std::{
@@ -432,7 +432,7 @@ async fn sigterm_while_waiting_on_the_model_is_a_clean_stop_with_no_rows() {
         .expect("the keeper stops after SIGTERM (hang guard)")
         .unwrap();
     let err = log.finish().await;
-    // `keeper run` on a signal: exit 0 (runner::run), and "a cancelled ask is nothing"
+    // `keeper run` on a signal: exit 0 (run::run), and "a cancelled ask is nothing"
     // (runner/ask.rs): a shutdown is not an inference failure, so no off-chain row, no
     // submission, no decision.
     assert!(status.success(), "clean exit on SIGTERM, got {status}: {err}");
@@ -559,7 +559,7 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
         None,
     )
     .await;
-    let quote = keeper::quote::QuotePolicy { ttl_secs: 10, ..Default::default() };
+    let quote = keeper::engine::quote::QuotePolicy { ttl_secs: 10, ..Default::default() };
     let mut k = w.keeper(Some(dir.path().to_path_buf())).quote(quote).build().unwrap();
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let r = k

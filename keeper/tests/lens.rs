@@ -1,4 +1,4 @@
-//! The batched book reader (`keeper::lens`) against the per-market reader on a real anvil: the
+//! The batched book reader (`keeper::chain::lens`) against the per-market reader on a real anvil: the
 //! same `MarketState` for every market (books of several depths, an empty book, a finalized
 //! market), across chunk boundaries; a market the lens cannot read falls back to the
 //! per-market reader and keeps its error; and the committed creation code is the compiled
@@ -10,9 +10,9 @@ use alloy::primitives::{Address, U256};
 use alloy::providers::Provider;
 use common::{root, world};
 use keeper::{
-    collectors::{self, MarketInfo, MarketState},
-    follower::Follower,
-    lens,
+    chain::follower::Follower,
+    chain::lens,
+    chain::reads::{self, MarketInfo, MarketState},
 };
 
 /// What a read returned, comparable (`MarketState` has no `PartialEq`).
@@ -58,7 +58,7 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     assert_eq!(infos.iter().map(|m| m.address).collect::<Vec<_>>(), markets);
 
     let at = w.keeper_rpc.get_block_number().await.unwrap();
-    let one_by_one = collectors::read_markets(&w.keeper_rpc, &infos, at, CONCURRENCY).await;
+    let one_by_one = reads::read_markets(&w.keeper_rpc, &infos, at, CONCURRENCY).await;
     let one_by_one: Vec<Seen> = one_by_one.iter().map(|(_, r)| seen(r.as_ref().unwrap())).collect();
     // The per-market reader's own view of the fixtures, so the comparison below is not vacuous:
     // empty book; finalized; depth 1 (bid 0.40 / ask 0.50); depth 5 cut to 3.
@@ -97,7 +97,7 @@ async fn lens_reads_what_the_per_market_reader_reads() {
     let batched = lens::read_markets(&w.keeper_rpc, &with_bogus, at, CONCURRENCY).await;
     assert_eq!(seen(batched[0].1.as_ref().unwrap()), one_by_one[0]);
     match &batched[1].1 {
-        Err(collectors::CollectError::Market { market, .. }) => assert_eq!(*market, bogus.address),
+        Err(reads::CollectError::Market { market, .. }) => assert_eq!(*market, bogus.address),
         other => panic!("want the per-market reader's error, got {other:?}"),
     }
     assert_eq!(seen(batched[2].1.as_ref().unwrap()), one_by_one[6]);
@@ -122,8 +122,8 @@ fn committed_initcode_is_the_compiled_source() {
     assert_eq!(
         lens::INITCODE_HEX.trim(),
         compiled.trim(),
-        "keeper/src/book_lens.hex is stale: regenerate it with `forge inspect \
-         contracts/src/periphery/BookLens.sol:BookLens bytecode > keeper/src/book_lens.hex`"
+        "keeper/src/chain/book_lens.hex is stale: regenerate it with `forge inspect \
+         contracts/src/periphery/BookLens.sol:BookLens bytecode > keeper/src/chain/book_lens.hex`"
     );
 }
 
@@ -132,7 +132,7 @@ fn committed_initcode_is_the_compiled_source() {
 /// checked against its `questionHash()`, exactly as for a market whose log was scanned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_market_found_through_market_at_keeps_its_checked_question() {
-    use keeper::{collectors::Question, dev::world::Actor};
+    use keeper::{chain::reads::Question, dev::world::Actor};
     let w = world(&[]).await;
     let expiry = w.chain_time().await.unwrap() + 86_400;
     let q = "Will a question with \"quotes\" and\na newline survive?";

@@ -13,13 +13,13 @@ mod common;
 use alloy::{primitives::keccak256, providers::Provider, rpc::types::Filter, sol_types::SolEvent};
 use common::{decisions, offchain, root, serial, world};
 use keeper::{
-    bindings::{reason, IRiskGate},
-    cli::InferenceOptions,
-    config::ResponseFormat,
-    strategy::{
+    commands::cli::InferenceOptions,
+    domain::config::ResponseFormat,
+    inference::{
         openai::{OpenAiClient, VERDICTS},
         Model, Prompt,
     },
+    kit::bindings::{reason, IRiskGate},
 };
 use riskgate_kit::llm::{bundled_model, LlmOptions, LlmServer};
 use std::time::Duration;
@@ -137,8 +137,8 @@ async fn the_same_prompt_asked_three_times_at_temperature_zero_gets_the_same_ans
         .into_iter()
         .find(|i| i.address == m)
         .expect("the market is followed");
-    let state = keeper::collectors::read_market(&w.keeper_rpc, &info, head.number).await.unwrap();
-    let at = keeper::strategy::prompt::ReadAt { block: head.number, time: head.time };
+    let state = keeper::chain::reads::read_market(&w.keeper_rpc, &info, head.number).await.unwrap();
+    let at = keeper::inference::prompt::ReadAt { block: head.number, time: head.time };
     let prompt = Prompt::render(k.strategy().text(), &state, at).unwrap();
     for format in [ResponseFormat::Object, ResponseFormat::None] {
         let model = client(&server, format).await;
@@ -248,7 +248,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     // The default --concurrency (32) would send all ten at once to a server that decodes one
     // at a time.
     assert!(
-        k.strategy().ask_limit(&keeper::strategy::Model::Builtin) >= N as usize,
+        k.strategy().ask_limit(&keeper::inference::Model::Builtin) >= N as usize,
         "the test needs a cap above the market count"
     );
 
@@ -284,9 +284,9 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     // And every prompt, re-read mid-cycle included, re-derives from the chain alone.
     let head = w.keeper_rpc.get_block_number().await.unwrap();
     let labels: Vec<String> =
-        keeper::bindings::REASON_LABELS.iter().map(|s| s.to_string()).collect();
+        keeper::kit::bindings::REASON_LABELS.iter().map(|s| s.to_string()).collect();
     let chain_id = w.deployment.chain_id;
-    let record = keeper::report::read_chain_record(
+    let record = keeper::commands::report::read_chain_record(
         &w.keeper_rpc,
         chain_id,
         w.deployment.gate,
@@ -297,8 +297,8 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     )
     .await
     .unwrap();
-    keeper::recorder::publish_strategy(dir.path(), k.strategy().text()).unwrap();
-    let check = keeper::prompts::check(
+    keeper::record::publish_strategy(dir.path(), k.strategy().text()).unwrap();
+    let check = keeper::record::rederive::check(
         &w.keeper_rpc,
         w.deployment.factory,
         &record,

@@ -203,7 +203,7 @@ async fn a_lost_state_database_is_rebuilt_and_the_record_is_byte_identical() {
     // row and its P&L as well as refusals.
     let m = common::buy_up_market(&w).await;
     let expiry =
-        keeper::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
+        keeper::kit::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
     let mut k = w.keeper(Some(dir.path().to_path_buf())).reask_secs(100_000).build().unwrap();
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 4);
@@ -220,7 +220,7 @@ async fn a_lost_state_database_is_rebuilt_and_the_record_is_byte_identical() {
     assert_eq!(r.written.waiting, 0, "settled: every row is in the feed");
     drop(k);
     let record = published(dir.path());
-    let rows = keeper::recorder::feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let rows = keeper::record::feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 4, "four decisions in the feed");
     let bought = ds.iter().find(|d| d.market == m.to_checksum(None)).unwrap();

@@ -8,7 +8,7 @@ use std::{
     path::Path,
 };
 
-/// Module path (`recorder::feed`) of each source file under `src`, with its text.
+/// Module path (`record::feed`) of each source file under `src`, with its text.
 fn modules(src: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![src.to_path_buf()];
@@ -199,7 +199,7 @@ fn the_keeper_module_graph_has_no_circles() {
     for m in ["decision", "journal", "strategy", "collectors", "engine::strategy"] {
         let to = edges.get(m).cloned().unwrap_or_default();
         assert!(
-            !to.iter().any(|t| t == "recorder" || t.starts_with("recorder::")),
+            !to.iter().any(|t| t == "recorder" || t.starts_with("record::")),
             "{m} imports the recorder: {to:?}"
         );
     }

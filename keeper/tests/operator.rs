@@ -13,10 +13,10 @@ use alloy::{
 };
 use common::{artifacts, decisions, params, root, serial, world};
 use keeper::{
-    anvil::Anvil,
-    bindings::IBinaryMarket,
     chain::{self, ChainError},
     dev::world::World,
+    kit::anvil::Anvil,
+    kit::bindings::IBinaryMarket,
 };
 use std::{path::Path, process::Command};
 
@@ -386,7 +386,7 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
     assert!(written["deploy_block"].is_null(), "the script cannot know it: {written}");
     // And the gate's own entry, under the checksummed address the keeper looks it up by.
     let script_gate: Address = written["gate"].as_str().unwrap().parse().unwrap();
-    let own = keeper::deploy::gate_path(dir.path(), 31_337, script_gate);
+    let own = keeper::commands::deploy::gate_path(dir.path(), 31_337, script_gate);
     assert!(own.exists(), "the script writes {}", own.display());
     // A fresh anvil at block 0: the script simulated on head 0.
     assert_eq!(written["deploy_block_not_before"], 0);
@@ -409,7 +409,7 @@ async fn keeper_run_finds_a_gate_deployed_by_the_forge_script() {
     assert!(run.status.success(), "{err}");
     let gate = written["gate"].as_str().unwrap().to_lowercase();
     assert!(err.to_lowercase().contains(&gate), "runs the saved gate: {err}");
-    let completed: keeper::deploy::Deployment =
+    let completed: keeper::commands::deploy::Deployment =
         serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     // The block forge saw the gate's creation mined in, from its own broadcast receipts (on a
     // loaded machine anvil may mine two of the script's transactions in one block, so the
@@ -603,22 +603,28 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
     assert_eq!(on_chain(gate.RAW_HEAD_BYTES().call().await.unwrap()), 64);
     assert_eq!(
         on_chain(gate.RAW_HEAD_BYTES().call().await.unwrap()),
-        keeper::bindings::RAW_HEAD_BYTES
+        keeper::kit::bindings::RAW_HEAD_BYTES
     );
     assert_eq!(
         on_chain(gate.MAX_TRUSTED_RESOLVERS().call().await.unwrap()),
-        keeper::config::MAX_TRUSTED_RESOLVERS
+        keeper::domain::config::MAX_TRUSTED_RESOLVERS
     );
     assert_eq!(
         on_chain(gate.MAX_TRUSTED_CREATORS().call().await.unwrap()),
-        keeper::config::MAX_TRUSTED_CREATORS
+        keeper::domain::config::MAX_TRUSTED_CREATORS
     );
     // The keeper reads answers as the gate does: "ABSTAIN" padded with trimmed spaces to 64
     // bytes is ABSTAIN; padded to 65 it is past the length the gate parses, so INVALID.
     let padded = |n: usize| format!("ABSTAIN{}", " ".repeat(n - "ABSTAIN".len()));
-    let max = keeper::bindings::RAW_HEAD_BYTES;
-    assert_eq!(keeper::quote::gate_verdict(&padded(max)), keeper::bindings::verdict::ABSTAIN);
-    assert_eq!(keeper::quote::gate_verdict(&padded(max + 1)), keeper::bindings::verdict::INVALID);
+    let max = keeper::kit::bindings::RAW_HEAD_BYTES;
+    assert_eq!(
+        keeper::engine::quote::gate_verdict(&padded(max)),
+        keeper::kit::bindings::verdict::ABSTAIN
+    );
+    assert_eq!(
+        keeper::engine::quote::gate_verdict(&padded(max + 1)),
+        keeper::kit::bindings::verdict::INVALID
+    );
     w.stop().await;
 }
 
@@ -635,7 +641,7 @@ async fn a_second_deploy_moves_the_default_and_drops_no_gate() {
         let out = keeper_deploy(&anvil, dir.path(), &roles);
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success(), "{err}");
-        let d: keeper::deploy::Deployment =
+        let d: keeper::commands::deploy::Deployment =
             serde_json::from_slice(&out.stdout).expect("deploy prints its deployment");
         (d, err)
     };
@@ -643,15 +649,20 @@ async fn a_second_deploy_moves_the_default_and_drops_no_gate() {
     let (second, log) = deploy();
     assert_ne!(first.gate, second.gate);
     assert!(log.contains("previous one stays in its own file"), "said, not silent: {log}");
-    let read = |p: std::path::PathBuf| -> keeper::deploy::Deployment {
+    let read = |p: std::path::PathBuf| -> keeper::commands::deploy::Deployment {
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
     };
     let root = dir.path();
-    assert_eq!(read(keeper::deploy::saved_path(root, 31_337)), second, "the default moved on");
-    assert_eq!(read(keeper::deploy::gate_path(root, 31_337, second.gate)), second);
-    let kept = read(keeper::deploy::gate_path(root, 31_337, first.gate));
+    assert_eq!(
+        read(keeper::commands::deploy::saved_path(root, 31_337)),
+        second,
+        "the default moved on"
+    );
+    assert_eq!(read(keeper::commands::deploy::gate_path(root, 31_337, second.gate)), second);
+    let kept = read(keeper::commands::deploy::gate_path(root, 31_337, first.gate));
     assert_eq!(kept, first, "the first gate's entry, deploy block {} and all", first.deploy_block);
-    let found = keeper::deploy::read_saved_for(root, 31_337, first.gate).unwrap().unwrap();
+    let found =
+        keeper::commands::deploy::read_saved_for(root, 31_337, first.gate).unwrap().unwrap();
     assert_eq!(found.deployment.deploy_block, Some(first.deploy_block));
     anvil.stop().await;
 }

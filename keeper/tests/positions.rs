@@ -16,7 +16,9 @@ use alloy::{
     sol_types::SolEvent,
 };
 use common::{anvil_rpc, automine, builtin_cycle, buy_up_market, mine, serial, world};
-use keeper::{bindings::IRiskGate, dev::world::World, engine::Engine, journal::OwnKind};
+use keeper::{
+    chain::journal::OwnKind, dev::world::World, engine::Engine, kit::bindings::IRiskGate,
+};
 use serde_json::json;
 use std::time::Duration;
 
@@ -93,7 +95,7 @@ async fn stuck_redeem() -> Stuck {
     let m = buy_up_market(&w).await;
     let mut k = keeper_at(&w, &dir);
     let expiry =
-        keeper::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
+        keeper::kit::bindings::IBinaryMarket::new(m, &w.keeper_rpc).expiry().call().await.unwrap();
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 1, "one BUY_UP submitted");
     assert_eq!(

@@ -21,7 +21,7 @@ use alloy::{
     primitives::{keccak256, Address, Bytes, B256},
     sol_types::SolEvent,
 };
-use keeper::bindings::{IMarketFactory, IRiskGate};
+use keeper::kit::bindings::{IMarketFactory, IRiskGate};
 use serde_json::Value;
 use std::{
     path::{Path, PathBuf},

@@ -11,7 +11,7 @@ mod common;
 
 use alloy::primitives::Address;
 use common::{decisions, offchain, root, serial};
-use keeper::recorder::{
+use keeper::record::{
     feed::{self, FeedRow},
     RecordError, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
 };
@@ -71,7 +71,7 @@ fn copy_of_demo() -> tempfile::TempDir {
 
 /// `keeper report --check` on the record in `dir`, its folder found from the saved state.
 fn check(dir: &Path) -> (i32, String, String) {
-    let state = dir.join(keeper::report::STATE_FILE);
+    let state = dir.join(keeper::commands::report::STATE_FILE);
     keeper(&["report", "--check", "--load-state", state.to_str().unwrap()])
 }
 
@@ -149,7 +149,7 @@ fn an_untouched_record_passes_and_says_what_it_verified_and_what_it_could_not() 
 fn a_relative_root_is_resolved_once() {
     let _g = serial();
     let dir = copy_of_demo();
-    let state = dir.path().join(keeper::report::STATE_FILE);
+    let state = dir.path().join(keeper::commands::report::STATE_FILE);
     let keeper_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
         .current_dir(keeper_dir)

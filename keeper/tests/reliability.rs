@@ -17,11 +17,11 @@ use common::{
     HANG_GUARD,
 };
 use keeper::{
-    anvil::Anvil,
-    bindings::IRiskGate,
-    cli::InferenceOptions,
+    commands::cli::InferenceOptions,
     dev::world::Actor,
-    strategy::{openai::OpenAiClient, Model},
+    inference::{openai::OpenAiClient, Model},
+    kit::anvil::Anvil,
+    kit::bindings::IRiskGate,
 };
 use std::{process::Command, time::Duration};
 use tokio::{
@@ -300,7 +300,7 @@ async fn anvil_restart_mid_run_is_reported_and_the_keeper_resumes() {
     let log = Drained::new(&mut child);
     let rows_at_least = |n: usize| {
         // The state database may not exist yet, or be mid-write: a read that fails is "not yet".
-        let rows = keeper::store::Store::open_read(dir.path())
+        let rows = keeper::record::store::Store::open_read(dir.path())
             .ok()
             .flatten()
             .and_then(|s| s.rows().ok())
@@ -384,7 +384,7 @@ async fn bad_configuration_is_one_line_with_a_fix_and_a_nonzero_exit() {
     let gate = w.deployment.gate.to_string();
     let not_gate = w.deployment.collateral.to_string(); // has code, but is an ERC20
     let no_code = Address::repeat_byte(0x42).to_string();
-    let dead = format!("http://127.0.0.1:{}", keeper::anvil::free_port().unwrap());
+    let dead = format!("http://127.0.0.1:{}", keeper::kit::anvil::free_port().unwrap());
 
     let (c, e) = keeper_cmd(&["run", "--once", "--gate", &gate]);
     assert_one_line_error(c, &e, "KEEPER_RPC_URL");
@@ -431,7 +431,7 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
         expiry,
         w.maker_addr,
     );
-    let mut data = keeper::bindings::IMarketFactory::createMarketCall::SELECTOR.to_vec();
+    let mut data = keeper::kit::bindings::IMarketFactory::createMarketCall::SELECTOR.to_vec();
     data.extend(alloy::sol_types::SolValue::abi_encode_params(&args));
     let tx =
         TransactionRequest::default().with_to(w.deployment.factory).with_input(Bytes::from(data));
@@ -465,7 +465,7 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
 /// its rows). Adversary: an operator pointing `--results` at the wrong folder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_of_another_gate_is_refused_not_adopted() {
-    use keeper::journal::{Attempt, Entry, Journal, QuoteSent, Submission};
+    use keeper::chain::journal::{Attempt, Entry, Journal, QuoteSent, Submission};
     let _g = serial();
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
@@ -492,14 +492,14 @@ async fn a_journal_of_another_gate_is_refused_not_adopted() {
         }))
         .unwrap();
     }
-    let before = std::fs::read(dir.path().join(keeper::journal::JOURNAL_FILE)).unwrap();
+    let before = std::fs::read(dir.path().join(keeper::chain::journal::JOURNAL_FILE)).unwrap();
     let e = match w.keeper(Some(dir.path().to_path_buf())).resume().build() {
         Ok(_) => panic!("another gate's journal was adopted"),
         Err(e) => keeper::error_chain(&e),
     };
     assert!(e.contains(&other.to_checksum(None)), "names the journal's gate: {e}");
     assert!(e.contains(&w.deployment.gate.to_checksum(None)), "and this one: {e}");
-    let after = std::fs::read(dir.path().join(keeper::journal::JOURNAL_FILE)).unwrap();
+    let after = std::fs::read(dir.path().join(keeper::chain::journal::JOURNAL_FILE)).unwrap();
     assert_eq!(before, after, "the other gate's journal is left as it was");
     println!("reliability: a journal of gate {other} refused by gate {}", w.deployment.gate);
     w.stop().await;
@@ -515,8 +515,8 @@ async fn a_state_database_of_another_gate_is_refused_not_rebuilt() {
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     let other = Address::repeat_byte(0x42);
-    drop(keeper::store::Store::open(dir.path(), w.deployment.chain_id, other).unwrap());
-    let state = dir.path().join(keeper::store::STATE_FILE);
+    drop(keeper::record::store::Store::open(dir.path(), w.deployment.chain_id, other).unwrap());
+    let state = dir.path().join(keeper::record::store::STATE_FILE);
     let owner = || -> String {
         let c = rusqlite::Connection::open(&state).unwrap();
         c.query_row("SELECT value FROM meta WHERE key = 'owner'", [], |r| r.get(0)).unwrap()
@@ -537,7 +537,7 @@ async fn a_state_database_of_another_gate_is_refused_not_rebuilt() {
     );
     // Another chain's database for the same gate address is refused the same way.
     let dir2 = tempfile::tempdir().unwrap();
-    drop(keeper::store::Store::open(dir2.path(), 1, w.deployment.gate).unwrap());
+    drop(keeper::record::store::Store::open(dir2.path(), 1, w.deployment.gate).unwrap());
     assert!(w.keeper(Some(dir2.path().to_path_buf())).resume().build().is_err());
     println!("reliability: a state database of gate {other} refused by gate {}", w.deployment.gate);
     w.stop().await;
@@ -565,7 +565,7 @@ async fn report_reads_to_the_depth_run_writes_and_keeps_the_journals_labels() {
     // not in the record yet (head - 2 is the first one's block).
     let feed_path = dir.path().join("feed.jsonl");
     let feed_before = std::fs::read(&feed_path).unwrap();
-    let in_feed = decisions(&keeper::recorder::feed::read_feed(&feed_path).unwrap()).len();
+    let in_feed = decisions(&keeper::record::feed::read_feed(&feed_path).unwrap()).len();
     assert_eq!(in_feed, 1, "one decision buried 2 deep, two not yet");
     let (url, gate) = (w.anvil.url.to_string(), w.deployment.gate.to_string());
     let results = dir.path().to_str().unwrap();
@@ -587,7 +587,7 @@ async fn report_reads_to_the_depth_run_writes_and_keeps_the_journals_labels() {
     }
     let (c, e) = report(&["--confirmations", "2"]);
     assert_eq!(c, 0, "{e}");
-    let rows = keeper::recorder::feed::read_feed(&feed_path).unwrap();
+    let rows = keeper::record::feed::read_feed(&feed_path).unwrap();
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 3, "the two newly buried decisions were added");
     assert!(std::fs::read(&feed_path).unwrap().starts_with(&feed_before), "by appending");

@@ -69,7 +69,7 @@ impl Browser {
                 return Err(BrowserError::Missing(bin));
             }
         }
-        let port = crate::anvil::free_port().map_err(|e| BrowserError::Start {
+        let port = crate::kit::anvil::free_port().map_err(|e| BrowserError::Start {
             what: "chromedriver",
             source: std::io::Error::other(e),
         })?;

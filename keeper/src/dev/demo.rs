@@ -8,17 +8,18 @@
 mod attacks;
 
 use crate::{
-    anvil::Anvil,
-    bindings::{IRiskGate, REASON_COUNT},
-    collectors, compile,
-    decision::Answer,
+    chain::follower::BlockRef,
+    chain::reads,
+    chain::sender::CallFailed,
+    commands::report::{STATE_FILE, STATE_META_FILE},
     dev::steps,
     dev::world::{Actor, World, WorldError},
+    domain::decision::Answer,
     engine::Engine,
-    executor::CallFailed,
-    follower::BlockRef,
-    report::{STATE_FILE, STATE_META_FILE},
-    strategy::{replay::Replay, Model, Prompt},
+    inference::{replay::Replay, Model, Prompt},
+    kit::anvil::Anvil,
+    kit::bindings::{IRiskGate, REASON_COUNT},
+    kit::compile,
 };
 use alloy::primitives::{Address, U256};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,9 +38,9 @@ pub enum DemoError {
     #[error(transparent)]
     Run(#[from] crate::engine::RunError),
     #[error(transparent)]
-    Record(#[from] crate::recorder::RecordError),
+    Record(#[from] crate::record::RecordError),
     #[error(transparent)]
-    Inference(#[from] crate::strategy::InferenceError),
+    Inference(#[from] crate::inference::InferenceError),
     /// A checked condition that did not hold (a reason code never reached, a published reason
     /// other than the one expected).
     #[error("demo step {step}: {what}")]
@@ -240,7 +241,7 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     progress.done();
     let summary = outcome?;
     let meta_text = serde_json::to_string_pretty(&meta).map_err(DemoError::Encode)?;
-    crate::recorder::write_atomic(&results.join(STATE_META_FILE), meta_text.as_bytes())?;
+    crate::record::write_atomic(&results.join(STATE_META_FILE), meta_text.as_bytes())?;
     eprintln!(
         "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}; {:.1}s",
         summary.decisions,
@@ -398,10 +399,10 @@ async fn scenarios(
     let (collector, strategy, _) = k.stages();
     let head = collector.follow().await?.head;
     if let Some(info) = collector.markets().into_iter().find(|m| m.address == m_abstain) {
-        let state = collectors::read_market(collector.provider(), &info, head.number)
+        let state = reads::read_market(collector.provider(), &info, head.number)
             .await
             .map_err(crate::engine::RunError::from)?;
-        let at = crate::strategy::prompt::ReadAt { block: head.number, time: head.time };
+        let at = crate::inference::prompt::ReadAt { block: head.number, time: head.time };
         let prompt = Prompt::render(strategy.text(), &state, at).map_err(|e| DemoError::Check {
             step: "hostile segment".into(),
             what: e.to_string(),
@@ -435,11 +436,11 @@ async fn scenarios(
         .local_addr()
         .map_err(|source| DemoError::Io { action: "bind", path: "127.0.0.1:0".into(), source })?
         .port();
-    let unanswered = Model::OpenAi(crate::strategy::openai::OpenAiClient::new(
+    let unanswered = Model::OpenAi(crate::inference::openai::OpenAiClient::new(
         &format!("http://127.0.0.1:{silent_port}"),
         "a-server-that-never-answers",
         std::time::Duration::from_secs(1),
-        crate::config::InferenceOptions::default(),
+        crate::domain::config::InferenceOptions::default(),
     )?);
     play(&mut k, &[m_abstain], &unanswered, "inference that never answers", cancel).await?;
     drop(silent);
@@ -533,7 +534,7 @@ async fn scenarios(
             what: format!("reason codes never reached: {missing:?} (reached: {codes:?})"),
         });
     }
-    let page_path = results.join(crate::recorder::RESULTS_FILE);
+    let page_path = results.join(crate::record::RESULTS_FILE);
     let page = std::fs::read_to_string(&page_path).map_err(|source| DemoError::Io {
         action: "read",
         path: page_path,
@@ -594,7 +595,7 @@ fn canonical_state(path: &Path) -> Result<()> {
         }
     }
     let out = serde_json::to_vec(&sorted(state)).map_err(DemoError::Encode)?;
-    crate::recorder::write_atomic(path, &out)?;
+    crate::record::write_atomic(path, &out)?;
     Ok(())
 }
 
@@ -620,16 +621,16 @@ async fn real_model(
     cancel: &CancellationToken,
 ) -> Result<()> {
     use crate::{
-        bindings::reason,
-        config::ResponseFormat,
-        strategy::openai::{OpenAiClient, VERDICTS},
+        domain::config::ResponseFormat,
+        inference::openai::{OpenAiClient, VERDICTS},
+        kit::bindings::reason,
     };
     p.step("real model: starting the bundled SmolLM2-135M-Instruct (llama.cpp on 127.0.0.1)");
-    let options = crate::config::InferenceOptions {
+    let options = crate::domain::config::InferenceOptions {
         max_tokens: 48,
         temperature: 0.0,
         response_format: ResponseFormat::Object,
-        seed: Some(crate::config::BUNDLED_SEED),
+        seed: Some(crate::domain::config::BUNDLED_SEED),
     };
     let (client, server) =
         OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options).await?;
@@ -726,7 +727,7 @@ async fn expire_while_thinking(
     w.automine(true).await?;
     mined?;
     let got: Vec<u8> = sent?.iter().map(|d| d.reason).collect();
-    if got != [crate::bindings::reason::EXPIRED] {
+    if got != [crate::kit::bindings::reason::EXPIRED] {
         return Err(DemoError::Check {
             step: scenario.into(),
             what: format!("published reasons {got:?}, expected [16]"),
@@ -747,7 +748,7 @@ async fn finalize_while_thinking(
     // The quote lives longer than the wait, so the answer is still live when it is sent (an
     // expired one is never sent) and the gate's refusal is the final market's.
     let policy = k.strategy().policy();
-    k.stages().1.set_policy(crate::quote::QuotePolicy { ttl_secs: 1_200, ..policy });
+    k.stages().1.set_policy(crate::engine::quote::QuotePolicy { ttl_secs: 1_200, ..policy });
     let thought = think(k, &[market], &provider, "finalized while thinking", cancel).await;
     k.stages().1.set_policy(policy);
     let (answers, _) = thought?;

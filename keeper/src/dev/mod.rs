@@ -5,6 +5,5 @@
 pub mod bench;
 pub mod browser;
 pub mod demo;
-pub mod floor_bench;
 pub mod steps;
 pub mod world;

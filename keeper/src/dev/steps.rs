@@ -3,10 +3,10 @@
 //! The production cycle is [`Engine::cycle`]; these only compose the same stage methods.
 
 use crate::{
-    collectors::{MarketInfo, MarketState},
-    decision::{Answer, BlockRef, Submitted},
+    chain::reads::{MarketInfo, MarketState},
+    domain::decision::{Answer, BlockRef, Submitted},
     engine::{Engine, Result},
-    strategy::Model,
+    inference::Model,
 };
 use alloy::primitives::Address;
 use tokio_util::sync::CancellationToken;

@@ -6,13 +6,13 @@
 //! and only against that anvil.
 
 use crate::{
-    anvil::{Anvil, AnvilError},
-    bindings::{IBinaryMarket, IRiskGate, ITestCollateral},
     chain,
-    compile::{self, Artifacts},
-    deploy::{self, Deployment, GateSpec},
-    executor::{self, CallFailed},
-    market::{self, MarketSpec, Side, UpOrder},
+    chain::sender::{self, CallFailed},
+    commands::deploy::{self, Deployment, GateSpec},
+    commands::market::{self, MarketSpec, Side, UpOrder},
+    kit::anvil::{Anvil, AnvilError},
+    kit::bindings::{IBinaryMarket, IRiskGate, ITestCollateral},
+    kit::compile::{self, Artifacts},
 };
 use alloy::{
     primitives::{Address, TxHash, U256},
@@ -32,7 +32,7 @@ pub enum WorldError {
     #[error(transparent)]
     Deploy(#[from] deploy::DeployError),
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::domain::config::ConfigError),
     /// A contract call or transaction refused, named, with its decoded revert.
     #[error(transparent)]
     Call(#[from] CallFailed),
@@ -41,7 +41,7 @@ pub enum WorldError {
         what: &'static str,
         tx: TxHash,
         #[source]
-        source: Box<executor::ExecError>,
+        source: Box<sender::ExecError>,
     },
     #[error("{what}: tx {tx} reverted")]
     Reverted { what: &'static str, tx: TxHash },
@@ -57,7 +57,7 @@ pub enum WorldError {
     #[error("maker key {index} from label {label:?} is not a valid secp256k1 key: {why}")]
     Key { label: String, index: usize, why: String },
     #[error("reading the chain head failed")]
-    Head(#[source] Box<crate::follower::FollowError>),
+    Head(#[source] Box<crate::chain::follower::FollowError>),
 }
 
 pub type Result<T> = std::result::Result<T, WorldError>;
@@ -122,7 +122,7 @@ pub fn question_for(n: u64, expiry: u64) -> String {
     let (asset, base, step) = ASSETS[(n % ASSETS.len() as u64) as usize];
     let level = base + step * (n / ASSETS.len() as u64 % 10);
     let level = group_thousands(level);
-    match crate::format::utc_date(expiry) {
+    match crate::domain::format::utc_date(expiry) {
         Some(when) => format!("Will {asset} close above {level} USD at {when} UTC?"),
         None => format!("Will {asset} close above {level} USD at unix time {expiry}?"),
     }
@@ -145,7 +145,7 @@ pub fn fillable_min_qty(params: &IRiskGate::Params, lot: u64) -> u64 {
     let lot = lot.max(1);
     let max_size = u64::try_from(params.maxSize).unwrap_or(u64::MAX);
     let quantity = max_size / lot * lot;
-    let per_match = crate::bindings::MAX_MATCHES_PER_TAKE * crate::bindings::BPS;
+    let per_match = crate::kit::bindings::MAX_MATCHES_PER_TAKE * crate::kit::bindings::BPS;
     let need =
         (u128::from(quantity) * u128::from(params.minFillBps)).div_ceil(u128::from(per_match));
     let need = u64::try_from(need).unwrap_or(u64::MAX);
@@ -158,7 +158,7 @@ pub async fn confirm(
     what: &'static str,
     tx: TxHash,
 ) -> Result<alloy::rpc::types::TransactionReceipt> {
-    let r = executor::wait_receipt(p, tx, Duration::from_secs(60))
+    let r = sender::wait_receipt(p, tx, Duration::from_secs(60))
         .await
         .map_err(|e| WorldError::Receipt { what, tx, source: Box::new(e) })?;
     if !r.status() {
@@ -224,9 +224,9 @@ impl World {
         let (maker_addr, maker) = accounts[Actor::Maker.index()].clone();
         let chain_id = keeper_rpc.get_chain_id().await.map_err(rpc_err("eth_chainId"))?;
         let given: Vec<Address> = trusted.iter().map(|a| accounts[a.index()].0).collect();
-        let trusted_resolvers = crate::config::trusted_resolver_list(&given)?;
+        let trusted_resolvers = crate::domain::config::trusted_resolver_list(&given)?;
         let given: Vec<Address> = creators.iter().map(|a| accounts[a.index()].0).collect();
-        let trusted_creators = crate::config::trusted_creator_list(&given)?;
+        let trusted_creators = crate::domain::config::trusted_creator_list(&given)?;
         let spec = GateSpec {
             params: params.clone(),
             trusted_resolvers,
@@ -269,7 +269,7 @@ impl World {
     }
 
     pub async fn chain_time(&self) -> Result<u64> {
-        Ok(crate::follower::head(&self.keeper_rpc)
+        Ok(crate::chain::follower::head(&self.keeper_rpc)
             .await
             .map_err(|e| WorldError::Head(Box::new(e)))?
             .time)
@@ -592,12 +592,15 @@ mod question_tests {
             "Will ETH close above 3,000 USD at 2026-12-01 00:00 UTC?"
         );
         // 0 = 1970-01-01; 951_782_400 = 2000-02-29 (a leap day).
-        assert_eq!(crate::format::utc_date(0).unwrap(), "1970-01-01 00:00");
-        assert_eq!(crate::format::utc_date(951_782_400 + 3_660).unwrap(), "2000-02-29 01:01");
+        assert_eq!(crate::domain::format::utc_date(0).unwrap(), "1970-01-01 00:00");
+        assert_eq!(
+            crate::domain::format::utc_date(951_782_400 + 3_660).unwrap(),
+            "2000-02-29 01:01"
+        );
         assert!(super::question_for(1, u64::MAX).ends_with("at unix time 18446744073709551615?"));
         let all: std::collections::HashSet<String> =
             (0..60).map(|n| super::question_for(n, 1_796_083_200)).collect();
         assert_eq!(all.len(), 60);
-        assert!(all.iter().all(|q| q.len() <= crate::bindings::MAX_QUESTION_BYTES));
+        assert!(all.iter().all(|q| q.len() <= crate::kit::bindings::MAX_QUESTION_BYTES));
     }
 }

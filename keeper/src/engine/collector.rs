@@ -8,11 +8,13 @@
 
 use super::{GateRef, Result};
 use crate::{
-    bindings::IBinaryMarket,
-    collectors::{self, MarketInfo, MarketState, Question},
-    decision::{BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered},
-    follower::{self, Cursor, Follower, Known, Step},
-    recorder::feed::{self, FeedKey},
+    chain::follower::{self, Cursor, Follower, Known, Step},
+    chain::reads::{self, MarketInfo, MarketState, Question},
+    domain::decision::{
+        BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered,
+    },
+    kit::bindings::IBinaryMarket,
+    record::feed::{self, FeedKey},
 };
 use alloy::{
     primitives::{Address, B256},
@@ -258,7 +260,7 @@ impl Collector {
         }
         if self.facts.is_none() {
             let g = self.gate;
-            let facts = collectors::gate_facts(
+            let facts = reads::gate_facts(
                 &self.provider,
                 g.gate,
                 g.chain_id,
@@ -271,7 +273,7 @@ impl Collector {
         }
         let mut fresh = self.follower.take_fresh();
         let known = std::mem::take(&mut self.times);
-        self.times = collectors::block_times(&self.provider, &fresh, known).await?;
+        self.times = reads::block_times(&self.provider, &fresh, known).await?;
         for log in &mut fresh {
             let block = log.block_number.unwrap_or_default();
             log.block_timestamp = log.block_timestamp.or_else(|| self.times.get(&block).copied());
@@ -292,7 +294,7 @@ impl Collector {
         self.hot.extend(fresh);
         // Every hot decision's, not only the fresh ones': after a resume or a deep reorg the
         // hot logs came from the store, which keeps no receipts.
-        collectors::tx_gas(&self.provider, &self.hot, &mut self.gas).await?;
+        reads::tx_gas(&self.provider, &self.hot, &mut self.gas).await?;
         self.decode()?;
         Ok(step)
     }
@@ -359,7 +361,8 @@ impl Collector {
         // Batched through the deployless BookLens (one eth_call per 200 markets; `make bench`
         // measures it about 9x faster than three calls per market), falling back per market.
         let reads =
-            crate::lens::read_markets(&self.provider, due, head.number, self.reads_at_once).await;
+            crate::chain::lens::read_markets(&self.provider, due, head.number, self.reads_at_once)
+                .await;
         let mut states = Vec::new();
         let mut failures = Vec::new();
         for (info, r) in reads {
@@ -410,7 +413,7 @@ impl Collector {
             if now.number == head.number {
                 break (st, now);
             }
-            match collectors::read_market(&self.provider, &st.info, now.number).await {
+            match reads::read_market(&self.provider, &st.info, now.number).await {
                 Ok(fresh) => break (fresh, now),
                 Err(_) if attempt < ATTEMPTS => continue,
                 Err(e) => return Err(fail(e.into())),

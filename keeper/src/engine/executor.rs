@@ -6,13 +6,13 @@
 
 use super::{collector::Closing, GateRef, Result};
 use crate::{
-    bindings::IRiskGate::{self, Quote},
-    decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Submitted},
-    executor::{self as tx, BroadcastError, ExecError, Fees, Mined, Refusal, Sender},
-    follower::{self, Step},
-    journal::{
+    chain::follower::{self, Step},
+    chain::journal::{
         Entry, Journal, Outcome, OwnCall, OwnKind, QuoteSent, Submission, Tracked, TrackedOwn,
     },
+    chain::sender::{self as tx, BroadcastError, ExecError, Fees, Mined, Refusal, Sender},
+    domain::decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Submitted},
+    kit::bindings::IRiskGate::{self, Quote},
 };
 use alloy::{
     primitives::{Address, Bytes, U256},
@@ -597,7 +597,7 @@ impl Executor {
         input: Bytes,
         gas: u64,
         nonce: u64,
-        last: crate::journal::Attempt,
+        last: crate::chain::journal::Attempt,
     ) -> Result<bool> {
         let gate = self.gate.gate;
         let signed = self.sender().await?.sign_replacement(gate, input, gas, nonce, last).await?;

@@ -23,13 +23,14 @@
 //! 7. **record** ([`Recorder::write`]): follow again and re-write the record from confirmed chain
 //!    logs plus the journal.
 //!
-//! Failures that never reach the chain are [`crate::decision::Failure`] values; the executor journals them the
+//! Failures that never reach the chain are [`crate::domain::decision::Failure`] values; the executor journals them the
 //! moment a stage hands them over. State that matters is re-derived from the chain and the
-//! journal on every start. The long-running loop around the cycle is [`crate::runner`].
+//! journal on every start. The long-running loop around the cycle is [`crate::commands::run`].
 
 mod collector;
 mod executor;
 pub mod health;
+pub mod quote;
 mod recorder;
 mod strategy;
 
@@ -39,12 +40,15 @@ pub use recorder::{Recorder, Written};
 pub use strategy::{Asks, Due, Strategy};
 
 use crate::{
-    chain, collectors,
-    decision::{BlockRef, ChainRecord, Submitted},
-    follower, journal,
-    quote::QuotePolicy,
-    recorder as record, strategy as model,
-    strategy::Model,
+    chain,
+    chain::follower,
+    chain::journal,
+    chain::reads,
+    domain::decision::{BlockRef, ChainRecord, Submitted},
+    engine::quote::QuotePolicy,
+    inference as model,
+    inference::Model,
+    record,
 };
 use alloy::{primitives::Address, providers::DynProvider, signers::local::PrivateKeySigner};
 use std::{path::PathBuf, time::Duration};
@@ -55,7 +59,7 @@ pub enum RunError {
     #[error(transparent)]
     Chain(#[from] chain::ChainError),
     #[error(transparent)]
-    Collect(#[from] collectors::CollectError),
+    Collect(#[from] reads::CollectError),
     #[error(transparent)]
     Follow(#[from] follower::FollowError),
     #[error(transparent)]
@@ -65,7 +69,7 @@ pub enum RunError {
     #[error(transparent)]
     Inference(#[from] model::InferenceError),
     #[error(transparent)]
-    Exec(#[from] crate::executor::ExecError),
+    Exec(#[from] crate::chain::sender::ExecError),
     #[error("the node stayed unreachable for {secs} s, past --max-outage; every row is on disk")]
     Outage {
         secs: u64,
@@ -105,7 +109,7 @@ pub struct CycleReport {
     pub submitted: usize,
     /// This cycle's submissions mined within the cycle, each with the `Decision` decoded from its
     /// own receipt. They enter the record only once confirmed (`--confirmations` deep), through
-    /// the follower, under the same [`crate::decision::DecisionId`].
+    /// the follower, under the same [`crate::domain::decision::DecisionId`].
     pub mined: Vec<Submitted>,
     pub offchain_failures: usize,
     /// Due markets not asked this cycle because their last asks failed (per-market backoff).

@@ -1,5 +1,5 @@
 //! The recorder stage: where the record goes. It owns the results folder, the keeper's state
-//! database beside it ([`crate::store`]), the feed's state and the aggregates the pages are
+//! database beside it ([`crate::record::store`]), the feed's state and the aggregates the pages are
 //! rendered from.
 //!
 //! `feed.jsonl` only grows: each write appends the rows that became final since the last one
@@ -16,17 +16,17 @@
 //! another gate's, or older), or after a reorg deeper than the rows already appended.
 
 use crate::{
-    decision::{BlockRef, ChainRecord, DecisionId, FeedRow, GateFacts, RowNote},
+    chain::follower::Known,
+    chain::journal::{self, Checkpoint, Entry, Journal},
+    domain::decision::{BlockRef, ChainRecord, DecisionId, FeedRow, GateFacts, RowNote},
     engine::collector::{Found, Resume},
-    follower::Known,
-    journal::{self, Checkpoint, Entry, Journal},
-    recorder::{
+    record::store::{Opened, Store, StoreError},
+    record::{
         self,
         feed::{self, FeedKey},
         summary::{Summary, SUMMARY_KEY},
         RecordError, CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
     },
-    store::{Opened, Store, StoreError},
 };
 use alloy::{
     primitives::{keccak256, Address, B256},
@@ -225,7 +225,7 @@ impl Recorder {
         &self,
         record: &ChainRecord,
         journal: &Journal,
-        offchain: Vec<crate::decision::OffchainRow>,
+        offchain: Vec<crate::domain::decision::OffchainRow>,
         grace: u64,
     ) -> Vec<FeedRow> {
         let by_tx = journal.by_txs();
@@ -263,12 +263,12 @@ impl Recorder {
     ) -> Result<Written, RecordError> {
         if self.store.is_none() {
             // A keeper that does not resume starts a new record (and a new state) here.
-            let _ = std::fs::remove_file(self.dir.join(crate::store::STATE_FILE));
+            let _ = std::fs::remove_file(self.dir.join(crate::record::store::STATE_FILE));
             let (store, _) = Store::open(&self.dir, facts.chain_id, facts.gate)?;
             self.store = Some(store);
         }
         let mut out = Written::default();
-        recorder::publish_strategy(&self.dir, strategy_text)?;
+        record::publish_strategy(&self.dir, strategy_text)?;
         let grace = u64::from(facts.bounds.writeOffGrace);
         if let Some(fork) = found.rewound_to {
             if self.feed.last.is_some_and(|(b, _, _)| b > fork) {
@@ -291,7 +291,7 @@ impl Recorder {
         let waiting_off = self.store.as_ref().expect("opened").waiting_offchain()?;
         let mut ready_off = Vec::new();
         for (seq, text) in &waiting_off {
-            let row: crate::decision::OffchainRow =
+            let row: crate::domain::decision::OffchainRow =
                 serde_json::from_str(text).map_err(|e| StoreError::decode("off-chain row", e))?;
             // One above the confirmed block waits (the pages too show rows up to it only).
             if row.block <= safe.number {
@@ -300,7 +300,7 @@ impl Recorder {
         }
         let off_rows: Vec<_> = ready_off.iter().map(|(_, r)| r.clone()).collect();
         let rows = self.candidates(record, journal, off_rows, grace);
-        recorder::check_owner(&self.dir, facts, &rows)?;
+        record::check_owner(&self.dir, facts, &rows)?;
         let n = feed::appendable(&rows, safe.time, grace);
         let (ready, waiting) = rows.split_at(n);
         // Append (or, to repair, rewrite whole), then the head.
@@ -318,7 +318,7 @@ impl Recorder {
         }
         let feed_path = self.dir.join(FEED_FILE);
         if self.rewrite {
-            recorder::write_atomic(&feed_path, text.as_bytes())?;
+            record::write_atomic(&feed_path, text.as_bytes())?;
             out.rewrote = true;
             self.rewrite = false;
         } else if !text.is_empty() {
@@ -326,7 +326,7 @@ impl Recorder {
         }
         if out.rewrote || !text.is_empty() {
             let head_text = format!("{head}\n");
-            recorder::write_atomic(&self.dir.join(HEAD_FILE), head_text.as_bytes())?;
+            record::write_atomic(&self.dir.join(HEAD_FILE), head_text.as_bytes())?;
             out.bytes += (text.len() + head_text.len()) as u64;
         }
         let before = self.feed.clone();
@@ -345,14 +345,14 @@ impl Recorder {
         for row in waiting {
             shown.add(row);
         }
-        let (md, svg) = recorder::render_pages(facts, &shown)?;
+        let (md, svg) = record::render_pages(facts, &shown)?;
         let rendered = keccak256([md.as_bytes(), svg.as_bytes()].concat());
         if self.rendered != Some(rendered)
             || !self.dir.join(RESULTS_FILE).exists()
             || !self.dir.join(CHART_FILE).exists()
         {
-            recorder::write_atomic(&self.dir.join(CHART_FILE), svg.as_bytes())?;
-            recorder::write_atomic(&self.dir.join(RESULTS_FILE), md.as_bytes())?;
+            record::write_atomic(&self.dir.join(CHART_FILE), svg.as_bytes())?;
+            record::write_atomic(&self.dir.join(RESULTS_FILE), md.as_bytes())?;
             out.bytes += (md.len() + svg.len()) as u64;
             self.rendered = Some(rendered);
         }
@@ -364,7 +364,7 @@ impl Recorder {
         let save_waiting = self.waiting != Some(waiting_hash);
         // The state, in one transaction.
         // The off-chain rows appended: each matched once, in order, to a stored one.
-        let mut appended_off: Vec<&crate::decision::OffchainRow> = ready
+        let mut appended_off: Vec<&crate::domain::decision::OffchainRow> = ready
             .iter()
             .filter_map(|r| if let FeedRow::Offchain(o) = r { Some(o) } else { None })
             .collect();

@@ -8,10 +8,10 @@ use super::{
     health::{self, InferenceHealth},
 };
 use crate::{
-    collectors::{MarketInfo, MarketState},
-    decision::{Annotation, Answer, BlockRef, Failure, Unanswered},
-    quote::QuotePolicy,
-    strategy::{
+    chain::reads::{MarketInfo, MarketState},
+    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered},
+    engine::quote::QuotePolicy,
+    inference::{
         prompt::{strategy_hash, ReadAt},
         Model, Prompt,
     },

@@ -10,11 +10,11 @@ use alloy::{
     providers::{DynProvider, Provider},
 };
 use keeper::{
-    anvil::Anvil,
-    bindings::IRiskGate,
-    compile::{self, Artifacts},
     dev::world::World,
-    recorder::{feed, FeedRow},
+    kit::anvil::Anvil,
+    kit::bindings::IRiskGate,
+    kit::compile::{self, Artifacts},
+    record::{feed, FeedRow},
 };
 use std::{
     future::Future,
@@ -384,7 +384,7 @@ pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
 
 /// One cycle with the builtin model, never cancelled.
 pub async fn builtin_cycle(k: &mut keeper::engine::Engine) -> keeper::engine::CycleReport {
-    k.cycle(&keeper::strategy::Model::Builtin, None, &tokio_util::sync::CancellationToken::new())
+    k.cycle(&keeper::inference::Model::Builtin, None, &tokio_util::sync::CancellationToken::new())
         .await
         .unwrap()
 }
@@ -441,7 +441,7 @@ impl Drained {
 /// the rows waiting to join it (a bought row waits in the state database until its position
 /// settles, and every row after it with it), read from `state.sqlite` as a viewer would.
 pub fn record_rows(dir: &std::path::Path) -> Vec<FeedRow> {
-    keeper::store::Store::open_read(dir)
+    keeper::record::store::Store::open_read(dir)
         .expect("the state database opens")
         .expect("the keeper wrote a state database")
         .rows()

@@ -1,6 +1,6 @@
 //! The demo's adversary segment: issue 7's attacks 1-4 and issue 14's 5-7 replayed against the
 //! gate by real transactions, each labelled `attack ...` so RESULTS.md lists it with what it cost
-//! the gate and the bound that held (computed from the chain record by `recorder::adversary`).
+//! the gate and the bound that held (computed from the chain record by `record::adversary`).
 //!
 //! It runs after the ordinary stretch has settled, so it never starves it, and keeps the gate's
 //! position caps free between attacks: the positions attacks 3b, 4 and 6 open (three, the cap)
@@ -8,12 +8,12 @@
 
 use super::{play, replay, think, DemoError, Progress, Result};
 use crate::{
-    bindings::reason,
     dev::steps,
     dev::world::{Actor, World},
     engine::Engine,
-    recorder::adversary::ATTACK_PREFIX,
-    strategy::Model,
+    inference::Model,
+    kit::bindings::reason,
+    record::adversary::ATTACK_PREFIX,
 };
 use alloy::primitives::{Address, U256};
 use tokio_util::sync::CancellationToken;
@@ -31,7 +31,7 @@ const ATTACK_7: &str = "attack 7: top-ups after the drawdown is used";
 
 /// Attack 6's dust makers (distinct addresses, as the review's attacker used: the venue's match
 /// cap, 64, is what the dust tries to exhaust).
-const DUST_MAKERS: usize = crate::bindings::MAX_MATCHES_PER_TAKE as usize;
+const DUST_MAKERS: usize = crate::kit::bindings::MAX_MATCHES_PER_TAKE as usize;
 /// What attack 7 moves in and out of the gate per round trip: 20 units, half the demo's
 /// `maxDrawdown`, enough to reset a v2 gate's budget.
 const TOP_UP: u64 = 20_000_000;
@@ -95,7 +95,7 @@ pub(super) async fn run_all(
     let horizon = u64::from(super::demo_params().maxHorizon);
     let min_fill = super::demo_params().maxSize.to::<u64>()
         * u64::from(super::demo_params().minFillBps)
-        / crate::bindings::BPS;
+        / crate::kit::bindings::BPS;
     for round in 1..=2 {
         p.step(&format!("attack 5, round {round}: three markets from an untrusted creator"));
         let now = w.chain_time().await?;

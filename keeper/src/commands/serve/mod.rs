@@ -1,0 +1,637 @@
+//! `keeper serve`: the floor, a read-only web view of one gate's record.
+//!
+//! - It holds no key and sends nothing: it follows the gate on a node (or a saved chain state
+//!   reloaded into a local anvil) through [`track::Tracker`], which reads the record with the
+//!   code `keeper report` uses, so the page and the report cannot disagree.
+//! - It binds loopback only, answers GET (and HEAD) only, and every response carries a strict
+//!   Content-Security-Policy: no inline script or style, nothing from another origin.
+//! - Model answers and market questions are attacker-controlled text: the pages escape them
+//!   ([`html::text`]) and the live script writes them with `textContent`.
+//! - Queries are bounded and parsed strictly ([`view::FeedQuery`]); a bad one is a 400 that
+//!   says what was wrong.
+//!
+//! Routes: `/` (status, gate card, feed), `/decision/{block}/{log_index}`, `/market/{address}`,
+//! `/models`, `/charts`, `/chart/decisions.svg`, and behind them `/api/status`, `/api/gate`,
+//! `/api/decisions`, `/api/decision/{block}/{log_index}`, `/api/market/{address}`,
+//! `/api/models`, `/api/calibration`, `/api/offchain`; `/events` streams new heads, decisions
+//! and settlements (server-sent events).
+
+pub mod html;
+pub mod plots;
+pub mod track;
+pub mod view;
+
+use crate::{
+    commands::report::{self, ReportError},
+    domain::config::{ReportSource, ServeConfig},
+};
+use axum::{
+    extract::{Path as UrlPath, Query, RawQuery, State},
+    http::{header, HeaderValue, Request, StatusCode},
+    middleware::{self, Next},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        Html, IntoResponse, Response,
+    },
+    routing::get,
+    Json, Router,
+};
+use std::{
+    collections::{HashSet, VecDeque},
+    convert::Infallible,
+    net::SocketAddr,
+    path::Path,
+    sync::Arc,
+    time::Duration,
+};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use track::{Snapshot, Source, Tracker};
+use view::FeedQuery;
+
+/// Every response's Content-Security-Policy: scripts, styles, images and the event stream from
+/// this origin only, no inline script or style, no frames, no plugins, forms to this origin.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                       connect-src 'self'; base-uri 'none'; form-action 'self'; \
+                       frame-ancestors 'none'";
+/// The longest request target accepted (path and query), in bytes.
+pub const MAX_TARGET_BYTES: usize = 4_096;
+
+const CSS: &str = include_str!("assets/floor.css");
+const JS: &str = include_str!("assets/floor.js");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(
+        "--listen {0}: the floor binds a loopback address only (127.0.0.1 or ::1); put a reverse \
+         proxy in front of it to publish it"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("binding {addr}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("serving the floor")]
+    Serve(#[source] std::io::Error),
+}
+
+#[derive(Clone)]
+struct App {
+    snap: watch::Receiver<Arc<Snapshot>>,
+    provider: alloy::providers::DynProvider,
+    cancel: CancellationToken,
+}
+
+impl App {
+    fn now(&self) -> Arc<Snapshot> {
+        self.snap.borrow().clone()
+    }
+}
+
+/// `keeper serve`: reads the record, binds, prints `keeper serve: http://ADDR/` on stdout, and
+/// serves until `cancel`.
+pub async fn run(
+    cfg: &ServeConfig,
+    root: &Path,
+    anvil_bin: &Path,
+    cancel: CancellationToken,
+) -> Result<(), ServeError> {
+    if !cfg.listen.ip().is_loopback() {
+        return Err(ServeError::NotLoopback(cfg.listen));
+    }
+    let (chain, gate, from, results, saved, mode) = match &cfg.source {
+        ReportSource::Chain { chain, gate } => {
+            (chain.clone(), *gate, cfg.from_block, cfg.results.clone(), None, "live".to_string())
+        }
+        ReportSource::LoadState { state, gate } => {
+            let s = report::start_saved(state, cfg.results.clone(), anvil_bin).await?;
+            let from = Some(cfg.from_block.unwrap_or(s.meta.deploy_block));
+            let gate = Some(gate.unwrap_or(s.meta.gate));
+            let name = state.file_name().map(|n| n.to_string_lossy().to_string());
+            let mode = format!("saved state {}", name.unwrap_or_default());
+            (s.chain.clone(), gate, from, Some(s.results.clone()), Some(s.anvil), mode)
+        }
+    };
+    let out = serve_chain(cfg, root, chain, gate, from, results, mode, cancel).await;
+    if let Some(anvil) = saved {
+        anvil.stop().await;
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_chain(
+    cfg: &ServeConfig,
+    root: &Path,
+    chain: crate::domain::config::ChainConfig,
+    gate: Option<alloy::primitives::Address>,
+    from: Option<u64>,
+    results: Option<std::path::PathBuf>,
+    mode: String,
+    cancel: CancellationToken,
+) -> Result<(), ServeError> {
+    let (provider, chain_id) =
+        crate::chain::connect_checked(&chain).await.map_err(ReportError::from)?;
+    let gate = report::saved_gate(root, chain_id, gate)?;
+    let from = match from {
+        Some(b) => b,
+        None => report::saved_deploy_block(root, chain_id, gate)?.unwrap_or(0),
+    };
+    let results =
+        results.unwrap_or_else(|| crate::record::default_results_dir(root, chain_id, gate));
+    let confirmations =
+        cfg.confirmations.unwrap_or_else(|| crate::domain::config::default_confirmations(chain_id));
+    let src = Source {
+        provider: provider.clone(),
+        chain_id,
+        gate,
+        from,
+        confirmations,
+        log_range: cfg.log_range,
+        results,
+        mode,
+    };
+    let mut tracker = Tracker::start(src, root).await?;
+    let first = tracker.update().await?.expect("a tracker's first update always makes a snapshot");
+    tracing::info!(
+        gate = %gate,
+        chain_id,
+        decisions = first.decisions.len(),
+        head = first.status.head,
+        "the floor read the record"
+    );
+    let (tx, rx) = watch::channel(Arc::new(first));
+    let follow = tokio::spawn(follow(tracker, tx, cfg.poll, cancel.clone()));
+
+    let listener = tokio::net::TcpListener::bind(cfg.listen)
+        .await
+        .map_err(|source| ServeError::Bind { addr: cfg.listen, source })?;
+    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    println!("keeper serve: http://{addr}/");
+    tracing::info!(%addr, "the floor is listening");
+    let app = App { snap: rx, provider, cancel: cancel.clone() };
+    let stop = cancel.clone();
+    let served = axum::serve(listener, router(app))
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+        .map_err(ServeError::Serve);
+    cancel.cancel();
+    let _ = follow.await;
+    served
+}
+
+/// Polls the node and publishes each new snapshot; a failed read is logged and retried, the
+/// last snapshot standing meanwhile.
+async fn follow(
+    mut tracker: Tracker,
+    tx: watch::Sender<Arc<Snapshot>>,
+    poll: Duration,
+    cancel: CancellationToken,
+) {
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(poll) => {}
+        }
+        match tracker.update().await {
+            Ok(Some(s)) => {
+                failing = false;
+                tx.send_replace(Arc::new(s));
+            }
+            Ok(None) => failing = false,
+            Err(e) => {
+                if !failing {
+                    tracing::warn!(error = %crate::error_chain(&e), "the floor could not read the record; the page shows the last one read, and it retries");
+                }
+                failing = true;
+            }
+        }
+    }
+}
+
+fn router(app: App) -> Router {
+    Router::new()
+        .route("/", get(floor_page))
+        .route("/decision/{block}/{log_index}", get(decision_page))
+        .route("/market/{address}", get(market_page))
+        .route("/models", get(models_page))
+        .route("/charts", get(charts_page))
+        .route("/chart/decisions.svg", get(chart_svg))
+        .route("/chart/{name}", get(chart_named))
+        .route("/api/charts", get(api_charts))
+        .route("/assets/floor.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
+        .route("/assets/floor.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+        .route("/api/status", get(api_status))
+        .route("/api/gate", get(api_gate))
+        .route("/api/decisions", get(api_decisions))
+        .route("/api/decision/{block}/{log_index}", get(api_decision))
+        .route("/api/market/{address}", get(api_market))
+        .route("/api/models", get(api_models))
+        .route("/api/calibration", get(api_calibration))
+        .route("/api/offchain", get(api_offchain))
+        .route("/events", get(events))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such page") })
+        .layer(middleware::from_fn(guard))
+        .with_state(app)
+}
+
+/// On every response: the CSP and the other headers that keep the page to itself. A request
+/// target longer than [`MAX_TARGET_BYTES`] is refused before routing.
+async fn guard(req: Request<axum::body::Body>, next: Next) -> Response {
+    let long = req.uri().path_and_query().map_or(0, |p| p.as_str().len()) > MAX_TARGET_BYTES;
+    let mut res = if long {
+        error(
+            StatusCode::URI_TOO_LONG,
+            &format!("the request target is longer than {MAX_TARGET_BYTES} bytes"),
+        )
+    } else {
+        next.run(req).await
+    };
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert("cross-origin-resource-policy", HeaderValue::from_static("same-origin"));
+    h.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    res
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+}
+
+/// An error as a page for a browser and as `{"error": …}` for the API.
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Html(html::error_page(status.as_u16(), message))).into_response()
+}
+
+fn api_error(status: StatusCode, message: &str) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+type Pairs = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
+
+/// The feed query of a request, or what was wrong with it.
+fn feed_query(q: Pairs, reasons: usize) -> Result<FeedQuery, String> {
+    let Query(pairs) = q.map_err(|e| format!("the query does not parse: {}", e.body_text()))?;
+    FeedQuery::parse(&pairs, reasons).map_err(|e| e.0)
+}
+
+/// A JSON route that takes no query: `value()` as JSON, or a 400 for any query.
+fn json_of<T: serde::Serialize>(q: &RawQuery, value: impl FnOnce() -> T) -> Response {
+    match no_query(q) {
+        Ok(()) => Json(value()).into_response(),
+        Err(e) => api_error(StatusCode::BAD_REQUEST, &e),
+    }
+}
+
+/// No query parameters are taken: any is a 400.
+fn no_query(q: &RawQuery) -> Result<(), String> {
+    match q.0.as_deref() {
+        None | Some("") => Ok(()),
+        Some(_) => Err("this route takes no query parameters".into()),
+    }
+}
+
+async fn floor_page(State(app): State<App>, q: Pairs) -> Response {
+    let s = app.now();
+    match feed_query(q, s.facts.labels.len()) {
+        Ok(q) => {
+            let page = view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol);
+            Html(html::floor(&s, &q, &page)).into_response()
+        }
+        Err(e) => error(StatusCode::BAD_REQUEST, &e),
+    }
+}
+
+/// The decision at `(block, log_index)`, or the reason there is none.
+fn find<'a>(
+    s: &'a Snapshot,
+    block: &str,
+    log_index: &str,
+) -> Result<&'a crate::domain::decision::DecisionRow, (StatusCode, String)> {
+    let parse = |v: &str, what: &str| {
+        v.parse::<u64>()
+            .map_err(|_| (StatusCode::BAD_REQUEST, format!("{what} {:?} is not a number", cut(v))))
+    };
+    let (b, l) = (parse(block, "block")?, parse(log_index, "log index")?);
+    s.decisions
+        .binary_search_by_key(&(b, l), |d| (d.block, d.log_index))
+        .map(|i| &s.decisions[i])
+        .map_err(|_| (StatusCode::NOT_FOUND, format!("no decision at block {b}, log {l}")))
+}
+
+fn cut(v: &str) -> String {
+    v.chars().take(40).collect()
+}
+
+async fn decision_page(
+    State(app): State<App>,
+    UrlPath((block, log_index)): UrlPath<(String, String)>,
+    q: RawQuery,
+) -> Response {
+    let s = app.now();
+    if let Err(e) = no_query(&q) {
+        return error(StatusCode::BAD_REQUEST, &e);
+    }
+    match find(&s, &block, &log_index) {
+        Ok(d) => Html(html::decision(&s, d)).into_response(),
+        Err((code, e)) => error(code, &e),
+    }
+}
+
+async fn api_decision(
+    State(app): State<App>,
+    UrlPath((block, log_index)): UrlPath<(String, String)>,
+    q: RawQuery,
+) -> Response {
+    let s = app.now();
+    if let Err(e) = no_query(&q) {
+        return api_error(StatusCode::BAD_REQUEST, &e);
+    }
+    match find(&s, &block, &log_index) {
+        Ok(d) => {
+            let view = view::DecisionView::new(
+                d,
+                &s.facts.labels,
+                s.questions.get(&d.market).map(String::as_str),
+                &s.symbol,
+            );
+            Json(serde_json::json!({ "decision": view, "row": d })).into_response()
+        }
+        Err((code, e)) => api_error(code, &e),
+    }
+}
+
+/// A market address from the path, checksummed, or a 400.
+fn market_of(address: &str) -> Result<alloy::primitives::Address, String> {
+    address.parse().map_err(|_| format!("{:?} is not an address", cut(address)))
+}
+
+/// The market's decisions, newest first (every one: a market has few).
+fn market_rows(s: &Snapshot, market: alloy::primitives::Address) -> view::Page {
+    let q = FeedQuery { market: Some(market), per_page: usize::MAX, ..Default::default() };
+    let mut p = view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol);
+    p.per_page = p.total;
+    p.pages = 1;
+    p
+}
+
+async fn read_book(app: &App, s: &Snapshot, key: &str) -> Option<crate::chain::reads::MarketState> {
+    let info = s.markets.get(key)?;
+    crate::chain::reads::read_market(&app.provider, info, s.status.head).await.ok()
+}
+
+async fn market_page(
+    State(app): State<App>,
+    UrlPath(address): UrlPath<String>,
+    q: RawQuery,
+) -> Response {
+    let s = app.now();
+    if let Err(e) = no_query(&q) {
+        return error(StatusCode::BAD_REQUEST, &e);
+    }
+    let market = match market_of(&address) {
+        Ok(m) => m,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    let key = market.to_checksum(None);
+    let book = read_book(&app, &s, &key).await;
+    let rows = market_rows(&s, market);
+    if rows.total == 0 && !s.markets.contains_key(&key) {
+        return error(StatusCode::NOT_FOUND, &format!("the gate made no decision on {key}"));
+    }
+    Html(html::market(&s, &key, book.as_ref(), &rows)).into_response()
+}
+
+async fn api_market(
+    State(app): State<App>,
+    UrlPath(address): UrlPath<String>,
+    q: RawQuery,
+) -> Response {
+    let s = app.now();
+    if let Err(e) = no_query(&q) {
+        return api_error(StatusCode::BAD_REQUEST, &e);
+    }
+    let market = match market_of(&address) {
+        Ok(m) => m,
+        Err(e) => return api_error(StatusCode::BAD_REQUEST, &e),
+    };
+    let key = market.to_checksum(None);
+    let rows = market_rows(&s, market);
+    if rows.total == 0 && !s.markets.contains_key(&key) {
+        return api_error(StatusCode::NOT_FOUND, &format!("the gate made no decision on {key}"));
+    }
+    let book = read_book(&app, &s, &key).await.map(|b| {
+        let level = |l: &(alloy::primitives::U256, alloy::primitives::U256)| {
+            serde_json::json!({ "price": view::prob(&l.0.to_string()), "quantity": l.1.to_string() })
+        };
+        serde_json::json!({
+            "block": s.status.head,
+            "finalized": b.finalized,
+            "bids": b.bids.iter().map(level).collect::<Vec<_>>(),
+            "asks": b.asks.iter().map(level).collect::<Vec<_>>(),
+        })
+    });
+    Json(serde_json::json!({
+        "market": key,
+        "info": s.markets.get(&key),
+        "book": book,
+        "decisions": rows.decisions,
+    }))
+    .into_response()
+}
+
+async fn models_page(State(app): State<App>, q: RawQuery) -> Response {
+    if let Err(e) = no_query(&q) {
+        return error(StatusCode::BAD_REQUEST, &e);
+    }
+    Html(html::models(&app.now())).into_response()
+}
+
+async fn charts_page(State(app): State<App>, q: RawQuery) -> Response {
+    if let Err(e) = no_query(&q) {
+        return error(StatusCode::BAD_REQUEST, &e);
+    }
+    Html(html::charts(&app.now())).into_response()
+}
+
+async fn chart_svg(State(app): State<App>) -> Response {
+    let s = app.now();
+    let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    let svg = crate::record::chart::render_svg(&s.summary, &s.facts.labels, &s.facts.symbol, max);
+    ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
+}
+
+/// The record's chart series (the floor keeps them with its snapshot).
+fn chart_series(s: &Snapshot) -> plots::Series {
+    let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    plots::series(&s.decisions, max)
+}
+
+async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Response {
+    let s = app.now();
+    let series = chart_series(&s);
+    let labels = &s.facts.labels;
+    let svg = match name.as_str() {
+        "pnl.svg" => plots::pnl_svg(&series, &s.symbol),
+        "drawdown.svg" => plots::drawdown_svg(&series, &s.symbol),
+        "reasons.svg" => plots::reasons_svg(&series, labels),
+        "rules.svg" => plots::rules_svg(&series, labels),
+        "calibration.svg" => plots::calibration_svg(&s.summary.calibration.view()),
+        _ => return error(StatusCode::NOT_FOUND, "no such chart"),
+    };
+    ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
+}
+
+async fn api_charts(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || chart_series(&app.now()))
+}
+
+async fn api_status(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || app.now().status.clone())
+}
+
+async fn api_gate(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || app.now().card.clone())
+}
+
+async fn api_decisions(State(app): State<App>, q: Pairs) -> Response {
+    let s = app.now();
+    match feed_query(q, s.facts.labels.len()) {
+        Ok(q) => Json(view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol))
+            .into_response(),
+        Err(e) => api_error(StatusCode::BAD_REQUEST, &e),
+    }
+}
+
+async fn api_models(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || serde_json::json!({ "models": app.now().summary.models_ranked() }))
+}
+
+async fn api_calibration(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || app.now().summary.calibration.view())
+}
+
+async fn api_offchain(State(app): State<App>, q: RawQuery) -> Response {
+    json_of(&q, || {
+        let rows: Vec<view::OffchainView> =
+            app.now().offchain.iter().rev().map(Into::into).collect();
+        serde_json::json!({ "total": rows.len(), "offchain": rows })
+    })
+}
+
+/// What one `/events` connection has sent.
+struct Stream {
+    rx: watch::Receiver<Arc<Snapshot>>,
+    cancel: CancellationToken,
+    /// The newest decision sent.
+    last: Option<(u64, u64)>,
+    /// Decisions whose settlement (or write-off) was sent or was there at the start.
+    closed: HashSet<(u64, u64)>,
+    queue: VecDeque<Event>,
+}
+
+impl Stream {
+    fn new(rx: watch::Receiver<Arc<Snapshot>>, cancel: CancellationToken) -> Self {
+        let s = rx.borrow().clone();
+        let last = s.decisions.last().map(|d| (d.block, d.log_index));
+        let closed = s
+            .decisions
+            .iter()
+            .filter(|d| d.settlement.is_some() || d.write_off.is_some())
+            .map(|d| (d.block, d.log_index))
+            .collect();
+        let mut queue = VecDeque::new();
+        queue.push_back(json_event("head", &s.status));
+        Self { rx, cancel, last, closed, queue }
+    }
+
+    /// Queues what `s` holds that this connection has not been sent: the head, each new
+    /// decision (oldest first), each new settlement.
+    fn diff(&mut self, s: &Snapshot) {
+        self.queue.push_back(json_event("head", &s.status));
+        let labels = &s.facts.labels;
+        for d in s.decisions.iter() {
+            let key = (d.block, d.log_index);
+            if self.last.is_none_or(|l| key > l) {
+                let q = s.questions.get(&d.market).map(String::as_str);
+                self.queue.push_back(json_event(
+                    "decision",
+                    &view::DecisionView::new(d, labels, q, &s.symbol),
+                ));
+                self.last = Some(key);
+            }
+            if (d.settlement.is_some() || d.write_off.is_some()) && self.closed.insert(key) {
+                let q = s.questions.get(&d.market).map(String::as_str);
+                self.queue.push_back(json_event(
+                    "settled",
+                    &view::DecisionView::new(d, labels, q, &s.symbol),
+                ));
+            }
+        }
+    }
+}
+
+fn json_event<T: serde::Serialize>(kind: &str, v: &T) -> Event {
+    Event::default().event(kind).data(serde_json::to_string(v).unwrap_or_default())
+}
+
+async fn events(State(app): State<App>, q: RawQuery) -> Response {
+    if let Err(e) = no_query(&q) {
+        return api_error(StatusCode::BAD_REQUEST, &e);
+    }
+    let state = Stream::new(app.snap.clone(), app.cancel.clone());
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(e) = st.queue.pop_front() {
+                return Some((Ok::<_, Infallible>(e), st));
+            }
+            tokio::select! {
+                _ = st.cancel.cancelled() => return None,
+                changed = st.rx.changed() => {
+                    changed.ok()?;
+                    let s = st.rx.borrow_and_update().clone();
+                    st.diff(&s);
+                }
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_floor_refuses_to_listen_beyond_loopback() {
+        let chain = crate::domain::config::ChainConfig {
+            rpc_url: "http://127.0.0.1:1".parse().unwrap(),
+            expected_chain_id: None,
+        };
+        for listen in ["0.0.0.0:8080", "[::]:8080", "192.168.1.10:8080"] {
+            let cfg = ServeConfig {
+                source: ReportSource::Chain { chain: chain.clone(), gate: None },
+                listen: listen.parse().unwrap(),
+                results: None,
+                from_block: None,
+                log_range: 5_000,
+                confirmations: None,
+                poll: Duration::from_millis(250),
+            };
+            // Refused before anything is read or bound (the RPC above is never asked).
+            let e = run(&cfg, Path::new("."), Path::new("anvil"), CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert!(matches!(e, ServeError::NotLoopback(_)), "{listen}: {e}");
+            assert!(e.to_string().contains("loopback address only"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! RESULTS.md: a deterministic page built from the gate's facts and the aggregates of its rows
+//! ([`Summary`]); no wall-clock time in it, so the page can be re-derived byte for byte.
+//!
+//! It reads the record the way the floor does, through [`super::figures`]: verdicts by name,
+//! prices as probabilities, every amount of collateral with the token's (sanitised) symbol and
+//! every quantity in outcome tokens.
+
+use super::{
+    adversary,
+    feed::DecisionRow,
+    figures::{self, amount_of, native, percent, prob, ratio, tokens, verdict_name},
+    summary::Summary,
+    GateFacts, CHART_FILE,
+};
+use crate::domain::format::{esc, int, label_cell, utc_date};
+use std::fmt::Write;
+
+/// An optional score to four places, "n/a" when there is none.
+fn score(v: Option<f64>) -> String {
+    v.map(|r| format!("{r:.4}")).unwrap_or_else(|| "n/a".into())
+}
+
+/// A chain time as `YYYY-MM-DD HH:MM UTC`.
+fn when(t: u64) -> String {
+    utc_date(t).map(|d| format!("{d} UTC")).unwrap_or_else(|| format!("unix {t}"))
+}
+
+/// A span of seconds as "2 d 3 h 4 min" (the largest units that apply).
+fn span(secs: u64) -> String {
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3_600, secs % 3_600 / 60);
+    match (d, h) {
+        (0, 0) => format!("{m} min"),
+        (0, _) => format!("{h} h {m} min"),
+        _ => format!("{d} d {h} h {m} min"),
+    }
+}
+
+fn gate(md: &mut String, facts: &GateFacts) {
+    let b = &facts.bounds;
+    let sym = &facts.symbol;
+    let amt = |v: &dyn ToString| amount_of(int(&v.to_string()), sym);
+    let pr = |v: &dyn ToString| prob(&v.to_string());
+    let _ = writeln!(md, "## Gate\n");
+    let _ = writeln!(
+        md,
+        "Bounds fixed at deploy (prices as probabilities, sizes in outcome tokens that pay 1 \
+         {sym} each if their side wins, amounts in {sym}):\n"
+    );
+    let _ = writeln!(md, "| field | value |\n| --- | --- |");
+    let _ = writeln!(md, "| gate | `{}` |", facts.gate);
+    let _ = writeln!(md, "| chain id | {} |", facts.chain_id);
+    let deploy = facts.deploy_block.map(|b| b.to_string()).unwrap_or_else(|| "unknown".into());
+    let _ = writeln!(md, "| deploy block | {deploy} |");
+    let _ = writeln!(md, "| paramsHash | `{}` |", facts.params_hash);
+    let _ = writeln!(md, "| minPrice | {} |", pr(&b.minPrice));
+    let _ = writeln!(md, "| maxPrice | {} |", pr(&b.maxPrice));
+    let _ = writeln!(md, "| maxSize | {} tokens |", tokens(&b.maxSize.to_string()));
+    let _ = writeln!(md, "| minHeadroom | {} s |", b.minHeadroom);
+    let _ = writeln!(md, "| maxConcurrent | {} positions |", b.maxConcurrent);
+    let _ = writeln!(md, "| maxNotional | {} |", amt(&b.maxNotional));
+    let _ = writeln!(md, "| maxHorizon | {} s |", b.maxHorizon);
+    let _ = writeln!(md, "| maxDrawdown | {} |", amt(&b.maxDrawdown));
+    let _ = writeln!(md, "| writeOffGrace | {} s |", b.writeOffGrace);
+    let _ = writeln!(md, "| minFillBps | {} bps |", b.minFillBps);
+    let list = |v: &[alloy::primitives::Address]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let _ = writeln!(md, "| trusted resolvers | {} |", list(&facts.trusted_resolvers));
+    let _ = writeln!(md, "| trusted creators | {} |", list(&facts.trusted_creators));
+    let _ = writeln!(md, "| keeper | `{}` |", facts.keeper);
+    let _ = writeln!(md, "| collateral | `{}` ({sym}) |", facts.collateral);
+    let _ = writeln!(md, "| market factory | `{}` |\n", facts.factory);
+}
+
+fn summary(md: &mut String, facts: &GateFacts, s: &Summary) {
+    let sym = &facts.symbol;
+    let c = &s.calibration;
+    let _ = writeln!(md, "## Summary\n");
+    if let (Some((b0, t0)), Some((b1, t1))) = (s.first, s.last) {
+        let _ = writeln!(
+            md,
+            "- time span: block {b0} ({}) to block {b1} ({}), {} of chain time",
+            when(t0),
+            when(t1),
+            span(t1.saturating_sub(t0))
+        );
+    }
+    let _ = writeln!(md, "- decisions on chain: {}", s.decisions);
+    let _ = writeln!(md, "- passed (orders placed): {}", s.passes);
+    let _ = writeln!(md, "- refused by the gate: {}", s.decisions - s.passes);
+    let _ = writeln!(md, "- positions written off: {}", s.write_offs);
+    let _ = writeln!(md, "- off-chain failures (nothing submitted): {}", s.offchain);
+    let _ = writeln!(
+        md,
+        "- win rate: {} ({} of {} settled fills bought the side that won)",
+        ratio(c.win_rate()),
+        c.won,
+        c.settled
+    );
+    let _ = writeln!(
+        md,
+        "- realised P&L: {} (settlements, and write-offs as a loss of their notional)",
+        amount_of(s.realised_total, sym)
+    );
+    let _ = writeln!(
+        md,
+        "- return on capital: {} (realised P&L ÷ the {} its closed positions spent)",
+        ratio(s.return_on_capital()),
+        amount_of(s.spent_closed, sym)
+    );
+    let max_dd = int(&facts.bounds.maxDrawdown.to_string());
+    let _ = writeln!(
+        md,
+        "- largest drawdown: {} of maxDrawdown {} ({}), the largest H − balance the gate read \
+         at a decision",
+        amount_of(s.peak_drawdown, sym),
+        amount_of(max_dd, sym),
+        percent(s.peak_drawdown, max_dd)
+    );
+    let unknown = if s.gas_unknown > 0 {
+        format!("; {} rows carry no receipt", s.gas_unknown)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        md,
+        "- gas: {} gas over {} transactions, {} of the chain's native coin in fees{unknown}\n",
+        s.gas_used,
+        s.gas_txs,
+        native(s.gas_fee)
+    );
+}
+
+/// The Models section: one row per model label, best realised P&L first. Who answered is as
+/// each row records it (for a server, the model its responses named).
+fn models(md: &mut String, facts: &GateFacts, s: &Summary) {
+    let _ = writeln!(md, "## Models\n");
+    if s.models.is_empty() {
+        let _ = writeln!(md, "No decisions yet.\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "Who answered, as each row names it: for a server, the `model` its response named, not \
+         the name the keeper asked for. \"rules\" is the built-in rule-based strategy and \
+         \"replay\" a file of scripted answers; neither is a language model. Ranked by realised \
+         P&L; the Brier score is that of the prices paid on settled fills (lower is better).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| provider | model | what it is | model file sha256 | answers arrived as | decisions | \
+         passed | refusals by reason | settled | win rate | realised P&L | Brier |"
+    );
+    let _ = writeln!(
+        md,
+        "| --- | --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+    );
+    for m in s.models_ranked() {
+        let arrivals: Vec<String> =
+            m.arrivals.iter().map(|(a, n)| format!("{} ×{n}", label_cell(a))).collect();
+        let refusals: Vec<String> = m.refusals.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            label_cell(&m.provider),
+            label_cell(&m.model),
+            if m.kind.is_empty() { "not recorded".to_string() } else { label_cell(&m.kind) },
+            match (m.sha256.as_str(), m.kind.as_str()) {
+                ("", "rules" | "replay") => "n/a (no model file)".to_string(),
+                ("", _) => "not known".to_string(),
+                (sha, _) => format!("`{}`", label_cell(sha)),
+            },
+            arrivals.join(", "),
+            m.decisions,
+            m.passes,
+            if refusals.is_empty() { "none".to_string() } else { refusals.join(", ") },
+            m.settled,
+            ratio(m.win_rate),
+            amount_of(int(&m.realised_pnl), &facts.symbol),
+            score(m.brier)
+        );
+    }
+    let _ = writeln!(md);
+}
+
+/// Calibration: for settled fills, the average price paid against how often that side won.
+fn calibration(md: &mut String, s: &Summary) {
+    let c = s.calibration.view();
+    let _ = writeln!(md, "## Calibration\n");
+    let _ = writeln!(
+        md,
+        "Settled fills bucketed by the average price paid for the side bought, which is the \
+         market's probability of that side. A model that beats the market wins more often than \
+         it paid for: win rate above mean price. Brier score of the prices paid over {} settled \
+         fills: {} (0 is perfect; always paying 0.5 scores 0.25).\n",
+        c.settled,
+        score(c.brier)
+    );
+    let _ = writeln!(md, "| price paid | fills | mean price paid | won | win rate |");
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: |");
+    for b in &c.buckets {
+        let mean = b.mean_price.map(|p| format!("{p:.3}")).unwrap_or_else(|| "–".into());
+        let rate = b.win_rate.map_or_else(|| "–".into(), |r| ratio(Some(r)));
+        let _ = writeln!(md, "| {}–{} | {} | {mean} | {} | {rate} |", b.lo, b.hi, b.count, b.won);
+    }
+    let _ = writeln!(md);
+}
+
+fn reasons(md: &mut String, facts: &GateFacts, s: &Summary) {
+    let _ = writeln!(md, "## Decisions by reason\n");
+    let _ =
+        writeln!(md, "![decisions by reason, and realised P&L over chain time]({CHART_FILE})\n");
+    let _ = writeln!(md, "| code | label | count | share | rows failing this rule |");
+    let _ = writeln!(md, "| ---: | --- | ---: | ---: | ---: |");
+    for (code, label) in facts.labels.iter().enumerate() {
+        let count = s.reason_count(code as u8);
+        let in_mask = s.failing_count(code as u8);
+        let share = percent(i128::from(count), i128::from(s.decisions.max(1)));
+        let _ = writeln!(md, "| {code} | {} | {count} | {share} | {in_mask} |", label_cell(label));
+    }
+    let _ = writeln!(md);
+}
+
+/// The answer cell: the answer, or its length and hash when the record does not hold it.
+fn raw_cell(d: &DecisionRow) -> String {
+    match &d.raw {
+        Some(raw) => esc(raw),
+        None => format!("({} bytes, keccak {})", d.raw_length, d.raw_hash.get(..10).unwrap_or("")),
+    }
+}
+
+/// The average price paid of a row with a fill (`ceil(spent × 1e6 / filled)`); for a fill the
+/// gate undid (reason 18), that of the fill offered, marked as undone; empty without a fill.
+fn average_cell(d: &DecisionRow) -> String {
+    match (&d.average_price_paid, &d.attempted_fill) {
+        (Some(avg), _) => prob(avg),
+        (None, Some(a)) => a
+            .average_price_paid
+            .as_ref()
+            .map(|p| format!("{} (undone)", prob(p)))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// A price cell: empty for a row that evaluated no price (ABSTAIN, unparseable).
+fn price_cell(v: &str) -> String {
+    if int(v) > 0 {
+        prob(v)
+    } else {
+        String::new()
+    }
+}
+
+fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
+    let _ = writeln!(md, "## Latest rows\n");
+    let _ = writeln!(
+        md,
+        "Newest first. Prices are for the side bought; quantities are outcome tokens; amounts \
+         are {}.\n",
+        facts.symbol
+    );
+    let _ = writeln!(
+        md,
+        "| block | market | raw answer | verdict | side | reason | failing rules | best level \
+         price | limit | quantity | filled | average price paid | spent |"
+    );
+    let _ = writeln!(
+        md,
+        "| ---: | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for d in s.latest.iter().rev() {
+        let rules: Vec<String> = d.failed_rules.iter().map(u8::to_string).collect();
+        let short_market = d.market.get(..10).unwrap_or(&d.market);
+        let bought = int(&d.filled) > 0;
+        let _ = writeln!(
+            md,
+            "| {} | `{short_market}` | {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
+            d.block,
+            raw_cell(d),
+            verdict_name(d.verdict),
+            figures::side(d.verdict).unwrap_or(""),
+            d.reason,
+            label_cell(&d.reason_label),
+            rules.join(","),
+            price_cell(&d.price_paid),
+            price_cell(&d.limit),
+            if int(&d.quantity) > 0 { tokens(&d.quantity) } else { String::new() },
+            if bought { tokens(&d.filled) } else { String::new() },
+            average_cell(d),
+            if bought { amount_of(int(&d.spent), &facts.symbol) } else { String::new() },
+        );
+    }
+}
+
+/// One line per market the gate bought in: the side it holds, what it spent (at what average
+/// price), whether the position was written off, and how it settled. Realised P&L counts a
+/// write-off as a loss of the position's notional when it happens, and a later payout as a gain
+/// when it comes.
+fn positions(md: &mut String, facts: &GateFacts, s: &Summary) {
+    let sym = &facts.symbol;
+    let amt = |v: i128| amount_of(v, sym);
+    let _ = writeln!(md, "## Positions and settlements\n");
+    let _ = writeln!(
+        md,
+        "| market | side | fills | tokens bought | spent | average price paid | written off | \
+         settled | outcome | payout | P&L |"
+    );
+    let _ =
+        writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |");
+    for p in &s.positions {
+        let (m, bought, spent) = (&p.market, p.bought, p.spent);
+        let average = if bought > 0 {
+            prob(&((spent * 1_000_000 + bought - 1) / bought).to_string())
+        } else {
+            String::new()
+        };
+        let head = format!(
+            "| `{m}` | {} | {} | {} | {} | {average}",
+            p.side,
+            p.fills,
+            tokens(&bought.to_string()),
+            amt(spent)
+        );
+        let written_off = p.written_off.map_or(0, |(_, n)| n);
+        let written = p.written_off.map(|(b, _)| format!("block {b}")).unwrap_or_default();
+        match &p.settled {
+            None => {
+                // A written-off position is a realised loss of its notional until a payout comes.
+                let pnl = if written_off > 0 {
+                    format!("{} (written off)", amt(-written_off))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(md, "{head} | {written} | open | | | {pnl} |");
+            }
+            Some(st) => {
+                let late =
+                    if written_off > 0 { " (loss at write-off, payout when it came)" } else { "" };
+                let _ = writeln!(
+                    md,
+                    "{head} | {written} | block {} | {} | {} | {}{late} |",
+                    st.block,
+                    if st.up_won { "UP won" } else { "DOWN won" },
+                    amt(int(&st.payout)),
+                    amt(int(&st.pnl))
+                );
+            }
+        }
+    }
+    if s.positions_left_out > 0 {
+        let _ = writeln!(
+            md,
+            "\n{} earlier closed positions are not listed; the totals count them.",
+            s.positions_left_out
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nRealised P&L: {} (settlements, with every written-off position counted as a loss of \
+         its notional when written off and any later payout as a gain when it came).\n",
+        amt(s.realised_total)
+    );
+}
+
+pub fn render(facts: &GateFacts, s: &Summary) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# RiskGate results\n");
+    let _ = writeln!(
+        md,
+        "Every row below was rebuilt from the gate's `Decision`, `Settled` and `WrittenOff` \
+         events and the receipts of the transactions that published them; `keeper report \
+         --gate {} --check` re-derives this page from chain, and checks each published answer \
+         against the length and keccak256 its event logged.\n",
+        facts.gate
+    );
+    gate(&mut md, facts);
+    summary(&mut md, facts, s);
+    models(&mut md, facts, s);
+    calibration(&mut md, s);
+    reasons(&mut md, facts, s);
+    if !s.scenarios.is_empty() {
+        let _ = writeln!(md, "## Scenarios\n");
+        let _ = writeln!(md, "| scenario | rows | reasons |\n| --- | ---: | --- |");
+        for (sc, t) in &s.scenarios {
+            let codes: Vec<String> = t.reasons.iter().map(u8::to_string).collect();
+            let _ = writeln!(md, "| {} | {} | {} |", label_cell(sc), t.rows, codes.join(", "));
+        }
+        let _ = writeln!(md);
+    }
+    adversary::render(&mut md, facts, s);
+    positions(&mut md, facts, s);
+    latest(&mut md, facts, s);
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::format::units;
+
+    #[test]
+    fn units_render_six_places() {
+        assert_eq!(units("0"), "0.000000");
+        assert_eq!(units("4000000"), "4.000000"); // 4e6 base units = 4.0
+        assert_eq!(units("-1500000"), "-1.500000");
+        assert_eq!(units("7"), "0.000007");
+    }
+
+    #[test]
+    fn amounts_carry_the_symbol_and_prices_read_as_probabilities() {
+        assert_eq!(amount_of(4_000_000, "tUSD"), "4.000000 tUSD");
+        assert_eq!(amount_of(-1_500_000, "units"), "-1.500000 units");
+        assert_eq!(price_cell("450000"), "0.45");
+        assert_eq!(price_cell("0"), ""); // no price evaluated
+    }
+
+    #[test]
+    fn spans_and_times_read_plainly() {
+        assert_eq!(span(59), "0 min");
+        assert_eq!(span(3_600 + 120), "1 h 2 min");
+        assert_eq!(span(2 * 86_400 + 3 * 3_600 + 4 * 60), "2 d 3 h 4 min");
+        // 1_700_000_000 s = 2023-11-14 22:13:20 UTC.
+        assert_eq!(when(1_700_000_000), "2023-11-14 22:13 UTC");
+    }
+}

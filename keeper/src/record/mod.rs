@@ -1,0 +1,164 @@
+//! Recorder: decodes the gate's `Decision`, `Settled` and `WrittenOff` events into feed rows,
+//! keeps the keeper's own notes (provider, model, scenario, the whole answer) and off-chain
+//! failure rows beside them, and writes `feed.jsonl`, its head hash `feed.head`, the SVG chart
+//! and `RESULTS.md`, each atomically. Everything that comes from chain can be rebuilt from chain
+//! alone (`keeper report`); what cannot (off-chain rows, the keeper's labels) is hash-linked row
+//! by row, so an edit shows.
+//!
+//! Every row names its chain and gate, and a feed naming another is refused
+//! ([`feed::read_feed_for`]): one gate's record never takes in another's.
+
+pub mod adversary;
+pub mod chart;
+pub mod feed;
+pub mod figures;
+pub mod markdown;
+pub mod rederive;
+pub mod store;
+pub mod summary;
+pub mod svg;
+
+pub use crate::chain::reads::GateFacts;
+use alloy::primitives::Address;
+pub use feed::{
+    Annotation, ChainRecord, Decided, DecisionId, DecisionRow, FeedRow, OffchainRow, RowNote,
+};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("writing {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} row {row} is not a feed row")]
+    Row {
+        path: PathBuf,
+        row: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    State(#[from] crate::record::store::StoreError),
+    #[error(
+        "{} row {row} belongs to {found}, not {expected}: point --results at this gate's folder \
+         (the default is results/<chain-id>/<gate>/)",
+        path.display()
+    )]
+    ForeignFeed { path: PathBuf, row: usize, found: String, expected: String },
+}
+
+pub type Result<T> = std::result::Result<T, RecordError>;
+
+/// Writes `bytes` to `path` whole or not at all ([`crate::domain::fs::write_atomic`]).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    crate::domain::fs::write_atomic(path, bytes)
+        .map_err(|e| RecordError::Write { path: e.path, source: e.source })
+}
+
+/// Output file names inside the results directory.
+pub const FEED_FILE: &str = "feed.jsonl";
+/// The folder of published strategy texts, one `<strategyHash>.txt` each (the exact bytes
+/// whose keccak256 rows carry as `strategy_hash`).
+pub const STRATEGIES_DIR: &str = "strategies";
+
+/// Where the strategy text of `hash` is published inside a results directory.
+pub fn strategy_path(dir: &Path, hash: alloy::primitives::B256) -> PathBuf {
+    dir.join(STRATEGIES_DIR).join(format!("{hash}.txt"))
+}
+
+/// Publishes `text` as `strategies/<keccak256(text)>.txt` (once: the name is its hash).
+pub fn publish_strategy(dir: &Path, text: &str) -> Result<()> {
+    let path = strategy_path(dir, alloy::primitives::keccak256(text.as_bytes()));
+    if std::fs::read(&path).is_ok_and(|b| b == text.as_bytes()) {
+        return Ok(());
+    }
+    write_atomic(&path, text.as_bytes())
+}
+/// The feed's head hash: keccak256 of the last line of feed.jsonl as written.
+pub const HEAD_FILE: &str = "feed.head";
+pub const RESULTS_FILE: &str = "RESULTS.md";
+pub const CHART_FILE: &str = "decisions.svg";
+
+/// The two pages of a record, rendered from its aggregates: (RESULTS.md, the chart).
+pub fn render_pages(facts: &GateFacts, summary: &summary::Summary) -> Result<(String, String)> {
+    let max_drawdown = i128::try_from(facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+    let svg = chart::render_svg(summary, &facts.labels, &facts.symbol, max_drawdown);
+    Ok((markdown::render(facts, summary), svg))
+}
+
+/// Refuses a row naming another chain or gate than `facts'`.
+pub fn check_owner(dir: &Path, facts: &GateFacts, rows: &[FeedRow]) -> Result<()> {
+    for (i, row) in rows.iter().enumerate() {
+        let (chain_id, gate) = row.owner();
+        if chain_id != facts.chain_id || gate.parse::<Address>().ok() != Some(facts.gate) {
+            return Err(RecordError::ForeignFeed {
+                path: dir.join(FEED_FILE),
+                row: i + 1,
+                found: feed::owner(chain_id, gate),
+                expected: feed::owner(facts.chain_id, &facts.gate.to_checksum(None)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A gate's record as of chain time `now`, from all its rows in feed order: the feed holds the
+/// rows final by then ([`feed::appendable`]), each as published ([`feed::as_published`]); the
+/// pages are rendered from the aggregates of every row (the waiting ones included), as the
+/// keeper renders them.
+#[derive(Debug, Clone)]
+pub struct Rebuilt {
+    pub feed: Vec<FeedRow>,
+    pub waiting: usize,
+    /// Every row as published, the waiting ones included.
+    pub published: Vec<FeedRow>,
+    pub summary: summary::Summary,
+}
+
+pub fn rebuild(rows: &[FeedRow], now: u64, grace: u64) -> Rebuilt {
+    let rows: Vec<FeedRow> = rows
+        .iter()
+        .cloned()
+        .map(|r| match r {
+            FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
+            other => other,
+        })
+        .collect();
+    let mut summary = summary::Summary::default();
+    for row in &rows {
+        summary.add(row);
+    }
+    let n = feed::appendable(&rows, now, grace);
+    let waiting = rows.len() - n;
+    let feed = rows[..n].to_vec();
+    Rebuilt { feed, waiting, published: rows, summary }
+}
+
+/// Writes a gate's rebuilt record into `dir` whole: feed.jsonl (hash-linked), feed.head, the
+/// chart, then RESULTS.md, in that order, each atomically. Refuses a row naming another chain
+/// or gate than `facts`' (nothing is written then).
+pub fn write_record(dir: &Path, facts: &GateFacts, record: &Rebuilt) -> Result<()> {
+    check_owner(dir, facts, &record.feed)?;
+    let (text, head) = feed::to_linked_jsonl(&record.feed, facts.chain_id, facts.gate);
+    write_atomic(&dir.join(FEED_FILE), text.as_bytes())?;
+    write_atomic(&dir.join(HEAD_FILE), format!("{head}\n").as_bytes())?;
+    let (md, svg) = render_pages(facts, &record.summary)?;
+    write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
+    write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
+    Ok(())
+}
+
+/// The default results folder of a gate: `results/<chain-id>/<gate>/` under the project root,
+/// so two gates or two chains never share a record (`results/` itself is the demo's).
+pub fn default_results_dir(root: &Path, chain_id: u64, gate: Address) -> PathBuf {
+    root.join("results").join(chain_id.to_string()).join(gate.to_checksum(None))
+}
