@@ -88,7 +88,7 @@ async fn resume_mining(w: &World) {
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
 async fn chain_record(w: &World) -> ChainRecord {
     let head = w.keeper_rpc.get_block_number().await.unwrap();
-    keeper::commands::report::read_chain_record(
+    keeper::record::assemble::read_chain_record(
         &w.keeper_rpc,
         w.deployment.chain_id,
         w.deployment.gate,

@@ -130,7 +130,7 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     // 25 % over the price shown, so B's 64 levels (0.300-0.363) and its real liquidity at
     // 0.364 are all inside the limit: ceil(300,000 × 1.25) = 375,000. A's limit is then
     // 500,000, also above its book.
-    let quote = keeper::engine::quote::QuotePolicy { slippage_bps: 2_500, ..Default::default() };
+    let quote = keeper::domain::config::QuotePolicy { slippage_bps: 2_500, ..Default::default() };
     let mut k = k.quote(quote).resume().build().unwrap();
     let balance = |w: &World| {
         let (p, addr) = (w.keeper_rpc.clone(), w.keeper_addr);

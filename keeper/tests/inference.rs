@@ -559,7 +559,7 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
         None,
     )
     .await;
-    let quote = keeper::engine::quote::QuotePolicy { ttl_secs: 10, ..Default::default() };
+    let quote = keeper::domain::config::QuotePolicy { ttl_secs: 10, ..Default::default() };
     let mut k = w.keeper(Some(dir.path().to_path_buf())).quote(quote).build().unwrap();
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let r = k

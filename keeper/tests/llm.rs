@@ -286,7 +286,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let labels: Vec<String> =
         keeper::kit::bindings::REASON_LABELS.iter().map(|s| s.to_string()).collect();
     let chain_id = w.deployment.chain_id;
-    let record = keeper::commands::report::read_chain_record(
+    let record = keeper::record::assemble::read_chain_record(
         &w.keeper_rpc,
         chain_id,
         w.deployment.gate,

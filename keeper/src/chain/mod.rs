@@ -1,3 +1,11 @@
+//! The chain layer: everything that talks to a node. The provider and the keeper's signer
+//! ([`connect_checked`] and the checks below), the reads of markets, books and logs ([`reads`], and the
+//! deployless [`lens`] that reads many books in one call), the [`follower`] that keeps the
+//! blocks read and notices reorgs, signing and sending with nonces and re-sends ([`sender`]),
+//! and the [`journal`] of the keeper's own transactions in the state database.
+//!
+//! May import: inference, record, domain, kit.
+//!
 //! Chain access: providers, the keeper's signer, and the checks that turn a wrong endpoint, a
 //! wrong chain or a wrong address into a one-line error that says how to fix it.
 

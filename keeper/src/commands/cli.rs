@@ -16,9 +16,9 @@ use crate::{
     commands::market::{
         self, CreateConfig, MarketConfig, QuoteConfig, ResolveConfig, Side, VenueConfig,
     },
+    domain::config::QuotePolicy,
     domain::config::{DeployConfig, GateBounds, ReportConfig, ReportSource, ServeConfig},
     domain::log::LogFormat,
-    engine::quote::QuotePolicy,
 };
 use alloy::primitives::Address;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -763,26 +763,6 @@ impl MarketCommand {
                 outcome: a.outcome.into(),
             }),
         })
-    }
-}
-
-#[cfg(feature = "dev")]
-impl From<&DemoArgs> for crate::dev::demo::DemoConfig {
-    fn from(a: &DemoArgs) -> Self {
-        Self { anvil: a.anvil.anvil.clone(), results: a.results.clone() }
-    }
-}
-
-#[cfg(feature = "dev")]
-impl From<&BenchArgs> for crate::dev::bench::BenchConfig {
-    fn from(a: &BenchArgs) -> Self {
-        Self {
-            anvil: a.anvil.anvil.clone(),
-            markets: a.markets,
-            rss_markets: a.rss_markets,
-            record_sizes: a.record_sizes.clone(),
-            out: a.out.clone(),
-        }
     }
 }
 

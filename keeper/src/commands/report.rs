@@ -19,6 +19,7 @@ use crate::{
     kit::compile,
     record::{
         self,
+        assemble::{assemble, read_chain_record, Assembled},
         feed::{self, ChainRecord, DecisionRow, FeedRow, LinkCheck},
         CHART_FILE, FEED_FILE, HEAD_FILE, RESULTS_FILE,
     },
@@ -60,8 +61,8 @@ pub enum ReportError {
          keeper runs with"
     )]
     FeedAhead { feed_block: u64, read_to: u64, head: u64, confirmations: u64 },
-    #[error("reading the keeper's journal")]
-    Journal(#[source] Box<crate::chain::journal::JournalError>),
+    #[error(transparent)]
+    Assemble(#[from] record::assemble::AssembleError),
     #[error("{path} is not a deployment file")]
     BadDeployment {
         path: String,
@@ -389,79 +390,6 @@ pub(crate) async fn block_time(provider: &DynProvider, number: u64) -> Result<u6
         .await
         .map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
     Ok(block.map(|b| b.header.timestamp).unwrap_or_default())
-}
-
-/// The gate's record over `[from, to]` from the chain alone: its logs (read by the collectors)
-/// decoded by the recorder, each row timed by its block.
-pub async fn read_chain_record(
-    provider: &DynProvider,
-    chain_id: u64,
-    gate: Address,
-    labels: &[String],
-    from: u64,
-    to: u64,
-    range: u64,
-) -> Result<ChainRecord> {
-    let logs = reads::gate_logs(provider, gate, from, to, range).await?;
-    let times = reads::block_times(provider, &logs, HashMap::new()).await?;
-    let mut gas = HashMap::new();
-    reads::tx_gas(provider, &logs, &mut gas).await?;
-    Ok(feed::decode_logs(&logs, chain_id, gate, labels, &times, &gas)?)
-}
-
-/// A gate's record as `keeper run` publishes it, from the chain's record read to block `to`.
-#[derive(Debug, Clone)]
-pub struct Assembled {
-    /// The off-chain rows: the feed's, then the journal's up to `to` after the feed's last row.
-    pub offchain: Vec<feed::OffchainRow>,
-    /// Every row in feed order, the chain's with the labels the feed or the journal holds.
-    pub rows: Vec<FeedRow>,
-    pub rebuilt: record::Rebuilt,
-}
-
-/// The record of `gate` from its chain `record` (read to block `to`, chain time `now`) and the
-/// files in `results`: the labels and off-chain rows of the feed on disk (`disk_rows`, already
-/// refused if another gate's), then, for rows not in the feed yet, the labels and off-chain
-/// rows the journal holds, as the keeper shows them. `keeper report` and `keeper serve` both
-/// stand on this, so the floor and the report cannot disagree.
-#[allow(clippy::too_many_arguments)]
-pub fn assemble(
-    record: &ChainRecord,
-    disk_rows: &[FeedRow],
-    results: &Path,
-    chain_id: u64,
-    gate: Address,
-    to: u64,
-    now: u64,
-    grace: u64,
-) -> Result<Assembled> {
-    let (mut notes, mut offchain) = feed::split_feed(disk_rows);
-    // Rows not in the feed yet (still waiting) carry the labels the journal holds, and the
-    // off-chain rows it holds up to the block read: the pages show them as the keeper does.
-    let journal = crate::chain::journal::Journal::read_only(results, chain_id, gate)
-        .map_err(|e| ReportError::Journal(Box::new(e)))?;
-    if let Some(journal) = &journal {
-        let by_tx = journal.by_txs();
-        for d in &record.decided {
-            if notes.contains_key(&d.id) {
-                continue;
-            }
-            if let Some(t) = by_tx.get(&d.id.tx) {
-                let n = feed::RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) };
-                notes.insert(d.id, n);
-            }
-        }
-        let after = disk_rows.last().map(|r| r.sort_key());
-        for row in journal.offchain() {
-            let key = (row.block, 1, 0);
-            if row.block <= to && after.is_none_or(|k| key > k) && !offchain.contains(row) {
-                offchain.push(row.clone());
-            }
-        }
-    }
-    let rows = feed::merge(record, &notes, &offchain);
-    let rebuilt = record::rebuild(&rows, now, grace);
-    Ok(Assembled { offchain, rows, rebuilt })
 }
 
 /// `block 12 tx 0x…: best level price 0.300000, average price paid 0.331500` for every row of

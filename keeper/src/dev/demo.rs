@@ -202,6 +202,13 @@ pub struct DemoConfig {
     pub results: PathBuf,
 }
 
+/// The command line's `keeper demo` arguments, resolved.
+impl From<&crate::commands::cli::DemoArgs> for DemoConfig {
+    fn from(a: &crate::commands::cli::DemoArgs) -> Self {
+        Self { anvil: a.anvil.anvil.clone(), results: a.results.clone() }
+    }
+}
+
 pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> Result<()> {
     let results = root.join(&args.results);
     std::fs::create_dir_all(&results).map_err(|source| DemoError::Io {
@@ -748,7 +755,7 @@ async fn finalize_while_thinking(
     // The quote lives longer than the wait, so the answer is still live when it is sent (an
     // expired one is never sent) and the gate's refusal is the final market's.
     let policy = k.strategy().policy();
-    k.stages().1.set_policy(crate::engine::quote::QuotePolicy { ttl_secs: 1_200, ..policy });
+    k.stages().1.set_policy(crate::domain::config::QuotePolicy { ttl_secs: 1_200, ..policy });
     let thought = think(k, &[market], &provider, "finalized while thinking", cancel).await;
     k.stages().1.set_policy(policy);
     let (answers, _) = thought?;

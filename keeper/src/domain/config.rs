@@ -4,7 +4,6 @@
 //! environment or holds a secret: keys are loaded later, by [`crate::chain`]. Nothing here knows
 //! clap.
 
-use crate::engine::quote::QuotePolicy;
 use alloy::primitives::Address;
 use std::{path::PathBuf, time::Duration};
 
@@ -320,3 +319,19 @@ pub fn default_confirmations(chain_id: u64) -> u64 {
 
 /// The seed `--model bundled` sends unless `--seed` says otherwise.
 pub const BUNDLED_SEED: u64 = 1;
+
+/// The operator's quote settings (`--slippage-bps`, `--verdict-ttl-secs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotePolicy {
+    /// Worst price accepted above the one the model saw, in basis points of it.
+    pub slippage_bps: u32,
+    /// Chain seconds after the read during which the answer may still be executed.
+    pub ttl_secs: u64,
+}
+
+impl Default for QuotePolicy {
+    /// The defaults of issue 7: 50 bps over the price seen, valid for 60 s of chain time.
+    fn default() -> Self {
+        Self { slippage_bps: 50, ttl_secs: 60 }
+    }
+}

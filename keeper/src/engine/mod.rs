@@ -26,6 +26,11 @@
 //! Failures that never reach the chain are [`crate::domain::decision::Failure`] values; the executor journals them the
 //! moment a stage hands them over. State that matters is re-derived from the chain and the
 //! journal on every start. The long-running loop around the cycle is [`crate::commands::run`].
+//!
+//! The engine layer: the [`Engine`], its four stages and the cycle, and the [`quote`] its
+//! strategy stage puts on each answer.
+//!
+//! May import: chain, inference, record, domain, kit.
 
 mod collector;
 mod executor;
@@ -44,8 +49,8 @@ use crate::{
     chain::follower,
     chain::journal,
     chain::reads,
+    domain::config::QuotePolicy,
     domain::decision::{BlockRef, ChainRecord, Submitted},
-    engine::quote::QuotePolicy,
     inference as model,
     inference::Model,
     record,

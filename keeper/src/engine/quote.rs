@@ -8,6 +8,7 @@
 
 use crate::{
     chain::reads::MarketState,
+    domain::config::QuotePolicy,
     kit::bindings::{verdict, IRiskGate::Quote, BPS, PRICE_ONE},
 };
 use alloy::primitives::U256;
@@ -18,22 +19,6 @@ const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];
 /// Longest answer the gate looks at (`VerdictParser.MAX_RAW_LENGTH`, the same 64 bytes as
 /// the head a `Decision` log carries).
 const MAX_RAW_LENGTH: usize = crate::kit::bindings::RAW_HEAD_BYTES;
-
-/// The operator's quote settings (`--slippage-bps`, `--verdict-ttl-secs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QuotePolicy {
-    /// Worst price accepted above the one the model saw, in basis points of it.
-    pub slippage_bps: u32,
-    /// Chain seconds after the read during which the answer may still be executed.
-    pub ttl_secs: u64,
-}
-
-impl Default for QuotePolicy {
-    /// The defaults of issue 7: 50 bps over the price seen, valid for 60 s of chain time.
-    fn default() -> Self {
-        Self { slippage_bps: 50, ttl_secs: 60 }
-    }
-}
 
 /// The verdict the gate will read from `raw`: `verdict::INVALID` when it will not parse.
 pub fn gate_verdict(raw: &str) -> u8 {

@@ -9,8 +9,8 @@ use super::{
 };
 use crate::{
     chain::reads::{MarketInfo, MarketState},
+    domain::config::QuotePolicy,
     domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered},
-    engine::quote::QuotePolicy,
     inference::{
         prompt::{strategy_hash, ReadAt},
         Model, Prompt,

@@ -2,6 +2,12 @@
 //! deterministically (same state, same bytes; its keccak is the `promptHash`) and asks one
 //! provider. A provider's text is passed on exactly as it came back: nothing here filters,
 //! trims or rewrites it, and a failed call is an error, never a default direction.
+//!
+//! The inference layer: the prompt's rendering ([`prompt`]) and the providers ([`builtin`]
+//! rules, an OpenAI-compatible server in [`openai`] with the bundled model server's client, and
+//! scripted [`replay`]).
+//!
+//! May import: chain, record, domain, kit.
 
 pub mod builtin;
 pub mod openai;

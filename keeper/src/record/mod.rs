@@ -7,8 +7,16 @@
 //!
 //! Every row names its chain and gate, and a feed naming another is refused
 //! ([`feed::read_feed_for`]): one gate's record never takes in another's.
+//!
+//! The record layer: the feed codec and its hash chain ([`feed`]), the state database
+//! ([`store`]), the pages ([`markdown`], [`summary`], [`adversary`], [`figures`]), the charts
+//! ([`chart`], [`svg`]), the re-derivation of published prompts from chain ([`rederive`]) and the
+//! assembly that `keeper report` and `keeper serve` share ([`assemble`]).
+//!
+//! May import: chain, inference, domain, kit.
 
 pub mod adversary;
+pub mod assemble;
 pub mod chart;
 pub mod feed;
 pub mod figures;

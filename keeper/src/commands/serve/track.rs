@@ -1,5 +1,5 @@
 //! The floor's follower: reads one gate's record from a node, through the same code that
-//! `keeper report` builds it with ([`crate::commands::report::assemble`] over the chain record decoded
+//! `keeper report` builds it with ([`crate::record::assemble::assemble`] over the chain record decoded
 //! by the recorder), and hands out a new [`Snapshot`] whenever the confirmed block or the
 //! keeper's files move.
 //!
@@ -15,6 +15,7 @@ use crate::{
     commands::report::{self, ReportError},
     domain::decision::{DecisionRow, FeedRow, GateFacts, OffchainRow, TxGas},
     kit::bindings::IRiskGate,
+    record::assemble,
     record::{feed, summary::Summary, FEED_FILE},
 };
 use alloy::{
@@ -242,7 +243,7 @@ impl Tracker {
             &self.gas,
         )?;
         let grace = u64::from(self.facts.bounds.writeOffGrace);
-        let report::Assembled { rebuilt, .. } = report::assemble(
+        let assemble::Assembled { rebuilt, .. } = assemble::assemble(
             &record,
             &self.disk_rows,
             &self.src.results,

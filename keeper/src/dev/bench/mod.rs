@@ -12,7 +12,7 @@ use crate::{
     chain::sender::{self, CallFailed},
     chain::short,
     dev::world::{confirm, World, WorldError},
-    engine::quote::QuotePolicy,
+    domain::config::QuotePolicy,
     inference::Model,
     kit::bindings::IRiskGate::{self, Quote},
     kit::compile,
@@ -1126,6 +1126,19 @@ pub struct BenchConfig {
     /// Record sizes (decisions, ascending) the long-run figures are measured at.
     pub record_sizes: Vec<usize>,
     pub out: PathBuf,
+}
+
+/// The command line's `keeper bench` arguments, resolved.
+impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
+    fn from(a: &crate::commands::cli::BenchArgs) -> Self {
+        Self {
+            anvil: a.anvil.anvil.clone(),
+            markets: a.markets,
+            rss_markets: a.rss_markets,
+            record_sizes: a.record_sizes.clone(),
+            out: a.out.clone(),
+        }
+    }
 }
 
 pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
