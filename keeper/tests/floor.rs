@@ -351,7 +351,8 @@ async fn hostile_text_shows_as_text_and_a_new_decision_appears_without_a_reload(
     let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let hostile = Model::Replay(Replay::from_answers("<b>evil-model</b>", hostile_answers()));
     let cancel = tokio_util::sync::CancellationToken::new();
-    k.cycle(&hostile, None, &cancel).await.unwrap();
+    k.set_model(hostile);
+    k.cycle(None, &cancel).await.unwrap();
 
     let d = &w.deployment;
     let floor = Floor::start(&[
@@ -442,7 +443,8 @@ async fn hostile_text_shows_as_text_and_a_new_decision_appears_without_a_reload(
     let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
     w.ask(m, 520_000, 1_000_000).await.unwrap();
     let live_model = Model::Replay(Replay::from_answers("live", vec!["ABSTAIN".into()]));
-    k.cycle(&live_model, None, &cancel).await.unwrap();
+    k.set_model(live_model);
+    k.cycle(None, &cancel).await.unwrap();
     let mined = Instant::now();
     let block = get_json(&format!("{u}/api/status")).await;
     let took = until(&b, "return document.querySelectorAll('#rows tbody tr').length === 6;").await;

@@ -86,10 +86,8 @@ async fn every_answer_that_arrived_is_submitted_verbatim_and_only_transport_fail
     )
     .await;
     let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
-    let r = k
-        .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
-        .await
-        .unwrap();
+    k.set_model(openai(&server.url, Duration::from_secs(10)));
+    let r = k.cycle(None, &CancellationToken::new()).await.unwrap();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (7, 5, 2));
 
     // The request asked for the object schema by default.
@@ -160,10 +158,8 @@ async fn rate_limits_are_waited_out_as_the_server_says_and_bounded() {
     )
     .await;
     let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
-    let r = k
-        .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
-        .await
-        .unwrap();
+    k.set_model(openai(&server.url, Duration::from_secs(10)));
+    let r = k.cycle(None, &CancellationToken::new()).await.unwrap();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (2, 1, 1));
 
     let ex = server.exchanges();
@@ -507,8 +503,9 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
         server.release();
     };
     let cancel = CancellationToken::new();
+    k.set_model(model);
     let (r, ()) = tokio::time::timeout(3 * HANG_GUARD, async {
-        tokio::join!(k.cycle(&model, None, &cancel), observe)
+        tokio::join!(k.cycle(None, &cancel), observe)
     })
     .await
     .expect("the cycle ends once B is answered (hang guard)");
@@ -562,10 +559,8 @@ async fn retries_stop_once_the_answer_could_no_longer_arrive_before_its_deadline
     let quote = keeper::domain::config::QuotePolicy { ttl_secs: 10, ..Default::default() };
     let mut k = w.keeper(Some(dir.path().to_path_buf())).quote(quote).build().unwrap();
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let r = k
-        .cycle(&openai(&server.url, Duration::from_secs(10)), None, &CancellationToken::new())
-        .await
-        .unwrap();
+    k.set_model(openai(&server.url, Duration::from_secs(10)));
+    let r = k.cycle(None, &CancellationToken::new()).await.unwrap();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (1, 0, 1));
     assert_eq!(server.exchanges().len(), 3, "attempts 1-3; the fourth would come too late");
     let rows = common::record_rows(dir.path());
@@ -587,8 +582,8 @@ async fn an_answer_the_chain_would_refuse_as_expired_is_never_sent() {
     let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     let cancel = CancellationToken::new();
     let (states, head) = steps::read(&mut k, &[m]).await.unwrap();
-    let answers =
-        steps::ask_all(&mut k, states, &Model::Builtin, head, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let answers = steps::ask_all(&mut k, states, head, None, &cancel).await.unwrap();
     assert_eq!(answers.len(), 1);
     // Pinned clock: the next block after the read is head + 1, so the deadline is head + 61.
     let deadline = answers[0].quote.deadline;
@@ -636,11 +631,12 @@ async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resu
     // So 8 + 3 = 11 off-chain rows in the hour, against 8 × 60 = 480 with no backoff.
     let s = w.chain_time().await.unwrap();
     let mut asked_at = Vec::new();
+    k.set_model(model);
     for k_ in 0..60u64 {
         if k_ > 0 {
             w.mine_at(s + 60 * k_).await.unwrap();
         }
-        let r = k.cycle(&model, None, &cancel).await.unwrap();
+        let r = k.cycle(None, &cancel).await.unwrap();
         if r.asked > 0 {
             asked_at.push((k_, r.asked));
         }
@@ -657,9 +653,11 @@ async fn a_model_that_stays_down_writes_a_few_rows_per_market_per_hour_then_resu
     // The model is back (the built-in rules stand in for it): the probe at s+4,501 is answered,
     // which closes the breaker, and the next cycle asks the seven others.
     w.mine_at(s + 4_500).await.unwrap();
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     assert_eq!((r.asked, r.held_back), (1, 7));
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     assert_eq!(r.asked, 7);
     w.stop().await;
 }

@@ -64,7 +64,8 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     // With the JSON-schema constraint: every answer is one of the three tokens.
     markets(&w, 4).await;
     let object = client(&server, ResponseFormat::Object).await;
-    let r = k.cycle(&object, Some("object"), &cancel).await.unwrap();
+    k.set_model(object);
+    let r = k.cycle(Some("object"), &cancel).await.unwrap();
     let rows = common::record_rows(dir.path());
     let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
     assert_eq!((r.asked, r.submitted, r.offchain_failures), (4, 4, 0), "off-chain: {off:?}");
@@ -90,7 +91,8 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
     // length and keccak are of the exact text the feed holds) and is refused as reason 11.
     markets(&w, 2).await;
     let free = client(&server, ResponseFormat::None).await;
-    let r = k.cycle(&free, Some("none"), &cancel).await.unwrap();
+    k.set_model(free);
+    let r = k.cycle(Some("none"), &cancel).await.unwrap();
     assert_eq!((r.asked, r.submitted), (2, 2));
     let rows = common::record_rows(dir.path());
     let ds = decisions(&rows);
@@ -195,7 +197,8 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     });
-    let r = k.cycle(&model, None, &cancel).await.unwrap();
+    k.set_model(model);
+    let r = k.cycle(None, &cancel).await.unwrap();
     stopper.await.unwrap();
     assert_eq!(r.asked, 4);
     assert!(r.submitted >= 1 && r.offchain_failures >= 1, "{r:?}");
@@ -224,7 +227,7 @@ async fn a_model_server_that_stops_mid_cycle_costs_off_chain_rows_and_no_transac
         .unwrap();
     let now = w.chain_time().await.unwrap();
     w.mine_at(now + 61).await.unwrap();
-    let r2 = k.cycle(&model, None, &cancel).await.unwrap();
+    let r2 = k.cycle(None, &cancel).await.unwrap();
     assert_eq!((r2.asked, r2.submitted, r2.offchain_failures), (off.len(), off.len(), 0));
     let rows = common::record_rows(dir.path());
     let decided: std::collections::BTreeSet<String> =
@@ -247,10 +250,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
     // The default --concurrency (32) would send all ten at once to a server that decodes one
     // at a time.
-    assert!(
-        k.strategy().ask_limit(&keeper::inference::Model::Builtin) >= N as usize,
-        "the test needs a cap above the market count"
-    );
+    assert!(k.strategy().ask_limit() >= N as usize, "the test needs a cap above the market count");
 
     // No wall clock decides anything here: the timeout is the suite's (far above an answer),
     // and what shows the asks were not all queued at once is on chain. A keeper that sent all
@@ -261,10 +261,11 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let model = client(&server, ResponseFormat::Object).await;
     // The server said how many requests it decodes at once (`/props` total_slots: 1).
     assert_eq!(model.slots(), Some(1));
-    assert_eq!(k.strategy().ask_limit(&model), 1);
+    k.set_model(model);
+    assert_eq!(k.strategy().ask_limit(), 1);
 
     let cancel = CancellationToken::new();
-    let r = k.cycle(&model, None, &cancel).await.unwrap();
+    let r = k.cycle(None, &cancel).await.unwrap();
     let rows = common::record_rows(dir.path());
     let off: Vec<_> = offchain(&rows).iter().map(|o| o.error.clone()).collect();
     assert_eq!(

@@ -46,14 +46,16 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     let cancel = CancellationToken::new();
 
     let mut first = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600).build().unwrap();
-    let r = first.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    first.set_model(Model::Builtin);
+    let r = first.cycle(None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 3, "one decision per market on the first cycle");
     drop(first); // the "crash": all in-memory state is gone
 
     // A new process: state comes from chain, the feed file only supplies annotations.
     let second = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600);
     let mut second = second.resume().build().unwrap();
-    let r = second.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    second.set_model(Model::Builtin);
+    let r = second.cycle(None, &cancel).await.unwrap();
     assert_eq!(r.submitted, 0, "inside the 3,600 s interval nothing is asked again");
     let rows = common::record_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 3, "no row lost, none duplicated");
@@ -68,9 +70,11 @@ async fn restart_never_resubmits_inside_the_reask_interval() {
     w.mine_at(first_time + 3_599).await.unwrap();
     let third = w.keeper(Some(dir.path().to_path_buf())).reask_secs(3_600);
     let mut third = third.resume().build().unwrap();
-    assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 0);
+    third.set_model(Model::Builtin);
+    assert_eq!(third.cycle(None, &cancel).await.unwrap().submitted, 0);
     w.mine_at(last_time + 3_600).await.unwrap();
-    assert_eq!(third.cycle(&Model::Builtin, None, &cancel).await.unwrap().submitted, 3);
+    third.set_model(Model::Builtin);
+    assert_eq!(third.cycle(None, &cancel).await.unwrap().submitted, 3);
     let rows = common::record_rows(dir.path());
     assert_eq!(decisions(&rows).len(), 6);
     w.stop().await;
@@ -100,7 +104,8 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     w.ask(stuck, 400_000, 20_000_000).await.unwrap();
     let cancel = CancellationToken::new();
     let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     assert_eq!(
         (r.asked, r.submitted),
         (1, 1),
@@ -127,7 +132,8 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
 
     // Expiry + writeOffGrace (3,600) passes unresolved: the next cycle writes it off.
     w.mine_at(now + 900 + 3_600 + 1).await.unwrap();
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     assert_eq!((r.written_off, r.asked), (1, 0));
     let gate = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
     assert_eq!(gate.openPositions().call().await.unwrap(), 0, "the slot is free again");
@@ -138,7 +144,8 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
 
     // The market resolves late, UP: the keeper still redeems the written-off claim.
     w.resolve(stuck, true).await.unwrap();
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     assert_eq!(r.redeemed, 1);
     let rows = common::record_rows(dir.path());
     let st = decisions(&rows)[0].settlement.clone().expect("settled after the write-off");
@@ -242,7 +249,8 @@ async fn inference_failures_are_recorded_and_nothing_is_fabricated() {
             .unwrap(),
     );
     let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(1).build().unwrap();
-    let r = k.cycle(&provider, None, &CancellationToken::new()).await.unwrap();
+    k.set_model(provider);
+    let r = k.cycle(None, &CancellationToken::new()).await.unwrap();
     assert_eq!(r.asked, 5);
     assert_eq!(r.submitted, 2, "only the two real answers reach the chain");
     assert_eq!(r.offchain_failures, 3);
@@ -443,7 +451,8 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
 
     let cancel = CancellationToken::new();
     let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
-    let r = k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    let r = k.cycle(None, &cancel).await.unwrap();
     // The readable market is asked and decided; the other is one off-chain row.
     assert_eq!((r.asked, r.submitted), (1, 1), "{r:?}");
     let rows = common::record_rows(dir.path());
@@ -453,7 +462,8 @@ async fn a_market_whose_question_is_not_text_is_never_asked_and_said_once() {
     assert_eq!(decisions(&rows)[0].market, fine.to_checksum(None));
     // A later cycle (past the re-ask interval) writes no second row about it.
     w.mine_at(w.chain_time().await.unwrap() + 7_200).await.unwrap();
-    k.cycle(&Model::Builtin, None, &cancel).await.unwrap();
+    k.set_model(Model::Builtin);
+    k.cycle(None, &cancel).await.unwrap();
     let rows = common::record_rows(dir.path());
     assert_eq!(offchain(&rows).len(), 1);
     w.stop().await;

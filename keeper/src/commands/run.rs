@@ -68,6 +68,7 @@ pub async fn run(
         .quote(cfg.quote)
         .dry_run(cfg.dry_run)
         .strategy_text(cfg.strategy_text.clone())
+        .model(model)
         .resend_after(cfg.resend_after);
     let builder = if cfg.dry_run {
         let keeper = crate::kit::bindings::IRiskGate::new(gate, &reader)
@@ -86,15 +87,15 @@ pub async fn run(
         chain_id,
         %gate,
         keeper = %keeper.executor().keeper(),
-        provider = model.name(),
-        model = %model.model(),
+        provider = keeper.strategy().model().name(),
+        model = %keeper.strategy().model().model(),
         confirmations,
         results = %results.display(),
         pending = keeper.executor().journal().pending().count(),
         dry_run = cfg.dry_run,
         "keeper starting"
     );
-    let outcome = run_loop(&mut keeper, &model, &cfg, &cancel).await;
+    let outcome = run_loop(&mut keeper, &cfg, &cancel).await;
     // Whatever ended the loop, the record on disk is brought up to date (the off-chain rows are
     // already in the journal; this only re-renders the feed from it).
     if let Err(e) = keeper.write_results() {
@@ -215,12 +216,7 @@ pub async fn connect_waiting(
     }
 }
 
-async fn run_loop(
-    keeper: &mut Engine,
-    model: &Model,
-    cfg: &RunConfig,
-    cancel: &CancellationToken,
-) -> Result<()> {
+async fn run_loop(keeper: &mut Engine, cfg: &RunConfig, cancel: &CancellationToken) -> Result<()> {
     let mut outage = Outage::new(cfg.max_outage);
     loop {
         if cancel.is_cancelled() {
@@ -229,7 +225,7 @@ async fn run_loop(
             );
             return Ok(());
         }
-        match keeper.cycle(model, None, cancel).await {
+        match keeper.cycle(None, cancel).await {
             Ok(r) => {
                 outage.over();
                 info!(

@@ -128,12 +128,13 @@ impl Progress {
     }
 }
 
-/// Reads `markets` now and asks `provider` about them, labelled `scenario`; returns the answers
-/// (quoted against the book read) and the head they were read at, not yet submitted.
+/// Reads `markets` now and asks `provider` about them (the strategy's model from now on),
+/// labelled `scenario`; returns the answers (quoted against the book read) and the head they
+/// were read at, not yet submitted.
 async fn think(
     keeper: &mut Engine,
     markets: &[Address],
-    provider: &Model,
+    provider: Model,
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<(Vec<Answer>, BlockRef)> {
@@ -141,7 +142,8 @@ async fn think(
         return Err(DemoError::Cancelled);
     }
     let (states, head) = steps::read(keeper, markets).await?;
-    let answers = steps::ask_all(keeper, states, provider, head, Some(scenario), cancel).await?;
+    keeper.set_model(provider);
+    let answers = steps::ask_all(keeper, states, head, Some(scenario), cancel).await?;
     Ok((answers, head))
 }
 
@@ -150,7 +152,7 @@ async fn think(
 async fn play(
     keeper: &mut Engine,
     markets: &[Address],
-    provider: &Model,
+    provider: Model,
     scenario: &str,
     cancel: &CancellationToken,
 ) -> Result<Vec<u8>> {
@@ -324,12 +326,12 @@ async fn scenarios(
     // Collateral runs out: the gate holds 2 units, a BUY_UP at 0.40 x 10 costs 4 (rule 10).
     w.mint(gate, U256::from(2_000_000u64)).await?;
     p.step("scenario: collateral runs out (gate holds 2.0, order costs 4.0)");
-    play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "collateral runs out", cancel)
+    play(&mut k, &[m_collateral], replay("scripted", &["BUY_UP"]), "collateral runs out", cancel)
         .await?;
     // 100 units in all: the drawdown bound (40) is what limits the attacks, not the balance.
     w.mint(gate, U256::from(98_000_000u64)).await?;
     p.step("scenario: model abstains");
-    play(&mut k, &[m_abstain], &replay("scripted", &["ABSTAIN"]), "model abstains", cancel).await?;
+    play(&mut k, &[m_abstain], replay("scripted", &["ABSTAIN"]), "model abstains", cancel).await?;
     // Before any position is open: otherwise rule 8 would be the lowest failing code.
     p.step("scenario: an outsider's market naming the trusted resolver (creator not trusted)");
     let m_creator =
@@ -339,7 +341,7 @@ async fn scenarios(
     play(
         &mut k,
         &[m_creator],
-        &replay("scripted", &["BUY_UP"]),
+        replay("scripted", &["BUY_UP"]),
         "market creator not trusted",
         cancel,
     )
@@ -350,26 +352,26 @@ async fn scenarios(
     play(
         &mut k,
         &[m_fine],
-        &replay("scripted", &["BUY_UP"]),
+        replay("scripted", &["BUY_UP"]),
         "minimum fill beyond the match cap",
         cancel,
     )
     .await?;
 
     p.step("scenario: PASS, BUY_UP at 0.40 (cost 4.0)");
-    play(&mut k, &[m_collateral], &replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
+    play(&mut k, &[m_collateral], replay("scripted", &["BUY_UP"]), "pass: buy up", cancel).await?;
     p.step("scenario: PASS, BUY_DOWN against a 0.55 bid (DOWN costs 0.45)");
-    play(&mut k, &[m_down], &replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel).await?;
+    play(&mut k, &[m_down], replay("scripted", &["BUY_DOWN\n"]), "pass: buy down", cancel).await?;
     p.step("scenario: the verdict expires while the model is thinking (61 s > 60 s TTL)");
     expire_while_thinking(w, &mut k, m_expired, cancel).await?;
     p.step("scenario: max notional (8.5 at risk + 7.0 > 15.0)");
-    play(&mut k, &[m_notional], &replay("scripted", &["BUY_UP"]), "max notional at risk", cancel)
+    play(&mut k, &[m_notional], replay("scripted", &["BUY_UP"]), "max notional at risk", cancel)
         .await?;
     p.step("scenario: PASS against a thin book (partial fill, refund)");
     play(
         &mut k,
         &[m_thin],
-        &replay("scripted", &["BUY_UP"]),
+        replay("scripted", &["BUY_UP"]),
         "pass: thin book, partial fill",
         cancel,
     )
@@ -378,21 +380,21 @@ async fn scenarios(
     play(
         &mut k,
         &[m_notional],
-        &replay("scripted", &["BUY_UP"]),
+        replay("scripted", &["BUY_UP"]),
         "max concurrent positions",
         cancel,
     )
     .await?;
     p.step("scenario: book outside the band (ask 0.97 > 0.95)");
-    play(&mut k, &[m_band], &replay("scripted", &["BUY_UP"]), "price outside band", cancel).await?;
+    play(&mut k, &[m_band], replay("scripted", &["BUY_UP"]), "price outside band", cancel).await?;
     p.step("scenario: empty book");
-    play(&mut k, &[m_empty], &replay("scripted", &["BUY_UP"]), "empty book", cancel).await?;
+    play(&mut k, &[m_empty], replay("scripted", &["BUY_UP"]), "empty book", cancel).await?;
     p.step("scenario: lot larger than the size (snaps to zero)");
-    play(&mut k, &[m_lot], &replay("scripted", &["BUY_UP"]), "size snaps to zero", cancel).await?;
+    play(&mut k, &[m_lot], replay("scripted", &["BUY_UP"]), "size snaps to zero", cancel).await?;
     p.step("scenario: venue minimum 50 units > size 10");
-    play(&mut k, &[m_min], &replay("scripted", &["BUY_UP"]), "below venue minimum", cancel).await?;
+    play(&mut k, &[m_min], replay("scripted", &["BUY_UP"]), "below venue minimum", cancel).await?;
     p.step("scenario: 400 s to expiry < 600 s headroom");
-    play(&mut k, &[m_short], &replay("scripted", &["BUY_UP"]), "expiry headroom too short", cancel)
+    play(&mut k, &[m_short], replay("scripted", &["BUY_UP"]), "expiry headroom too short", cancel)
         .await?;
 
     p.step("scenario: market finalizes while the model is thinking");
@@ -403,6 +405,7 @@ async fn scenarios(
         "hostile.jsonl",
         include_str!("../../demo/hostile.jsonl"),
     )?);
+    k.set_model(hostile);
     let (collector, strategy, _) = k.stages();
     let head = collector.follow().await?.head;
     if let Some(info) = collector.markets().into_iter().find(|m| m.address == m_abstain) {
@@ -415,8 +418,9 @@ async fn scenarios(
             what: e.to_string(),
         })?;
         let mut answers = Vec::new();
+        let hostile = strategy.model();
         while let Ok(reply) = hostile.ask(&prompt, &state).await {
-            let mut note = strategy.note(&hostile, Some("hostile model segment"));
+            let mut note = strategy.note(Some("hostile model segment"));
             hostile.annotate(&mut note, &reply);
             note.prompt = Some(prompt.user.clone());
             let raw = reply.text;
@@ -449,7 +453,7 @@ async fn scenarios(
         std::time::Duration::from_secs(1),
         crate::domain::config::InferenceOptions::default(),
     )?);
-    play(&mut k, &[m_abstain], &unanswered, "inference that never answers", cancel).await?;
+    play(&mut k, &[m_abstain], unanswered, "inference that never answers", cancel).await?;
     drop(silent);
 
     p.step("settling the scenario positions (time past expiry, resolve, redeem)");
@@ -462,8 +466,8 @@ async fn scenarios(
     ] {
         w.resolve(m, true).await?;
     }
-    let provider = Model::Builtin;
-    k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+    k.set_model(Model::Builtin);
+    k.cycle(Some("ordinary markets, builtin model"), cancel).await?;
 
     p.step("ordinary markets: seeding twelve books");
     let t1 = w.chain_time().await?;
@@ -503,7 +507,8 @@ async fn scenarios(
             "ordinary markets: cycle {} of 10 with the builtin rule-based model",
             round + 1
         ));
-        k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+        k.set_model(Model::Builtin);
+        k.cycle(Some("ordinary markets, builtin model"), cancel).await?;
         w.advance(1_500).await?;
         let now = w.chain_time().await?;
         for entry in ordinary.iter_mut() {
@@ -526,7 +531,8 @@ async fn scenarios(
     }
 
     // The cycle ends with a sync to the head after its redeems and writes the record.
-    k.cycle(&provider, Some("ordinary markets, builtin model"), cancel).await?;
+    k.set_model(Model::Builtin);
+    k.cycle(Some("ordinary markets, builtin model"), cancel).await?;
 
     real_model(w, &mut k, p, root, cancel).await?;
 
@@ -656,7 +662,7 @@ async fn real_model(
     }
     let (object_markets, free_markets) = markets.split_at(REAL_MARKETS);
     p.step(&format!("real model: {REAL_MARKETS} markets, response format object"));
-    let (answers, _) = think(k, object_markets, &constrained, REAL_OBJECT, cancel).await?;
+    let (answers, _) = think(k, object_markets, constrained, REAL_OBJECT, cancel).await?;
     let stray: Vec<&str> =
         answers.iter().map(|a| a.raw.as_str()).filter(|raw| !VERDICTS.contains(raw)).collect();
     if answers.len() != REAL_MARKETS || !stray.is_empty() {
@@ -671,7 +677,7 @@ async fn real_model(
     steps::submit(k, answers).await?;
 
     p.step(&format!("real model: {REAL_UNCONSTRAINED} markets, no response format"));
-    let (answers, _) = think(k, free_markets, &free, REAL_NONE, cancel).await?;
+    let (answers, _) = think(k, free_markets, free, REAL_NONE, cancel).await?;
     let raws: Vec<String> = answers.iter().map(|a| a.raw.clone()).collect();
     let got: Vec<u8> = steps::submit(k, answers).await?.iter().map(|d| d.reason).collect();
     if got.len() != REAL_UNCONSTRAINED || got.iter().any(|r| *r != reason::INVALID_VERDICT) {
@@ -686,7 +692,8 @@ async fn real_model(
     for (i, m) in markets.iter().enumerate() {
         w.resolve(*m, i % 2 == 0).await?;
     }
-    k.cycle(&Model::Builtin, Some(REAL_OBJECT), cancel).await?;
+    k.set_model(Model::Builtin);
+    k.cycle(Some(REAL_OBJECT), cancel).await?;
     Ok(())
 }
 
@@ -703,7 +710,7 @@ async fn expire_while_thinking(
 ) -> Result<()> {
     let scenario = "verdict expired while the model was thinking";
     let (answers, _) =
-        think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
+        think(k, &[market], replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
     w.advance(k.strategy().policy().ttl_secs + 1).await?;
     let sent = steps::submit(k, answers).await?;
     if !sent.is_empty() {
@@ -715,7 +722,7 @@ async fn expire_while_thinking(
 
     let scenario = "verdict sent in time, mined after its deadline";
     let (answers, _) =
-        think(k, &[market], &replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
+        think(k, &[market], replay("scripted", &["BUY_UP"]), scenario, cancel).await?;
     let deadline = answers.first().map_or(0, |a| a.quote.deadline);
     w.automine(false).await?;
     let keeper = w.keeper_addr;
@@ -756,7 +763,7 @@ async fn finalize_while_thinking(
     // expired one is never sent) and the gate's refusal is the final market's.
     let policy = k.strategy().policy();
     k.stages().1.set_policy(crate::domain::config::QuotePolicy { ttl_secs: 1_200, ..policy });
-    let thought = think(k, &[market], &provider, "finalized while thinking", cancel).await;
+    let thought = think(k, &[market], provider, "finalized while thinking", cancel).await;
     k.stages().1.set_policy(policy);
     let (answers, _) = thought?;
     w.advance(1_000).await?;

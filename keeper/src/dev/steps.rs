@@ -6,7 +6,6 @@ use crate::{
     chain::reads::{MarketInfo, MarketState},
     domain::decision::{Answer, BlockRef, Submitted},
     engine::{Engine, Result},
-    inference::Model,
 };
 use alloy::primitives::Address;
 use tokio_util::sync::CancellationToken;
@@ -26,19 +25,18 @@ pub async fn read(
     Ok((states, head))
 }
 
-/// Asks `model` about every state read at `head` and collects the answers in market order (so
+/// Asks the strategy's model about every state read at `head` and collects the answers in market order (so
 /// a script submits in a fixed order); failures to answer are off-chain rows.
 pub async fn ask_all(
     engine: &mut Engine,
     states: Vec<MarketState>,
-    model: &Model,
     head: BlockRef,
     scenario: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Vec<Answer>> {
     let (collector, strategy, executor) = engine.stages();
     let send_time = collector.next_block_time(head).await;
-    let mut asks = strategy.asks(model, scenario, cancel);
+    let mut asks = strategy.asks(scenario, cancel);
     asks.send(states, head, send_time);
     let mut answers = Vec::new();
     while let Some(done) = asks.next().await {

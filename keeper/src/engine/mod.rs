@@ -161,6 +161,7 @@ impl Engine {
             quote: QuotePolicy::default(),
             dry_run: false,
             strategy_text: String::new(),
+            model: Model::Builtin,
             resend_after: Duration::from_secs(30),
             one_at_a_time: false,
         }
@@ -247,11 +248,15 @@ impl Engine {
         }
     }
 
-    /// One full cycle with `model`: view → due books → answers → submissions (each sent the
+    /// Asks `model` from the next cycle on: the strategy's own ([`Strategy::set_model`]).
+    pub fn set_model(&mut self, model: Model) {
+        self.strategy.set_model(model);
+    }
+
+    /// One full cycle with the strategy's model: view → due books → answers → submissions (each sent the
     /// moment it arrives) → settled → positions → record.
     pub async fn cycle(
         &mut self,
-        model: &Model,
         scenario: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<CycleReport> {
@@ -275,7 +280,7 @@ impl Engine {
         executor.offchain(unread)?;
         // Answers, each submitted as it arrives; a waiting ask is admitted between submissions.
         let asked = books.len();
-        let mut asks = strategy.asks(model, scenario, cancel);
+        let mut asks = strategy.asks(scenario, cancel);
         asks.send(books, step.head, send_time);
         let mut ids = Vec::new();
         while let Some(done) = asks.next().await {
@@ -355,6 +360,7 @@ pub struct EngineBuilder {
     quote: QuotePolicy,
     dry_run: bool,
     strategy_text: String,
+    model: Model,
     resend_after: Duration,
     one_at_a_time: bool,
 }
@@ -428,6 +434,12 @@ impl EngineBuilder {
         self
     }
 
+    /// Who answers (default: the builtin rules); [`Engine::set_model`] changes it later.
+    pub fn model(mut self, model: Model) -> Self {
+        self.model = model;
+        self
+    }
+
     pub fn strategy_text(mut self, text: String) -> Self {
         self.strategy_text = text;
         self
@@ -460,8 +472,13 @@ impl EngineBuilder {
             self.log_range,
             self.concurrency,
         );
-        let strategy =
-            Strategy::new(self.strategy_text, self.quote, self.reask_secs, self.concurrency);
+        let strategy = Strategy::new(
+            self.model,
+            self.strategy_text,
+            self.quote,
+            self.reask_secs,
+            self.concurrency,
+        );
         let policy = ExecPolicy {
             resend_after: self.resend_after,
             dry_run: self.dry_run,

@@ -1,4 +1,5 @@
-//! The strategy: what the model is asked and when. It owns the strategy text, the quote policy,
+//! The strategy: what the model is asked and when. It owns the model, the strategy text, the
+//! quote policy,
 //! the re-ask interval, how many asks go out at once, and the inference health (a backoff per
 //! market and a breaker over the model). It turns books into answers, each quoted against the
 //! book the model was shown, and failures into [`Unanswered`] values. It never sends.
@@ -20,12 +21,15 @@ use alloy::primitives::Address;
 use futures::{future::BoxFuture, stream::FuturesUnordered, StreamExt};
 use std::{
     collections::{HashMap, HashSet},
+    sync::Arc,
     time::{Duration, Instant},
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 pub struct Strategy {
+    /// Who answers: shared with the asks in flight, so the strategy stays free while they run.
+    model: Arc<Model>,
     text: String,
     policy: QuotePolicy,
     reask_secs: u64,
@@ -49,8 +53,26 @@ pub struct Due {
 pub type Asked = Option<Result<Answer, Unanswered>>;
 
 impl Strategy {
-    pub fn new(text: String, policy: QuotePolicy, reask_secs: u64, concurrency: usize) -> Self {
-        Self { text, policy, reask_secs, concurrency, health: InferenceHealth::default() }
+    pub fn new(
+        model: Model,
+        text: String,
+        policy: QuotePolicy,
+        reask_secs: u64,
+        concurrency: usize,
+    ) -> Self {
+        let health = InferenceHealth::default();
+        Self { model: Arc::new(model), text, policy, reask_secs, concurrency, health }
+    }
+
+    /// The model asked from the next cycle on.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Asks `model` from the next cycle on (the demo and the tests switch models between
+    /// cycles). Asks already in flight keep the model they started with.
+    pub fn set_model(&mut self, model: Model) {
+        self.model = Arc::new(model);
     }
 
     pub fn text(&self) -> &str {
@@ -70,8 +92,9 @@ impl Strategy {
         self.reask_secs
     }
 
-    /// The annotation every row answered by `model` carries.
-    pub fn note(&self, model: &Model, scenario: Option<&str>) -> Annotation {
+    /// The annotation every row answered by the strategy's model carries.
+    pub fn note(&self, scenario: Option<&str>) -> Annotation {
+        let model = &self.model;
         Annotation {
             provider: Some(model.name().to_string()),
             model: Some(model.model()),
@@ -84,8 +107,8 @@ impl Strategy {
     /// How many asks may be in flight with `model`: `--concurrency`, capped at the slots the
     /// server says it decodes at once (an ask beyond them only queues at the server, where its
     /// inference timeout runs while it waits).
-    pub fn ask_limit(&self, model: &Model) -> usize {
-        self.concurrency.max(1).min(model.slots().unwrap_or(usize::MAX))
+    pub fn ask_limit(&self) -> usize {
+        self.concurrency.max(1).min(self.model.slots().unwrap_or(usize::MAX))
     }
 
     /// Of the `open` markets, those due now (chain time `now`): no pending submission, not
@@ -123,18 +146,13 @@ impl Strategy {
 
     /// The asks of one cycle with `model`, at most [`Strategy::ask_limit`] in flight. The
     /// handle owns what the asks share, so the strategy stays free while they run.
-    pub fn asks<'a>(
-        &self,
-        model: &'a Model,
-        scenario: Option<&str>,
-        cancel: &'a CancellationToken,
-    ) -> Asks<'a> {
+    pub fn asks<'a>(&self, scenario: Option<&str>, cancel: &'a CancellationToken) -> Asks<'a> {
         Asks {
-            note: self.note(model, scenario),
+            note: self.note(scenario),
             text: self.text.clone(),
             policy: self.policy,
-            limit: self.ask_limit(model),
-            model,
+            limit: self.ask_limit(),
+            model: Arc::clone(&self.model),
             cancel,
             waiting: Vec::new().into_iter(),
             inflight: FuturesUnordered::new(),
@@ -193,7 +211,7 @@ pub struct Asks<'a> {
     text: String,
     policy: QuotePolicy,
     limit: usize,
-    model: &'a Model,
+    model: Arc<Model>,
     cancel: &'a CancellationToken,
     waiting: std::vec::IntoIter<MarketState>,
     inflight: FuturesUnordered<BoxFuture<'a, Asked>>,
@@ -213,7 +231,7 @@ impl<'a> Asks<'a> {
     /// Sends one ask about `book`.
     pub fn send_one(&mut self, book: Book) {
         let (note, text, policy) = (self.note.clone(), self.text.clone(), self.policy);
-        let (model, cancel) = (self.model, self.cancel);
+        let (model, cancel) = (Arc::clone(&self.model), self.cancel);
         self.inflight.push(Box::pin(ask_one(note, text, policy, book, model, cancel)));
     }
 
@@ -242,7 +260,7 @@ async fn ask_one(
     text: String,
     policy: QuotePolicy,
     book: Book,
-    model: &Model,
+    model: Arc<Model>,
     cancel: &CancellationToken,
 ) -> Asked {
     let Book { state: st, read, send_time } = book;

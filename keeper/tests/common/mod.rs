@@ -384,9 +384,8 @@ pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
 
 /// One cycle with the builtin model, never cancelled.
 pub async fn builtin_cycle(k: &mut keeper::engine::Engine) -> keeper::engine::CycleReport {
-    k.cycle(&keeper::inference::Model::Builtin, None, &tokio_util::sync::CancellationToken::new())
-        .await
-        .unwrap()
+    k.set_model(keeper::inference::Model::Builtin);
+    k.cycle(None, &tokio_util::sync::CancellationToken::new()).await.unwrap()
 }
 
 /// A child's stderr, read into memory as it is written (a pipe nobody reads would stall the

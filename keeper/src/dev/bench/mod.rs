@@ -407,12 +407,12 @@ async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> Result<Throu
     let markets = seed_mixed_markets(wk, n, "mixed markets for the keeper").await?;
     let model =
         Model::Replay(crate::inference::replay::Replay::from_answers("bench-mix", answers.clone()));
-    let mut k = wk.keeper(Some(tmp.to_path_buf())).build()?;
+    let mut k = wk.keeper(Some(tmp.to_path_buf())).model(model).build()?;
     let cancel = CancellationToken::new();
     let first = head(wk).await?.number + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
     let t = Instant::now();
-    let report = k.cycle(&model, None, &cancel).await?;
+    let report = k.cycle(None, &cancel).await?;
     let keeper_secs = t.elapsed().as_secs_f64();
     if report.submitted != n {
         return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
@@ -533,7 +533,7 @@ async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> {
     let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
     let cancel = CancellationToken::new();
     let t = Instant::now();
-    let report = k.cycle(&Model::Builtin, None, &cancel).await?;
+    let report = k.cycle(None, &cancel).await?;
     let cycle_secs = t.elapsed().as_secs_f64();
     if report.submitted != n {
         return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
@@ -865,16 +865,16 @@ async fn seed_llm_markets(w: &World, n: usize) -> Result<Vec<Address>> {
 /// and the asks the keeper kept in flight (`Strategy::ask_limit`).
 async fn timed_cycle(
     w: &World,
-    model: &Model,
+    model: Model,
     n: usize,
     tmp: &Path,
     what: &str,
 ) -> Result<(f64, std::collections::BTreeMap<u8, usize>, usize)> {
-    let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
-    let limit = k.strategy().ask_limit(model);
+    let mut k = w.keeper(Some(tmp.to_path_buf())).model(model).build()?;
+    let limit = k.strategy().ask_limit();
     let cancel = CancellationToken::new();
     let t = Instant::now();
-    let report = k.cycle(model, None, &cancel).await?;
+    let report = k.cycle(None, &cancel).await?;
     let secs = t.elapsed().as_secs_f64();
     let got = (report.asked, report.submitted, report.offchain_failures, report.mined.len());
     if got != (n, n, 0, n) {
@@ -979,7 +979,7 @@ async fn real_model(
     eprintln!("bench:   keeper cycle over {LLM_MARKETS} markets, the bundled model");
     let slots = model.slots();
     let (real_secs, real_reasons, ask_limit) =
-        timed_cycle(w, &model, LLM_MARKETS, tmp, "real-model cycle").await?;
+        timed_cycle(w, model, LLM_MARKETS, tmp, "real-model cycle").await?;
     let rss_after_cycle = proc_rss(server.pid())?;
     let pinned = riskgate_kit::llm::bundled_model()?;
     Ok(LlmFigures {
@@ -1036,7 +1036,7 @@ async fn llm_figures(
     let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
     let builtin = async {
         seed_llm_markets(&w, LLM_MARKETS).await?;
-        timed_cycle(&w, &Model::Builtin, LLM_MARKETS, &tmp.join("builtin"), "builtin cycle").await
+        timed_cycle(&w, Model::Builtin, LLM_MARKETS, &tmp.join("builtin"), "builtin cycle").await
     }
     .await;
     w.stop().await;

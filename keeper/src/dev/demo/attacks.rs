@@ -59,7 +59,6 @@ pub(super) async fn run_all(
     cancel: &CancellationToken,
 ) -> Result<()> {
     debug_assert!(ATTACK_1A.starts_with(ATTACK_PREFIX));
-    let builtin = Model::Builtin;
     let outsider = w.addr(Actor::Outsider);
     let maker = w.addr(Actor::Maker);
     // Every market's minimum size lets one IOC reach the minimum fill within the match cap, so
@@ -79,11 +78,12 @@ pub(super) async fn run_all(
             w.ask_as(Actor::Outsider, m, 450_000, 20_000_000).await?;
             markets.push(m);
         }
-        let r = k.cycle(&builtin, Some(ATTACK_1A), cancel).await?;
+        k.set_model(Model::Builtin);
+        let r = k.cycle(Some(ATTACK_1A), cancel).await?;
         check(ATTACK_1A, r.asked == 0, || {
             format!("the keeper asked {} markets; untrusted resolvers must be skipped", r.asked)
         })?;
-        let got = play(k, &markets, &builtin, ATTACK_1A, cancel).await?;
+        let got = play(k, &markets, Model::Builtin, ATTACK_1A, cancel).await?;
         expect(ATTACK_1A, &got, &[reason::RESOLVER_UNTRUSTED; 3])?;
     }
 
@@ -106,11 +106,12 @@ pub(super) async fn run_all(
             w.ask_as(Actor::Outsider, m, 450_000, min_fill.max(q)).await?;
             markets.push(m);
         }
-        let r = k.cycle(&builtin, Some(ATTACK_5), cancel).await?;
+        k.set_model(Model::Builtin);
+        let r = k.cycle(Some(ATTACK_5), cancel).await?;
         check(ATTACK_5, r.asked == 0, || {
             format!("the keeper asked {} markets; untrusted creators must be skipped", r.asked)
         })?;
-        let got = play(k, &markets, &builtin, ATTACK_5, cancel).await?;
+        let got = play(k, &markets, Model::Builtin, ATTACK_5, cancel).await?;
         expect(ATTACK_5, &got, &[reason::CREATOR_UNTRUSTED; 3])?;
         let open = w.open_positions().await?;
         check(ATTACK_5, open == 0, || format!("{open} slots taken; expected 0"))?;
@@ -122,7 +123,7 @@ pub(super) async fn run_all(
     let now = w.chain_time().await?;
     let m_sandwich = w.create_market(10_000, 100, q, now + 3_600).await?;
     w.ask(m_sandwich, 420_000, 20_000_000).await?;
-    let (answers, _) = think(k, &[m_sandwich], &builtin, ATTACK_2, cancel).await?;
+    let (answers, _) = think(k, &[m_sandwich], Model::Builtin, ATTACK_2, cancel).await?;
     w.approve_as(Actor::Outsider, m_sandwich).await?;
     w.buy_up_as(Actor::Outsider, m_sandwich, 420_000, 20_000_000).await?;
     w.ask_as(Actor::Outsider, m_sandwich, 950_000, 20_000_000).await?;
@@ -134,7 +135,7 @@ pub(super) async fn run_all(
     p.step("attack 3a: a market with expiry 2^64-1 naming the trusted maker as resolver");
     let m_far = w.create_market_as(Actor::Outsider, 10_000, 100, q, u64::MAX, maker).await?;
     w.ask_as(Actor::Outsider, m_far, 50_000, q).await?;
-    let got = play(k, &[m_far], &builtin, ATTACK_3A, cancel).await?;
+    let got = play(k, &[m_far], Model::Builtin, ATTACK_3A, cancel).await?;
     expect(ATTACK_3A, &got, &[reason::HORIZON])?;
 
     // 3c. An honest book at 0.40, and an outsider's one-lot ask one tick better. The model sees
@@ -146,7 +147,7 @@ pub(super) async fn run_all(
     w.ask(m_dust, 400_000, 20_000_000).await?;
     w.approve_as(Actor::Outsider, m_dust).await?;
     w.ask_as(Actor::Outsider, m_dust, 390_000, q).await?;
-    let got = play(k, &[m_dust], &builtin, ATTACK_3C, cancel).await?;
+    let got = play(k, &[m_dust], Model::Builtin, ATTACK_3C, cancel).await?;
     expect(ATTACK_3C, &got, &[reason::FILL_BELOW_MIN])?;
 
     // 6. Dust ahead of real liquidity: 64 makers at distinct addresses each rest the smallest
@@ -163,7 +164,7 @@ pub(super) async fn run_all(
         w.rest_ask_with(signer, m_dust64, 390_000, q).await?;
     }
     w.ask(m_dust64, 390_000, 20_000_000).await?;
-    let got = play(k, &[m_dust64], &builtin, ATTACK_6, cancel).await?;
+    let got = play(k, &[m_dust64], Model::Builtin, ATTACK_6, cancel).await?;
     expect(ATTACK_6, &got, &[reason::PASS])?;
 
     // 4. Both sides of one market: UP at the 0.55 ask, then DOWN against the 0.45 bid (also
@@ -173,9 +174,9 @@ pub(super) async fn run_all(
     let m_both = w.create_market(10_000, 100, q, now + 3_600).await?;
     w.ask(m_both, 550_000, 20_000_000).await?;
     w.bid(m_both, 450_000, 20_000_000).await?;
-    let got = play(k, &[m_both], &replay("scripted", &["BUY_UP"]), ATTACK_4, cancel).await?;
+    let got = play(k, &[m_both], replay("scripted", &["BUY_UP"]), ATTACK_4, cancel).await?;
     expect(ATTACK_4, &got, &[reason::PASS])?;
-    let got = play(k, &[m_both], &replay("scripted", &["BUY_DOWN"]), ATTACK_4, cancel).await?;
+    let got = play(k, &[m_both], replay("scripted", &["BUY_DOWN"]), ATTACK_4, cancel).await?;
     expect(ATTACK_4, &got, &[reason::OPPOSITE_SIDE])?;
 
     // 3b. A market naming the trusted maker, who never acts on it. The minimum fill makes the
@@ -188,7 +189,7 @@ pub(super) async fn run_all(
     let m_stuck = w.create_market(10_000, 100, q, now + 900).await?;
     w.approve_as(Actor::Outsider, m_stuck).await?;
     w.ask_as(Actor::Outsider, m_stuck, 50_000, 2_500_000).await?;
-    let got = play(k, &[m_stuck], &builtin, ATTACK_3B, cancel).await?;
+    let got = play(k, &[m_stuck], Model::Builtin, ATTACK_3B, cancel).await?;
     expect(ATTACK_3B, &got, &[reason::PASS])?;
     let grace = u64::from(super::demo_params().writeOffGrace);
     // A minute past m_stuck's expiry + grace; the markets above, created earlier with an hour
@@ -199,13 +200,15 @@ pub(super) async fn run_all(
     w.resolve(m_dust, true).await?;
     w.resolve(m_both, false).await?;
     w.resolve(m_dust64, true).await?;
-    let r = k.cycle(&builtin, Some(ATTACK_3B), cancel).await?;
+    k.set_model(Model::Builtin);
+    let r = k.cycle(Some(ATTACK_3B), cancel).await?;
     check(ATTACK_3B, r.written_off == 1 && r.asked == 0, || {
         format!("{} written off and {} asked; expected 1 and 0", r.written_off, r.asked)
     })?;
     p.step("attack 3b: the resolver finally acts; the written-off claim is redeemed");
     w.resolve(m_stuck, false).await?;
-    k.cycle(&builtin, Some(ATTACK_3B), cancel).await?;
+    k.set_model(Model::Builtin);
+    k.cycle(Some(ATTACK_3B), cancel).await?;
 
     drain(w, k, p, cancel).await?;
     top_ups(w, k, p, cancel).await
@@ -223,7 +226,6 @@ async fn top_ups(
     p: &Progress,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    let builtin = Model::Builtin;
     let hostile = w.addr(Actor::Hostile);
     let amount = U256::from(TOP_UP);
     let gap = |(h, b): (U256, U256)| h.saturating_sub(b);
@@ -248,7 +250,8 @@ async fn top_ups(
         let m = w.create_market_as(Actor::Hostile, 10_000, 100, q, now + 900, hostile).await?;
         w.ask_as(Actor::Hostile, m, 450_000, 20_000_000).await?;
         let from = k.record()?.decided.len();
-        let r = k.cycle(&builtin, Some(ATTACK_7), cancel).await?;
+        k.set_model(Model::Builtin);
+        let r = k.cycle(Some(ATTACK_7), cancel).await?;
         check(ATTACK_7, r.asked == 1, || format!("the keeper asked {} markets, not 1", r.asked))?;
         let got: Vec<u8> = k.record()?.decided[from..].iter().map(|d| d.reason).collect();
         expect(ATTACK_7, &got, &[reason::DRAWDOWN])?;
@@ -267,7 +270,6 @@ async fn top_ups(
 /// purchase.
 async fn drain(w: &World, k: &mut Engine, p: &Progress, cancel: &CancellationToken) -> Result<()> {
     let hostile = w.addr(Actor::Hostile);
-    let builtin = Model::Builtin;
     let mut refused = 0;
     for round in 1..=MAX_DRAIN_ROUNDS {
         p.step(&format!(
@@ -282,7 +284,8 @@ async fn drain(w: &World, k: &mut Engine, p: &Progress, cancel: &CancellationTok
             markets.push(m);
         }
         let before = k.record()?.decided.len();
-        let r = k.cycle(&builtin, Some(ATTACK_1B), cancel).await?;
+        k.set_model(Model::Builtin);
+        let r = k.cycle(Some(ATTACK_1B), cancel).await?;
         check(ATTACK_1B, r.asked == 3, || format!("the keeper asked {} markets, not 3", r.asked))?;
         let reasons: Vec<u8> = k.record()?.decided[before..].iter().map(|d| d.reason).collect();
         refused += reasons.iter().filter(|r| **r == reason::DRAWDOWN).count();
@@ -299,6 +302,7 @@ async fn drain(w: &World, k: &mut Engine, p: &Progress, cancel: &CancellationTok
         format!("maxDrawdown never reached in {MAX_DRAIN_ROUNDS} rounds")
     })?;
     // Syncs past the hostile redeems and writes the record.
-    k.cycle(&builtin, Some(ATTACK_1B), cancel).await?;
+    k.set_model(Model::Builtin);
+    k.cycle(Some(ATTACK_1B), cancel).await?;
     Ok(())
 }
