@@ -4,17 +4,26 @@ export PATH := $(CURDIR)/.toolchain/bin:$(PATH)
 FORGE := .toolchain/bin/forge
 SLITHER := .toolchain/venv/bin/slither
 CARGO ?= cargo
+# One feature set and profile for every cargo command, so the dependency tree compiles once for
+# the binaries and the tests (clippy's own check build aside): the binaries are run from
+# target/release/ rather than through `cargo run -p`, which would unify another feature set.
+# The bot without the dev feature (no demo, bench or test world): cargo build --release -p keeper
+CARGO_FLAGS := --release --locked --workspace --features keeper/dev
+BIN := target/release
 
-.PHONY: all bootstrap build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench fmt lint clean
+.PHONY: all bootstrap build rust-build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench fmt lint clean
 
 all: build
 
 bootstrap:
 	@./tools/bootstrap.sh
 
-build: bootstrap
+build: rust-build
+
+## rust-build: the contracts and the workspace's binaries (keeper, gate-sim), once for every target
+rust-build: bootstrap
 	$(FORGE) build
-	$(CARGO) build --release --locked --workspace
+	$(CARGO) build $(CARGO_FLAGS)
 
 ## test: the whole suite (forge unit/fuzz/invariant in the ci profile, slither, Rust tests)
 test: bootstrap test-sol slither lint-rust test-rust test-sim test-record
@@ -27,53 +36,48 @@ test-sol: bootstrap
 slither: bootstrap
 	FOUNDRY_OUT=out-slither FOUNDRY_CACHE_PATH=cache-slither $(SLITHER) . --config-file slither.config.json
 
-test-rust: bootstrap
-	$(FORGE) build
-	$(CARGO) test --release --locked --workspace --features keeper/dev
+test-rust: rust-build
+	$(CARGO) test $(CARGO_FLAGS)
 
 ## test-sim: gate-sim's command-line checks (its cargo tests run in test-rust): the corpus counts
 ## on the reference, revm and anvil; 10,000 differential cases in revm and 500 on anvil; a
 ## 100,000-decision simulation per model and the issue-7 adversaries (on the reference model; the
 ## cargo tests run them through the compiled contracts), zero violations (report kept out of results/)
-test-sim: bootstrap
-	$(FORGE) build
-	$(CARGO) run --release --locked -p gate-sim -- corpus --with-anvil
-	$(CARGO) run --release --locked -p gate-sim -- diff --cases 10000 --backend revm --seed 1
-	$(CARGO) run --release --locked -p gate-sim -- diff --cases 500 --backend anvil --seed 1
-	$(CARGO) run --release --locked -p gate-sim -- simulate --markets 10 --steps 10000 --seed 1 \
+test-sim: rust-build
+	$(BIN)/gate-sim corpus --with-anvil
+	$(BIN)/gate-sim diff --cases 10000 --backend revm --seed 1
+	$(BIN)/gate-sim diff --cases 500 --backend anvil --seed 1
+	$(BIN)/gate-sim simulate --markets 10 --steps 10000 --seed 1 \
 		--model builtin,random,hostile --out target/gate-sim/SIMULATION.md
 
 ## test-record: the published record in results/ must re-derive from its saved chain state, and
 ## the gate's code on that chain must match contracts/src/RiskGate.sol (re-run make demo after
 ## changing the contract)
-test-record: bootstrap
-	$(CARGO) run --release --locked -p keeper -- report --check --check-prompts --load-state results/anvil-state.json
+test-record: rust-build
+	$(BIN)/keeper report --check --check-prompts --load-state results/anvil-state.json
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
 deploy-local: bootstrap
 	./script/demo-deploy.sh
 
 ## demo: start anvil, deploy, run the agent, write results/
-demo: bootstrap
-	$(FORGE) build
-	$(CARGO) run --release --locked -p keeper --features dev -- demo
+demo: rust-build
+	$(BIN)/keeper demo
 
 ## serve: the floor over the demo's saved chain, on http://127.0.0.1:8080/ (Ctrl-C stops it)
-serve: bootstrap
-	$(CARGO) run --release --locked -p keeper -- serve --load-state results/anvil-state.json
+serve: rust-build
+	$(BIN)/keeper serve --load-state results/anvil-state.json
 
 ## screenshots: the floor over the demo record, in headless Chromium, into results/floor.png and
 ## results/floor-decision.png (the browser test that checks the page against the record takes them)
-screenshots: bootstrap
-	$(FORGE) build
-	FLOOR_SHOTS=$(CURDIR)/results $(CARGO) test --release --locked -p keeper --features dev --test floor \
+screenshots: rust-build
+	FLOOR_SHOTS=$(CURDIR)/results $(CARGO) test $(CARGO_FLAGS) --test floor \
 		-- the_floor_shows_the_demo_record --nocapture
 
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
-bench: bootstrap
-	$(FORGE) build
-	$(CARGO) run --release --locked -p gate-sim -- bench --out results/bench/gate-sim.md
-	$(CARGO) run --release --locked -p keeper --features dev -- bench
+bench: rust-build
+	$(BIN)/gate-sim bench --out results/bench/gate-sim.md
+	$(BIN)/keeper bench
 	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
 	  for f in gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
 	@echo "wrote results/BENCH.md"
@@ -85,10 +89,12 @@ fmt:
 lint: bootstrap lint-rust
 	$(FORGE) fmt --check
 
+## lint-rust: fmt, clippy on everything with the dev feature, then on the bot as it ships (no dev
+## feature: the same dependency features, so only the workspace's own crates are checked again)
 lint-rust: bootstrap
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --release --locked --workspace --all-targets --features keeper/dev -- -D warnings
-	$(CARGO) clippy --release --locked -p keeper -- -D warnings
+	$(CARGO) clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+	$(CARGO) clippy --release --locked --workspace --lib --bins -- -D warnings
 
 clean:
 	rm -rf out cache out-slither cache-slither target

@@ -9,7 +9,7 @@ import {IBinaryMarket} from "../../src/interfaces/IBinaryMarket.sol";
 /// @notice The deployless lens: every market's read comes back, in order, as `Books(...)`
 /// revert data, and a market it cannot read is flagged instead of failing the others.
 contract BookLensTest is VenueFixture {
-    /// The keeper's book depth (keeper/src/collectors.rs `BOOK_DEPTH`).
+    /// The keeper's book depth (keeper/src/chain/reads.rs `BOOK_DEPTH`).
     uint256 internal constant DEPTH = 3;
 
     /// Runs the lens over `markets` and decodes its `Books` outcome.

@@ -52,7 +52,7 @@ pub const MARKETS_PER_CALL: usize = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LensError {
-    #[error("the lens's creation code in keeper/src/book_lens.hex is not hex")]
+    #[error("the lens's creation code in keeper/src/chain/book_lens.hex is not hex")]
     Initcode(#[source] alloy::hex::FromHexError),
     #[error("lens eth_call over {markets} markets failed")]
     Call {
