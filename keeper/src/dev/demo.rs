@@ -264,7 +264,7 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
         args.results.display()
     );
     eprintln!(
-        "demo: verify with: cargo run --release -p keeper -- report --check --load-state {}",
+        "demo: verify with: make test-record (keeper report --check --check-prompts --load-state {})",
         args.results.join(STATE_FILE).display()
     );
     Ok(())

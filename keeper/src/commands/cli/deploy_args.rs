@@ -1,0 +1,123 @@
+//! `keeper deploy`'s arguments: the endpoint, the key, the trusted lists and the gate's bounds.
+
+use super::*;
+
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("factory", |a| {
+    a.help("Existing market factory; without it a MarketFactory is deployed")
+}))]
+pub struct DeployArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// Existing collateral token; without it a TestCollateral is deployed (local chains).
+    #[arg(long, env = "KEEPER_COLLATERAL")]
+    pub collateral: Option<Address>,
+    #[command(flatten)]
+    pub factory: FactoryArgs,
+    /// Keeper address allowed to submit verdicts (default: the deployer). It may be neither a
+    /// trusted resolver nor a trusted creator.
+    #[arg(long)]
+    pub keeper: Option<Address>,
+    /// A market resolver the gate trusts (repeatable, 1 to 8; required, no default). Only
+    /// markets naming one of these as `resolver()` are ever traded (rule 12). Sorted before
+    /// deploying (a duplicate is refused); fixed forever once deployed.
+    #[arg(long = "trusted-resolver", value_name = "ADDR")]
+    pub trusted_resolvers: Vec<Address>,
+    /// A market creator the gate trusts (repeatable, 1 to 8; required, no default). Only
+    /// markets the factory says one of these created (`creatorOf`) are ever traded (rule 19).
+    /// Sorted before deploying (a duplicate is refused); fixed forever once deployed.
+    #[arg(long = "trusted-creator", value_name = "ADDR")]
+    pub trusted_creators: Vec<Address>,
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+}
+
+impl DeployArgs {
+    /// The trusted resolvers given, as the constructor wants them: strictly ascending (sorted;
+    /// a duplicate is refused, as the forge deploy script does), 1 to 8, never the zero
+    /// address. None given is an error: the deployer is not trusted by default.
+    pub fn trusted_resolvers(&self) -> Result<Vec<Address>> {
+        trusted_resolver_list(&self.trusted_resolvers)
+    }
+
+    /// The trusted creators given, by the same rules as the resolvers.
+    pub fn trusted_creators(&self) -> Result<Vec<Address>> {
+        trusted_creator_list(&self.trusted_creators)
+    }
+}
+
+/// The gate's bounds, fixed at deploy (prices in 1e6 units, sizes in collateral base units).
+/// The defaults are the README's deploy table (and `script/Deploy.s.sol`'s `GATE_*` defaults).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BoundsArgs {
+    /// Lowest price paid per unit of the token bought (1e6 = 1.0).
+    #[arg(long, default_value_t = 50_000)]
+    pub min_price: u64,
+    /// Highest price paid per unit of the token bought (< 1e6).
+    #[arg(long, default_value_t = 950_000)]
+    pub max_price: u64,
+    /// Order quantity before lot snapping, in collateral base units of payout (100 tUSD).
+    #[arg(long, default_value_t = 100_000_000)]
+    pub max_size: u64,
+    /// Seconds that must remain before a market's expiry (>= 120).
+    #[arg(long, default_value_t = 300)]
+    pub min_headroom: u32,
+    /// Open positions allowed at once.
+    #[arg(long, default_value_t = 3)]
+    pub max_concurrent: u8,
+    /// Collateral at risk across open positions, in base units (250 tUSD).
+    #[arg(long, default_value_t = 250_000_000)]
+    pub max_notional: u64,
+    /// Longest `expiry − now` a traded market may have, in seconds (>= --min-headroom; 7 days).
+    #[arg(long, default_value_t = 604_800)]
+    pub max_horizon: u32,
+    /// Collateral the gate's balance may fall below its high-water mark, in base units: the
+    /// bound on the total loss (500 tUSD).
+    #[arg(long, default_value_t = 500_000_000)]
+    pub max_drawdown: u64,
+    /// Seconds after expiry before an unresolved position may be written off (>= 3600; 1 day).
+    #[arg(long, default_value_t = 86_400)]
+    pub write_off_grace: u32,
+    /// Smallest fill kept, in basis points of the order's quantity (1..=10000; 25 %).
+    #[arg(long, default_value_t = 2_500)]
+    pub min_fill_bps: u16,
+}
+
+impl DeployArgs {
+    /// Checked in this order, before anything is read or sent: the endpoint, then the trusted
+    /// resolvers, then the trusted creators.
+    pub fn to_config(&self) -> Result<DeployConfig> {
+        let chain = self.chain.to_config()?;
+        let trusted_resolvers = self.trusted_resolvers()?;
+        let trusted_creators = self.trusted_creators()?;
+        Ok(DeployConfig {
+            chain,
+            keystore: self.key.keystore.clone(),
+            collateral: self.collateral,
+            factory: self.factory.factory,
+            keeper: self.keeper,
+            trusted_resolvers,
+            trusted_creators,
+            bounds: self.bounds.to_bounds(),
+        })
+    }
+}
+
+impl BoundsArgs {
+    pub fn to_bounds(&self) -> GateBounds {
+        GateBounds {
+            min_price: self.min_price,
+            max_price: self.max_price,
+            max_size: self.max_size,
+            min_headroom: self.min_headroom,
+            max_concurrent: self.max_concurrent,
+            max_notional: self.max_notional,
+            max_horizon: self.max_horizon,
+            max_drawdown: self.max_drawdown,
+            write_off_grace: self.write_off_grace,
+            min_fill_bps: self.min_fill_bps,
+        }
+    }
+}
