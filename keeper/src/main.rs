@@ -8,6 +8,7 @@ use keeper::{
     commands::market,
     commands::report,
     commands::run,
+    domain::config::{existing_root, ConfigError},
     domain::log,
 };
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,12 @@ fn main() {
         Err(e) => fatal(&e),
     };
     if let Err(e) = rt.block_on(real_main(args)) {
+        // A configuration error (a malformed URL, a missing root, a bad flag value) is the
+        // operator's to fix before anything runs: one line and exit code 2, as for a usage error.
+        if e.chain().any(|c| c.downcast_ref::<ConfigError>().is_some()) {
+            tracing::error!("error: {}", keeper::error_chain(e.as_ref()));
+            std::process::exit(2);
+        }
         fatal(e.as_ref());
     }
 }
@@ -41,6 +48,7 @@ async fn real_main(args: Args) -> eyre::Result<()> {
     // child process run in another directory still finds the same files.
     let root = std::path::absolute(&args.root)
         .map_err(|e| eyre::eyre!("cannot resolve --root {}: {e}", args.root.display()))?;
+    existing_root(&root)?;
     match args.command {
         Command::Deploy(d) => {
             let cfg = d.to_config()?;

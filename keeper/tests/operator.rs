@@ -666,3 +666,61 @@ async fn a_second_deploy_moves_the_default_and_drops_no_gate() {
     assert_eq!(found.deployment.deploy_block, Some(first.deploy_block));
     anvil.stop().await;
 }
+
+/// Configuration errors stop the keeper at start (issue 32): one line naming the flag, exit
+/// code 2, nothing connected or written. Before, a malformed --openai-url started the run (one
+/// warning, exit 0, every due market an off-chain row) and a missing --root was created.
+#[test]
+fn configuration_errors_stop_the_keeper_at_start_with_exit_code_2() {
+    let gate = Address::ZERO.to_string();
+    let run = |url: &str| {
+        keeper(
+            &[
+                "run",
+                "--once",
+                "--rpc-url",
+                "http://127.0.0.1:1",
+                "--gate",
+                &gate,
+                "--model",
+                "openai",
+                "--openai-model",
+                "m",
+                "--openai-url",
+                url,
+            ],
+            &[("KEEPER_PRIVATE_KEY", &format!("0x{}", "11".repeat(32)))],
+        )
+    };
+    for (url, says) in [
+        ("127.0.0.1:18082", "--openai-url \"127.0.0.1:18082\" is not a valid URL"),
+        ("http//x y", "--openai-url \"http//x y\" is not a valid URL"),
+        ("ftp://127.0.0.1/v1", "is not an http(s) URL (its scheme is \"ftp\")"),
+    ] {
+        let (code, _, err) = run(url);
+        assert_eq!(code, 2, "{url}: {err}");
+        assert!(err.contains(says), "{url}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{url}: one line: {err}");
+    }
+    let (code, _, err) =
+        keeper(&["report", "--rpc-url", "file:///etc/passwd", "--gate", &gate], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--rpc-url \"file:///etc/passwd\" is not an http(s) URL"), "{err}");
+
+    // A --root that does not exist is refused, not created.
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("riskgate-typo");
+    let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .arg("--root")
+        .arg(&missing)
+        .args(["run", "--once", "--rpc-url", "http://127.0.0.1:1", "--gate", &gate])
+        .env_remove("KEEPER_ROOT")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not exist or is not a folder"), "{err}");
+    assert!(err.contains(&format!("mkdir -p {}", missing.display())), "{err}");
+    assert!(!missing.exists(), "the missing root was created");
+    println!("config errors: 5 malformed endpoints and a missing --root each stopped with exit 2");
+}

@@ -18,8 +18,23 @@ pub enum ConfigError {
         #[source]
         source: <reqwest::Url as std::str::FromStr>::Err,
     },
+    #[error("{flag} {url:?} is not an http(s) URL (its scheme is {scheme:?}): use e.g. {example}")]
+    NotHttp { flag: &'static str, url: String, scheme: String, example: &'static str },
     #[error("--model openai needs a base URL: pass --openai-url or set KEEPER_OPENAI_URL")]
     MissingOpenAiUrl,
+    #[error("--openai-url {url:?} is not a valid URL: use e.g. http://127.0.0.1:8080")]
+    BadOpenAiUrl {
+        url: String,
+        #[source]
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
+    #[error(
+        "--root {} does not exist or is not a folder: the keeper keeps its state and record \
+         there, and a mistyped root would start an empty one; create it on purpose \
+         (mkdir -p {}) or pass the project's root",
+        .0.display(), .0.display()
+    )]
+    MissingRoot(PathBuf),
     #[error("--model openai needs a model name: pass --openai-model or set KEEPER_OPENAI_MODEL")]
     MissingOpenAiModel,
     #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
@@ -67,6 +82,38 @@ pub enum ConfigError {
 }
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Example endpoints the URL errors suggest.
+pub const RPC_EXAMPLE: &str = "http://127.0.0.1:8545";
+pub const OPENAI_EXAMPLE: &str = "http://127.0.0.1:8080";
+
+/// `url` (given as `flag`) if its scheme is http or https: the keeper speaks HTTP(S) to nodes
+/// and model servers alike, and any other scheme would only fail later, on every request.
+pub fn http_only(
+    flag: &'static str,
+    example: &'static str,
+    url: reqwest::Url,
+) -> Result<reqwest::Url> {
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(ConfigError::NotHttp {
+            flag,
+            url: url.to_string(),
+            scheme: other.to_string(),
+            example,
+        }),
+    }
+}
+
+/// The project root, which must exist: a typo would otherwise start an empty state folder
+/// beside the real one and split the keeper's journal in two.
+pub fn existing_root(root: &std::path::Path) -> Result<()> {
+    if root.is_dir() {
+        Ok(())
+    } else {
+        Err(ConfigError::MissingRoot(root.to_path_buf()))
+    }
+}
 
 pub use crate::kit::bindings::{MAX_TRUSTED_CREATORS, MAX_TRUSTED_RESOLVERS};
 

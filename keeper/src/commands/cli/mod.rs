@@ -8,6 +8,7 @@
 //! ([`LogFormatArg`], [`ResponseFormatArg`], [`SideArg`]), so no other module knows clap.
 
 // The checked config types live in `crate::domain::config`; these paths stay for existing callers.
+use crate::domain::config::{http_only, OPENAI_EXAMPLE, RPC_EXAMPLE};
 pub use crate::domain::config::{
     trusted_creator_list, trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions,
     ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
@@ -184,6 +185,7 @@ impl ChainArgs {
         let raw = self.rpc_url.as_deref().ok_or(ConfigError::MissingRpc)?;
         let rpc_url =
             raw.parse().map_err(|source| ConfigError::BadRpc { url: raw.to_string(), source })?;
+        let rpc_url = http_only("--rpc-url", RPC_EXAMPLE, rpc_url)?;
         Ok(ChainConfig { rpc_url, expected_chain_id: self.chain_id })
     }
 }
@@ -212,6 +214,43 @@ mod tests {
         if std::env::var("KEEPER_RPC_URL").is_err() {
             assert!(matches!(run.to_config(), Err(ConfigError::MissingRpc)));
         }
+    }
+
+    #[test]
+    fn urls_that_are_not_http_are_config_errors_for_rpc_and_inference_alike() {
+        // Each of these was accepted before: the run started, and every due market became an
+        // off-chain row ("builder error: relative URL without a base") while the breaker opened.
+        let run = |url: &str| {
+            let args = Args::try_parse_from([
+                "keeper",
+                "run",
+                "--rpc-url",
+                "http://127.0.0.1:8545",
+                "--model",
+                "openai",
+                "--openai-model",
+                "m",
+                "--openai-url",
+                url,
+            ]);
+            let Ok(Args { command: Command::Run(run), .. }) = args else { panic!("parses") };
+            run.to_config().map(|_| ()).map_err(|e| crate::error_chain(&e))
+        };
+        let e = run("127.0.0.1:18082").unwrap_err();
+        assert!(e.starts_with("--openai-url \"127.0.0.1:18082\" is not a valid URL"), "{e}");
+        let e = run("http//x y").unwrap_err();
+        assert!(e.starts_with("--openai-url \"http//x y\" is not a valid URL"), "{e}");
+        let e = run("ftp://127.0.0.1/v1").unwrap_err();
+        assert!(e.contains("is not an http(s) URL (its scheme is \"ftp\")"), "{e}");
+        assert!(run("http://127.0.0.1:8080").is_ok());
+        assert!(run("https://inference.example/v1").is_ok());
+        let chain = ChainArgs { rpc_url: Some("ws://127.0.0.1:8545".into()), chain_id: None };
+        let e = crate::error_chain(&chain.to_config().unwrap_err());
+        assert_eq!(
+            e,
+            "--rpc-url \"ws://127.0.0.1:8545/\" is not an http(s) URL (its scheme is \"ws\"): use \
+             e.g. http://127.0.0.1:8545"
+        );
     }
 
     #[test]

@@ -143,7 +143,7 @@ impl RunArgs {
         let model = match self.model {
             ModelKind::Builtin => ModelConfig::Builtin,
             ModelKind::Openai => ModelConfig::OpenAi {
-                base_url: self.openai_url.clone().ok_or(ConfigError::MissingOpenAiUrl)?,
+                base_url: openai_url(self.openai_url.as_deref())?,
                 model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
                 options: self.inference_options()?,
             },
@@ -191,4 +191,14 @@ impl RunArgs {
             gate: self.gate.gate,
         })
     }
+}
+
+/// `--openai-url`, checked: it must parse, and be http or https (a malformed one would
+/// otherwise turn every due market into an off-chain row while the breaker opens).
+fn openai_url(raw: Option<&str>) -> Result<String> {
+    let raw = raw.ok_or(ConfigError::MissingOpenAiUrl)?;
+    let url: reqwest::Url =
+        raw.parse().map_err(|source| ConfigError::BadOpenAiUrl { url: raw.to_string(), source })?;
+    http_only("--openai-url", OPENAI_EXAMPLE, url)?;
+    Ok(raw.to_string())
 }
