@@ -724,3 +724,88 @@ fn configuration_errors_stop_the_keeper_at_start_with_exit_code_2() {
     assert!(!missing.exists(), "the missing root was created");
     println!("config errors: 5 malformed endpoints and a missing --root each stopped with exit 2");
 }
+
+/// `keeper market create`'s default grid is one a gate with `keeper deploy`'s default bounds
+/// can buy in (issue 32: tick 1000, lot 1000 and minimum 0 made every buy reason 20, and
+/// nothing said so); a grid the named --gate would refuse is warned about, naming the rule and
+/// the minimum; and `keeper run` says once that it will not ask about such a market instead of
+/// spending an ask and a transaction on a known refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_market_grid_the_gate_refuses_is_warned_about_and_never_asked() {
+    let _g = serial();
+    let (anvil, dir, maker) = scratch_chain().await;
+    let url = anvil.url.to_string();
+    let out = keeper_deploy(
+        &anvil,
+        dir.path(),
+        &["--trusted-resolver", &maker, "--trusted-creator", &maker],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let gate = address(&json(&String::from_utf8_lossy(&out.stdout))["gate"]).to_string();
+    let in_dir = |args: &[&str], key: usize| {
+        let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(dir.path())
+            .args(args)
+            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(key).unwrap())
+            .env_remove("KEEPER_KEYSTORE")
+            .env_remove("KEEPER_ROOT")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{args:?}: {err}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), err)
+    };
+    let create = |extra: &[&str]| {
+        let mut args = vec![
+            "market",
+            "create",
+            "--rpc-url",
+            &url,
+            "--gate",
+            &gate,
+            "--expiry-in",
+            "3600",
+            "--question",
+            "Will it rain?",
+        ];
+        args.extend_from_slice(extra);
+        in_dir(&args, MAKER)
+    };
+    // The defaults: no warning, and the minimum the default gate needs.
+    let (out, err) = create(&[]);
+    let good = json(&out);
+    assert_eq!(good["min_qty"], 400_000, "{out}");
+    assert!(!err.contains("will refuse every buy"), "{err}");
+    // The old defaults' grid: warned, with the rule and the minimum (100e6 × 2500 / (64 ×
+    // 10000) = 390,625).
+    let (out, err) = create(&["--min-qty", "0"]);
+    let bad = address(&json(&out)["market"]);
+    assert!(err.contains("the gate will refuse every buy in this market: rule 20"), "{err}");
+    assert!(err.contains("needs at least 390625"), "{err}");
+
+    // keeper run: the refused grid is said once and never asked; the good one is asked.
+    let results = dir.path().join("results");
+    let (_, err) = in_dir(
+        &[
+            "run",
+            "--once",
+            "--dry-run",
+            "--rpc-url",
+            &url,
+            "--gate",
+            &gate,
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        KEEPER,
+    );
+    let said: Vec<&str> =
+        err.lines().filter(|l| l.contains("not asked: the gate refuses every buy")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains(&bad.to_string()) && said[0].contains("rule 20"), "{err}");
+    let good_market = address(&good["market"]).to_string();
+    assert!(!said[0].contains(&good_market), "{err}");
+    println!("grid: default min-qty 400000 passes rule 20 (needs 390625); min-qty 0 warned at create and skipped by run");
+    anvil.stop().await;
+}

@@ -27,6 +27,11 @@ use std::{
 pub const DEFAULT_TICK: u64 = 1_000;
 /// Default quantity grid, so that `tick × lot` = 1e6 (every fill costs a whole base unit).
 pub const DEFAULT_LOT: u64 = 1_000;
+/// Default minimum order, so that a gate deployed with `keeper deploy`'s defaults can buy:
+/// rule 20 needs max(minQuantity, lotSize) >= maxSize × minFillBps / (64 × 10000) =
+/// 100e6 × 2500 / 640,000 = 390,625 ([`crate::domain::grid`]); 400,000 is the next round
+/// multiple of the default lot. With a minimum of 0 (the old default) every buy was reason 20.
+pub const DEFAULT_MIN_QTY: u64 = 400_000;
 /// How long one venue transaction may take to be mined.
 pub const RECEIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -531,9 +536,34 @@ async fn create_cmd(a: &CreateConfig, root: &Path) -> Result<Created> {
         expiry: now.saturating_add(a.expiry_in),
         resolver: a.resolver.unwrap_or(me),
     };
+    if let Some(gate) = a.venue.gate {
+        warn_if_untradable(&p, gate, &spec).await?;
+    }
     let created = create_market(&p, factory, &spec).await?;
     tracing::info!(market = %created.market, factory = %factory, expiry = created.expiry, "created a market");
     Ok(created)
+}
+
+/// Warns, naming the rule and the minimum, when `gate` would refuse every buy in a market of
+/// `spec`'s grid (rules 6, 7 and 20 read only the grid and the gate's bounds).
+async fn warn_if_untradable(p: &DynProvider, gate: Address, spec: &MarketSpec) -> Result<()> {
+    let bounds = IRiskGate::new(gate, p)
+        .bounds()
+        .call()
+        .await
+        .map_err(contract_err::<IRiskGate::IRiskGateErrors>("bounds"))?;
+    if let Some(r) =
+        crate::domain::grid::refusal(&bounds, U256::from(spec.lot), U256::from(spec.min_qty))
+    {
+        tracing::warn!(
+            %gate,
+            lot = spec.lot,
+            min_qty = spec.min_qty,
+            rule = r.rule(),
+            "the gate will refuse every buy in this market: {r}"
+        );
+    }
+    Ok(())
 }
 
 async fn quote_cmd(a: &QuoteConfig) -> Result<Quoted> {

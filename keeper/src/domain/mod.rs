@@ -10,4 +10,5 @@ pub mod config;
 pub mod decision;
 pub mod format;
 pub mod fs;
+pub mod grid;
 pub mod log;

@@ -13,6 +13,7 @@ use crate::{
     domain::decision::{
         BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered,
     },
+    domain::grid,
     kit::bindings::IBinaryMarket,
     record::feed::{self, FeedKey},
 };
@@ -96,6 +97,8 @@ pub struct Collector {
     /// Markets whose question could not be read or checked, already recorded as such (one row
     /// each per run, not one per cycle).
     questionless: HashSet<Address>,
+    /// Markets whose grid the gate refuses whatever the book, already logged (once per run).
+    untradable: HashSet<Address>,
     /// Markets read at once through the BookLens fallback.
     reads_at_once: usize,
 }
@@ -126,6 +129,7 @@ impl Collector {
             found: Found::default(),
             final_markets: HashSet::new(),
             questionless: HashSet::new(),
+            untradable: HashSet::new(),
             reads_at_once,
         }
     }
@@ -337,6 +341,18 @@ impl Collector {
         let mut keep = Vec::with_capacity(open.len());
         let mut failures = Vec::new();
         for m in open {
+            // A grid the gate refuses whatever the book (rules 6, 7, 20): asking would only
+            // spend an ask and a transaction on a known refusal. Said once per market.
+            if let Some(r) = self
+                .facts
+                .as_ref()
+                .and_then(|f| grid::refusal(&f.bounds, m.lot_size, m.min_quantity))
+            {
+                if self.untradable.insert(m.address) {
+                    warn!(market = %m.address, rule = r.rule(), "not asked: the gate refuses every buy in this market: {r}");
+                }
+                continue;
+            }
             match &m.question {
                 Question::Checked(_) => keep.push(m),
                 Question::Unreadable(why) => {

@@ -68,8 +68,9 @@ pub struct MarketCreateArgs {
     /// Quantity grid, in collateral base units.
     #[arg(long, default_value_t = crate::commands::market::DEFAULT_LOT)]
     pub lot: u64,
-    /// Smallest order quantity, in collateral base units.
-    #[arg(long, default_value_t = 0)]
+    /// Smallest order quantity, in collateral base units (the default lets a gate with
+    /// `keeper deploy`'s default bounds buy: its rule 20 needs at least 390,625).
+    #[arg(long, default_value_t = crate::commands::market::DEFAULT_MIN_QTY)]
     pub min_qty: u64,
     /// The market's resolver (default: the key's address). A gate trades only markets whose
     /// resolver it trusts.
