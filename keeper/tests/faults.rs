@@ -908,3 +908,82 @@ async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replac
     );
     w.stop().await;
 }
+
+/// The block span of an `eth_getLogs` request, if it is one with both bounds as numbers.
+fn log_span(req: &serde_json::Value) -> Option<u64> {
+    if req["method"] != "eth_getLogs" {
+        return None;
+    }
+    let f = &req["params"][0];
+    let n =
+        |v: &serde_json::Value| u64::from_str_radix(v.as_str()?.trim_start_matches("0x"), 16).ok();
+    Some(n(&f["toBlock"])? - n(&f["fromBlock"])? + 1)
+}
+
+/// Issue 32, item 7: a hosted provider's `eth_getLogs` range cap is an answer, not an outage.
+/// Behind a loopback proxy that refuses any range over 50 blocks as such providers do ("query
+/// exceeds max block range 50"; anvil itself has no cap, hence the proxy), `keeper run` and
+/// `keeper report` narrow the range by themselves and remember it. Before, `run --once`
+/// retried until --max-outage and then said the node "stayed unreachable", which was false.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f11_a_node_that_caps_log_ranges_is_read_narrower_not_waited_out() {
+    use std::sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    };
+    let _g = serial();
+    let (w, dir) = start().await;
+    common::abstain_markets(&w, 3).await;
+    // A history longer than the cap: 120 more blocks.
+    anvil_rpc(&w.keeper_rpc, "anvil_mine", json!(["0x78"])).await;
+    let (refused, widest) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (r, wd) = (refused.clone(), widest.clone());
+    let proxy = common::rpc_proxy(
+        w.anvil.url.to_string(),
+        Arc::new(move |req: &serde_json::Value| {
+            let span = log_span(req)?;
+            if span > 50 {
+                r.fetch_add(1, Ordering::SeqCst);
+                return Some(json!({"jsonrpc": "2.0", "id": req["id"], "error":
+                    {"code": -32005, "message": "query exceeds max block range 50"}}));
+            }
+            wd.fetch_max(span as usize, Ordering::SeqCst);
+            None
+        }),
+        Arc::new(|_: &serde_json::Value, answer| answer),
+    )
+    .await;
+    let gate = w.deployment.gate.to_string();
+    let results = dir.path().to_str().unwrap().to_string();
+    let run = keeper_bin(&w, None)
+        .args(["run", "--once", "--max-outage-secs", "5", "--rpc-url", &proxy, "--gate", &gate])
+        .args(["--results", &results])
+        .output();
+    let out = tokio::time::timeout(HANG_GUARD, run).await.expect("exits").unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "run --once behind a 50-block cap: {err}");
+    assert!(!err.contains("unreachable"), "a node that answers is not unreachable: {err}");
+    assert!(err.contains("refused this eth_getLogs range as too wide"), "{err}");
+    // It narrowed once, to the width the node named, and kept it: one refusal, then reads of
+    // at most 50 blocks (the default --log-range is far above 50).
+    assert_eq!(refused.load(Ordering::SeqCst), 1, "{err}");
+    assert_eq!(widest.load(Ordering::SeqCst), 50);
+    let rows = feed_rows(dir.path());
+    assert_eq!(decisions(&rows).len(), 3, "the three markets were asked and recorded: {err}");
+
+    // report and its --check, through the same proxy, from a fresh process.
+    let report = keeper_bin(&w, None)
+        .args(["report", "--check", "--rpc-url", &proxy, "--gate", &gate, "--results", &results])
+        .output();
+    let out = tokio::time::timeout(HANG_GUARD, report).await.expect("exits").unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "report --check behind the cap: {text}");
+    assert_eq!(refused.load(Ordering::SeqCst), 2, "report narrowed once too: {text}");
+    assert_eq!(widest.load(Ordering::SeqCst), 50);
+    println!(
+        "f11: a 50-block eth_getLogs cap: run and report each refused once, then read 50 blocks \
+         at a time; 3 decisions recorded and checked"
+    );
+    w.stop().await;
+}

@@ -13,7 +13,10 @@ use alloy::{
     transports::TransportError,
 };
 use futures::{stream, StreamExt};
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
@@ -148,8 +151,46 @@ pub async fn logs_in_ranges(
     filtered_logs(provider, &filter, from, to, range).await
 }
 
+/// The widest `eth_getLogs` block range the node has accepted since it refused a wider one:
+/// hosted RPCs cap the range (often 50 to 10,000 blocks), and a process talks to one node, so
+/// a width learned once holds for every later read (the keeper's follower, report, serve).
+static LOG_RANGE_CAP: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The block range a read of `range` blocks uses now: at most the width the node accepts.
+pub fn log_range_now(range: u64) -> u64 {
+    range.max(1).min(LOG_RANGE_CAP.load(Ordering::Relaxed))
+}
+
+/// Whether `e` is the node refusing an `eth_getLogs` range as too wide (an answer, not an
+/// outage), and the width it names when it names one ("query exceeds max block range 50",
+/// "eth_getLogs is limited to a 10,000 block range", "block range too large").
+pub fn range_refusal(e: &TransportError) -> Option<Option<u64>> {
+    let alloy::transports::RpcError::ErrorResp(payload) = e else { return None };
+    let msg = payload.message.to_lowercase();
+    let about_range = msg.contains("range") || msg.contains("block");
+    let too_much =
+        ["exceed", "too large", "too wide", "too big", "limit", "max", "more than", "too many"]
+            .iter()
+            .any(|w| msg.contains(w));
+    if !(about_range && too_much) {
+        return None;
+    }
+    // The first number in the message, thousands separators allowed, when it reads as blocks.
+    let digits: String = msg
+        .split(|c: char| !(c.is_ascii_digit() || c == ','))
+        .map(|t| t.replace(',', ""))
+        .find(|t| !t.is_empty())
+        .unwrap_or_default();
+    let named =
+        if msg.contains("range") { digits.parse::<u64>().ok().filter(|n| *n > 0) } else { None };
+    Some(named)
+}
+
 /// The logs `filter` matches over `[from, to]` (its own block bounds are replaced), in ranges
-/// of at most `range` blocks.
+/// of at most `range` blocks, or narrower once the node has refused a range as too wide: a
+/// refusal halves the range (or takes the width the node names) and reads on, and the width
+/// that works is kept for every later read ([`log_range_now`]). A node that answers is never
+/// taken for one that is down.
 pub async fn filtered_logs(
     provider: &DynProvider,
     filter: &Filter,
@@ -159,19 +200,42 @@ pub async fn filtered_logs(
 ) -> Result<Vec<Log>> {
     let mut out = Vec::new();
     let mut start = from;
+    let mut width = log_range_now(range);
     while start <= to {
-        let end = to.min(start.saturating_add(range.max(1) - 1));
+        let end = to.min(start.saturating_add(width - 1));
         let f = filter.clone().from_block(start).to_block(end);
-        let logs = provider.get_logs(&f).await.map_err(|source| CollectError::Logs {
-            from: start,
-            to: end,
-            source: Box::new(source),
-        })?;
-        out.extend(logs);
-        if end == u64::MAX {
-            break;
+        match provider.get_logs(&f).await {
+            Ok(logs) => {
+                out.extend(logs);
+                if end == u64::MAX {
+                    break;
+                }
+                start = end + 1;
+                width = log_range_now(width);
+            }
+            Err(source) => {
+                let span = end - start + 1;
+                let Some(named) = range_refusal(&source).filter(|_| span > 1) else {
+                    return Err(CollectError::Logs {
+                        from: start,
+                        to: end,
+                        source: Box::new(source),
+                    });
+                };
+                let narrower = named.filter(|n| *n < span).unwrap_or(span / 2).max(1);
+                LOG_RANGE_CAP.fetch_min(narrower, Ordering::Relaxed);
+                tracing::warn!(
+                    from = start,
+                    to = end,
+                    blocks = span,
+                    narrower,
+                    node_said = %crate::one_line(&source.to_string()),
+                    "the node refused this eth_getLogs range as too wide: reading {narrower} blocks \
+                     at a time from now on (--log-range {narrower} starts there)"
+                );
+                width = narrower;
+            }
         }
-        start = end + 1;
     }
     Ok(out)
 }

@@ -92,6 +92,8 @@ pub enum DeployError {
     DeployBlockNotFound { gate: Address, from: u64, to: u64, path: String },
     #[error("reading the gate's GateDeployed log failed")]
     Logs(#[source] Box<alloy::transports::TransportError>),
+    #[error("searching the gate's GateDeployed log")]
+    Search(#[source] Box<crate::chain::reads::CollectError>),
     /// The keeper key would also be a trusted role: a stolen keeper key would then decide
     /// outcomes or make the markets the gate trades. Refused before anything is sent.
     #[error("keeper {keeper} is also a trusted {role}: give the keeper its own key (--keeper ADDR, or deploy from another key), or drop it from --trusted-{role}; nothing was deployed")]
@@ -459,12 +461,13 @@ pub async fn find_deploy_block(
     let mut start = from;
     while start <= head {
         let end = start.saturating_add(step - 1).min(head);
-        let filter = Filter::new()
-            .address(gate)
-            .event_signature(IRiskGate::GateDeployed::SIGNATURE_HASH)
-            .from_block(start)
-            .to_block(end);
-        let logs = provider.get_logs(&filter).await.map_err(logs_err)?;
+        // One window at a time, so the search stops at the first log; the window itself is read
+        // as every log read is (narrowed when the node refuses it as too wide).
+        let filter =
+            Filter::new().address(gate).event_signature(IRiskGate::GateDeployed::SIGNATURE_HASH);
+        let logs = crate::chain::reads::filtered_logs(provider, &filter, start, end, step)
+            .await
+            .map_err(|e| DeployError::Search(Box::new(e)))?;
         if let Some(block) = logs.first().and_then(|l| l.block_number) {
             return Ok(block);
         }

@@ -75,7 +75,10 @@ pub enum RunError {
     Inference(#[from] model::InferenceError),
     #[error(transparent)]
     Exec(#[from] crate::chain::sender::ExecError),
-    #[error("the node stayed unreachable for {secs} s, past --max-outage; every row is on disk")]
+    #[error(
+        "the node kept failing for {secs} s, past --max-outage (its last failure follows); every \
+         row is on disk"
+    )]
     Outage {
         secs: u64,
         /// The last failure: what the node was still answering when the keeper gave up.
