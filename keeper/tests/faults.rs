@@ -987,3 +987,59 @@ async fn f11_a_node_that_caps_log_ranges_is_read_narrower_not_waited_out() {
     );
     w.stop().await;
 }
+
+/// Issue 32, item 6: a node whose pending block leaves `number` and `mixHash` null (Hardhat's
+/// node does; the JSON-RPC spec allows it) still gives the quote a deadline counted from the
+/// next block's time. Here anvil stands behind a loopback proxy that nulls those fields of the
+/// pending block (Hardhat's node is not installed here; the proxy gives anvil's answer that
+/// shape), and the chain has been quiet: the next block is stamped 75 s after the head. Before,
+/// the typed pending block did not decode and the keeper fell back, silently, to the head's
+/// time + 1: a deadline of head + 61, so the answer was refused by rule 16 or dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f12_a_pending_block_with_null_fields_still_times_the_deadline() {
+    use std::sync::Arc;
+    let _g = serial();
+    let (w, dir) = start().await;
+    let m = buy_up_market(&w).await;
+    let head = w
+        .keeper_rpc
+        .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
+        .await
+        .unwrap()
+        .unwrap();
+    let quiet_until = head.header.timestamp + 75;
+    anvil_rpc(&w.keeper_rpc, "evm_setNextBlockTimestamp", json!([quiet_until])).await;
+    let proxy = common::rpc_proxy(
+        w.anvil.url.to_string(),
+        Arc::new(|_: &serde_json::Value| None),
+        Arc::new(|req: &serde_json::Value, mut answer: serde_json::Value| {
+            if req["method"] == "eth_getBlockByNumber" && req["params"][0] == "pending" {
+                if let Some(b) = answer.get_mut("result").and_then(|r| r.as_object_mut()) {
+                    for field in ["number", "hash", "mixHash"] {
+                        b.insert(field.into(), serde_json::Value::Null);
+                    }
+                }
+            }
+            answer
+        }),
+    )
+    .await;
+    let run = keeper_bin(&w, None)
+        .args(["run", "--once", "--rpc-url", &proxy, "--gate", &w.deployment.gate.to_string()])
+        .args(["--results", dir.path().to_str().unwrap()])
+        .output();
+    let out = tokio::time::timeout(HANG_GUARD, run).await.expect("exits").unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let rows = feed_rows(dir.path());
+    let d = decisions(&rows);
+    assert_eq!(d.len(), 1, "one decision about the market: {err}");
+    assert_eq!(d[0].market, m.to_string(), "{err}");
+    // The quote's deadline is counted from the pending block's time: head + 75 + 60 (the
+    // default --verdict-ttl-secs), and the gate passed the BUY_UP (reason 0), not 16.
+    let deadline = d[0].quote.as_ref().map(|q| q.deadline);
+    assert_eq!(deadline, Some(quiet_until + 60), "{err}");
+    assert_eq!(d[0].reason, reason::PASS, "{err}");
+    println!("f12: pending block with null number/mixHash: deadline head+75+60, PASS");
+    w.stop().await;
+}

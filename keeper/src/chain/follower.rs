@@ -386,18 +386,37 @@ pub async fn head(rpc: &DynProvider) -> Result<BlockRef> {
     block(rpc, BlockNumberOrTag::Latest).await
 }
 
-/// The chain time the next block will carry, as the node sees it now: its pending block's
-/// timestamp (a node that mines on demand stamps it when asked, so on a quiet chain the next
-/// block is not stamped with the last one's time), never less than `head.time + 1`. A node
-/// that offers no pending block gives `head.time + 1`.
+/// The chain time the next block will carry, as the node sees it now, never less than
+/// `head.time + 1`: the timestamp of its pending block (a node that mines on demand stamps it
+/// when asked, so on a quiet chain the next block is not stamped with the last one's time),
+/// read from the JSON alone, since nodes may leave other fields of a pending block null
+/// (Hardhat's `number` and `mixHash`, which the JSON-RPC spec allows and a typed block does not
+/// decode). A node with no pending timestamp at all gets this machine's clock where it is ahead
+/// of the head (a live chain's blocks carry real time), and the fallback is logged once.
 pub async fn next_block_time(rpc: &DynProvider, head: &BlockRef) -> u64 {
-    let pending = rpc
-        .get_block_by_number(BlockNumberOrTag::Pending)
-        .await
-        .ok()
-        .flatten()
-        .map(|b| b.header.timestamp);
-    pending.unwrap_or(0).max(head.time.saturating_add(1))
+    let floor = head.time.saturating_add(1);
+    if let Some(t) = pending_timestamp(rpc).await {
+        return t.max(floor);
+    }
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        tracing::warn!(
+            "the node gives no pending block timestamp: the next block's time is estimated from \
+             this machine's clock (at least the head's time + 1)"
+        )
+    });
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    wall.max(floor)
+}
+
+/// The `timestamp` of the node's pending block, whatever else that block leaves null.
+async fn pending_timestamp(rpc: &DynProvider) -> Option<u64> {
+    let block: serde_json::Value =
+        rpc.raw_request("eth_getBlockByNumber".into(), ("pending", false)).await.ok()?;
+    let hex = block.get("timestamp")?.as_str()?;
+    u64::from_str_radix(hex.trim_start_matches("0x"), 16).ok()
 }
 
 async fn block(rpc: &DynProvider, tag: BlockNumberOrTag) -> Result<BlockRef> {
