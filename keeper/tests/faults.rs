@@ -1043,3 +1043,57 @@ async fn f12_a_pending_block_with_null_fields_still_times_the_deadline() {
     println!("f12: pending block with null number/mixHash: deadline head+75+60, PASS");
     w.stop().await;
 }
+
+/// Issue 32, item 2: `report --check --check-prompts` passes on a live gate at any moment. A
+/// bought position stays open (its market expires a day out), so its row and every later one
+/// wait outside feed.jsonl; their labels (the strategy hash) are in the keeper's journal, and
+/// the check re-derives their prompts from there. Before, every waiting row failed with "the
+/// feed records no strategy hash for it" and the report exited 1 on a healthy gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_checks_prompts_on_a_live_gate_with_an_open_position() {
+    let _g = serial();
+    let (w, dir) = start().await;
+    buy_up_market(&w).await;
+    common::abstain_markets(&w, 2).await;
+    let gate = w.deployment.gate.to_string();
+    let url = w.anvil.url.to_string();
+    let results = dir.path().to_str().unwrap().to_string();
+    let run = |extra: &'static [&'static str]| {
+        keeper_bin(&w, None)
+            .args(["run", "--once", "--rpc-url", &url, "--gate", &gate, "--results", &results])
+            .args(extra)
+            .output()
+    };
+    let out = tokio::time::timeout(HANG_GUARD, run(&[])).await.expect("exits").unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    mine(&w.keeper_rpc).await;
+    // Asked again a second later: more rows behind the open position.
+    let out = tokio::time::timeout(HANG_GUARD, run(&["--reask-secs", "1"]))
+        .await
+        .expect("exits")
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let on_chain = chain_record(&w).await.decisions.len();
+    // Decision rows in feed.jsonl itself (the state database also holds the waiting ones).
+    let in_feed = feed::read_feed(&dir.path().join("feed.jsonl"))
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r, FeedRow::Decision(_)))
+        .count();
+    assert!(on_chain >= 4, "two rounds of three markets, the bought one held: {on_chain}");
+    assert!(in_feed < on_chain, "rows wait behind the open position ({in_feed} of {on_chain})");
+    let report = keeper_bin(&w, None)
+        .args(["report", "--check", "--check-prompts", "--rpc-url", &url, "--gate", &gate])
+        .args(["--results", &results])
+        .output();
+    let out = tokio::time::timeout(HANG_GUARD, report).await.expect("exits").unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "report --check --check-prompts on a live gate: {text}");
+    let says = format!("{on_chain} of {on_chain} decisions' prompts re-render");
+    assert!(text.contains(&says), "says {says:?}: {text}");
+    println!(
+        "live check: {on_chain} decisions on chain, {in_feed} in the feed, all {on_chain} prompts re-derived"
+    );
+    w.stop().await;
+}

@@ -304,6 +304,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
         w.deployment.factory,
         &record,
         &rows,
+        &rows,
         dir.path(),
         head,
         5_000,

@@ -245,22 +245,31 @@ async fn report_at(
             &provider,
             facts.factory,
             &record,
+            &rows,
             &disk_rows,
             &results,
             to,
             args.log_range,
         )
         .await?;
-        let line = format!(
+        let mut line = format!(
             "prompts re-derived from chain: {} of {} decisions' prompts re-render to their \
              published promptHash (question and grids from MarketCreated, the book at readBlock \
              rebuilt from the venue's logs to depth {}, that block's timestamp, the strategy \
-             text in {}/)",
+             text in {}/; rows still waiting to enter the feed with the labels the keeper's \
+             journal holds)",
             p.matched,
             p.checked,
             reads::BOOK_DEPTH,
             record::STRATEGIES_DIR
         );
+        if p.unpublished > 0 {
+            line.push_str(&format!(
+                "; {} decisions not yet published (no labels in the feed or the journal) not \
+                 checked",
+                p.unpublished
+            ));
+        }
         if !p.problems.is_empty() {
             let mut all = vec![line];
             all.extend(p.problems);

@@ -42,6 +42,9 @@ pub struct PromptCheck {
     pub matched: usize,
     /// One line per decision that did not match or could not be re-rendered, naming it.
     pub problems: Vec<String>,
+    /// Decisions not in the published feed yet whose labels (the strategy hash) neither the
+    /// feed nor the keeper's journal holds: not published, so not checked and not a problem.
+    pub unpublished: usize,
 }
 
 /// One market's book, rebuilt from its `OrderPlaced`, `Fill` and `OrderCancelled` logs: every
@@ -144,13 +147,17 @@ pub fn book_at(logs: &[Log], at: u64) -> Result<Book, String> {
 
 /// Re-renders the prompt of every decision in `record` from the chain behind `provider` and
 /// the strategy texts published in `results`, and compares each with its published hash
-/// (`disk` supplies each row's strategy hash and, where the keeper kept it, the prompt text it
-/// sent, to name the first differing line).
+/// (`labelled` supplies each row's strategy hash and, where the keeper kept it, the prompt text
+/// it sent, to name the first differing line: the rows as `record::assemble` labels them, from
+/// the feed and, for rows still waiting to enter it, from the keeper's journal). A decision
+/// with no labels that is not in the published feed (`published`) yet is counted as
+/// unpublished, not as a problem: a live gate checks at any moment.
 pub async fn check(
     provider: &DynProvider,
     factory: Address,
     record: &ChainRecord,
-    disk: &[FeedRow],
+    labelled: &[FeedRow],
+    published: &[FeedRow],
     results: &Path,
     head: u64,
     range: u64,
@@ -160,10 +167,17 @@ pub async fn check(
     if decisions.is_empty() {
         return Ok(out);
     }
-    let notes: HashMap<(String, u64), &DecisionRow> = disk
+    let notes: HashMap<(String, u64), &DecisionRow> = labelled
         .iter()
         .filter_map(|r| match r {
             FeedRow::Decision(d) => Some(((d.tx.clone(), d.log_index), d)),
+            _ => None,
+        })
+        .collect();
+    let in_feed: HashSet<(&str, u64)> = published
+        .iter()
+        .filter_map(|r| match r {
+            FeedRow::Decision(d) => Some((d.tx.as_str(), d.log_index)),
             _ => None,
         })
         .collect();
@@ -195,10 +209,15 @@ pub async fn check(
         .await?;
     let mut texts: HashMap<String, Result<String, String>> = HashMap::new();
     for (i, d) in decisions.iter().enumerate() {
+        let note = notes.get(&(d.tx.clone(), d.log_index)).copied();
+        let labels = note.is_some_and(|n| n.note.strategy_hash.is_some());
+        if !labels && !in_feed.contains(&(d.tx.as_str(), d.log_index)) {
+            out.unpublished += 1;
+            continue;
+        }
         out.checked += 1;
         let name =
             format!("decision {} (block {}, tx {}, log {})", i + 1, d.block, d.tx, d.log_index);
-        let note = notes.get(&(d.tx.clone(), d.log_index)).copied();
         match render(d, note, &infos, &venue, &times, results, &mut texts) {
             Err(why) => out.problems.push(format!("{name}: {why}")),
             Ok(p) if p.hash().to_string() == d.prompt_hash => out.matched += 1,
