@@ -152,6 +152,7 @@ pub fn book_at(logs: &[Log], at: u64) -> Result<Book, String> {
 /// the feed and, for rows still waiting to enter it, from the keeper's journal). A decision
 /// with no labels that is not in the published feed (`published`) yet is counted as
 /// unpublished, not as a problem: a live gate checks at any moment.
+#[allow(clippy::too_many_arguments)]
 pub async fn check(
     provider: &DynProvider,
     factory: Address,
