@@ -20,7 +20,7 @@ use common::{root, serial, world, Drained};
 use keeper::{
     dev::{browser::Browser, world::Actor},
     inference::{replay::Replay, Model},
-    record::{feed, FeedRow},
+    record::feed,
 };
 use serde_json::{json, Value};
 use std::{
@@ -131,9 +131,8 @@ async fn until(b: &Browser, script: &str) -> Duration {
 fn demo_decisions() -> Vec<feed::DecisionRow> {
     let rows =
         feed::read_feed(&root().join("results/feed.jsonl")).expect("results/feed.jsonl reads");
-    rows.into_iter()
-        .filter_map(|r| if let FeedRow::Decision(d) = r { Some(d) } else { None })
-        .collect()
+    // As the floor shows a decision: with the rows closing its position attached.
+    feed::joined(rows).0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,11 @@
 //! Issue 17: the keeper for a year-long run, against a real anvil and the compiled contracts.
 //!
-//! - Long run: many cycles over many markets. The feed only grows by appending (each cycle's
-//!   file starts with the last cycle's bytes), no cycle rewrites it, the bytes a cycle writes
-//!   stay flat, and the keeper's live heap is counted by this binary's allocator (exact, unlike
-//!   RSS, which is printed beside it) and held to a fixed bound whatever the row count.
+//! - Long run: many cycles over many markets, with one bought position left open the whole run
+//!   (issue 32: the feed used to stall behind it). Every cycle's rows enter the feed that cycle
+//!   (each cycle's file starts with the last cycle's bytes and is longer), no cycle rewrites
+//!   it, the bytes a cycle writes stay flat, and the keeper's live heap is counted by this
+//!   binary's allocator (exact, unlike RSS, which is printed beside it) and held to a fixed
+//!   bound whatever the row count.
 //! - Restart: a resumed keeper reads its state, not its history: nothing hot in memory, the
 //!   feed untouched, and its first cycle appends only what is new.
 //! - Losing the state database: the keeper rebuilds it from the chain, the journal and the feed,
@@ -86,6 +88,9 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
     let w = world(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     abstain_markets(&w, MARKETS).await;
+    // Bought in the first cycle, expiring a day of chain time on: open for the whole run.
+    let open = common::buy_up_market(&w).await;
+    let asked = MARKETS + 1;
     let mut k = keeper(&w, dir.path(), false);
     let feed = dir.path().join("feed.jsonl");
     // The last cycle's feed as its length and hash, not its bytes: a copy held here would be
@@ -99,9 +104,12 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
         // A block 2 s on, so the last market decided in the cycle before is due again too.
         w.advance(2).await.unwrap();
         let r = builtin_cycle(&mut k).await;
-        assert_eq!(r.submitted, MARKETS, "cycle {cycle}: every market asked and decided");
-        assert_eq!(r.written.appended, MARKETS, "cycle {cycle}: every row final, appended");
-        assert_eq!(r.written.waiting, 0);
+        assert_eq!(r.submitted, asked, "cycle {cycle}: every market asked and decided");
+        assert_eq!(r.written.appended, asked, "cycle {cycle}: every row appended, open or not");
+        if cycle == 0 {
+            let held = k.collector().record().open_positions(true);
+            assert_eq!(held, vec![open], "the first cycle buys into the market left open");
+        }
         assert_eq!(r.written.rewrote, cycle == 0, "cycle {cycle}: only the first write is whole");
         let now = std::fs::read(&feed).unwrap();
         assert!(
@@ -116,7 +124,12 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
         }
         heaps.push(live());
     }
-    let rows = CYCLES * MARKETS;
+    let rows = CYCLES * asked;
+    assert_eq!(
+        k.collector().record().open_positions(true),
+        vec![open],
+        "the position stayed open the whole run"
+    );
     println!("live heap by cycle (KB): {:?}", heaps.iter().map(|h| h / 1024).collect::<Vec<_>>());
     let (heap_end, rss_end) = (live(), rss_kb());
     println!(
@@ -126,11 +139,12 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
         k.collector().market_count()
     );
     let growth = heap_end - heap_warm;
-    let per_row = growth as f64 / (rows - WARM * MARKETS) as f64;
+    let per_row = growth as f64 / (rows - WARM * asked) as f64;
     let mean = |w: &[u64]| w.iter().sum::<u64>() as f64 / w.len() as f64;
     let (early, late) = (mean(&writes[1..WARM + 1]), mean(&writes[CYCLES - WARM..]));
     println!(
-        "long run: {rows} decisions over {CYCLES} cycles of {MARKETS} markets; live heap {} KB \
+        "long run: {rows} decisions over {CYCLES} cycles of {asked} markets, one position \
+         open throughout; live heap {} KB \
          after cycle {WARM}, {} KB after cycle {CYCLES} ({growth:+} bytes, {per_row:.0} bytes \
          per row); RSS {rss_warm} KB -> {rss_end} KB; bytes written per cycle {early:.0} \
          (cycles 2-{}) -> {late:.0} (last {WARM}); feed {} bytes, appended only",
@@ -155,7 +169,8 @@ async fn a_long_run_appends_only_and_keeps_memory_and_writes_flat() {
         growth < bound && highest < bound,
         "live heap grew {growth} bytes (at most {highest}) over {rows} rows (bound {bound})"
     );
-    // Flat: a cycle writes its 25 rows, the head and the bounded pages; never the history.
+    // Flat: a cycle writes its 26 rows, the head and the bounded pages; never the history,
+    // and nothing held back behind the open position.
     assert!(late <= early * 1.2, "bytes per cycle grew from {early:.0} to {late:.0}");
     w.stop().await;
 }
@@ -207,8 +222,7 @@ async fn a_lost_state_database_is_rebuilt_and_the_record_is_byte_identical() {
     let mut k = w.keeper(Some(dir.path().to_path_buf())).reask_secs(100_000).build().unwrap();
     let r = builtin_cycle(&mut k).await;
     assert_eq!(r.submitted, 4);
-    assert!(r.written.waiting >= 1, "the bought row waits, and the rows after it");
-    assert_eq!(r.written.appended + r.written.waiting, 4);
+    assert_eq!(r.written.appended, 4, "every confirmed row enters, the bought one too");
     w.mine_at(expiry + 1).await.unwrap();
     w.resolve(m, true).await.unwrap();
     let mut redeemed = 0;
@@ -216,15 +230,18 @@ async fn a_lost_state_database_is_rebuilt_and_the_record_is_byte_identical() {
         redeemed += builtin_cycle(&mut k).await.redeemed;
     }
     assert_eq!(redeemed, 1, "the position is redeemed");
-    let r = builtin_cycle(&mut k).await;
-    assert_eq!(r.written.waiting, 0, "settled: every row is in the feed");
+    builtin_cycle(&mut k).await;
     drop(k);
     let record = published(dir.path());
     let rows = keeper::record::feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 4, "four decisions in the feed");
     let bought = ds.iter().find(|d| d.market == m.to_checksum(None)).unwrap();
-    assert!(bought.settlement.is_some(), "the bought row carries its settlement");
+    assert!(bought.settlement.is_none(), "a decision row never changes once written");
+    let closes: Vec<_> = rows.iter().filter(|r| !r.closes().is_empty()).collect();
+    assert_eq!(closes.len(), 1, "one settlement row");
+    assert!(matches!(closes[0], keeper::record::FeedRow::Settlement(_)));
+    assert_eq!(closes[0].closes(), [bought.reference()], "it names the bought decision");
 
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(dir.path().join(format!("state.sqlite{suffix}")));

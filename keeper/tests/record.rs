@@ -123,7 +123,12 @@ fn an_untouched_record_passes_and_says_what_it_verified_and_what_it_could_not() 
     let labelled = ds.iter().filter(|d| d.note != feed::Annotation::default()).count();
     let head = std::fs::read_to_string(dir.path().join(HEAD_FILE)).unwrap();
     let expected = [
-        format!("verified from chain: {} decision rows (every field re-derived", ds.len()),
+        format!(
+            "verified from chain: {} decision rows and {} rows closing their positions",
+            ds.len(),
+            rows.iter().filter(|r| !r.closes().is_empty()).count()
+        ),
+        "every field re-derived from its log".to_string(),
         format!("{answers} published answers (length, head and keccak256 as logged)"),
         format!("{RESULTS_FILE} ("),
         format!("{CHART_FILE} (re-rendered, byte for byte)"),
@@ -350,10 +355,7 @@ fn a_feed_naming_another_gate_or_none_is_refused() {
     let _g = serial();
     let dir = copy_of_demo();
     let rs = rows(dir.path());
-    let gate: Address = match &rs[0] {
-        FeedRow::Decision(d) => d.gate.parse().unwrap(),
-        FeedRow::Offchain(o) => o.gate.parse().unwrap(),
-    };
+    let gate: Address = rs[0].owner().1.parse().unwrap();
     let other = Address::repeat_byte(0xab);
     let feed_path = dir.path().join(FEED_FILE);
 
@@ -387,4 +389,39 @@ fn a_feed_naming_another_gate_or_none_is_refused() {
     ls[0] = ls[0].replacen(&format!("\"gate\":\"{gate}\","), "", 1);
     write_lines(dir.path(), &ls);
     assert_caught(dir.path(), &["row 1 belongs to chain 31337 and no gate"]);
+}
+
+/// Issue 32: a feed written before the feed was an event log (v1: a bought row held back until
+/// its position settled, carrying the settlement inside it; `tests/fixtures/feed-v1.*` is the
+/// demo's v1 feed of this same chain, as committed before the change) is refused by `--check`
+/// with a message that says what it is and what to do, and rewritten once as v2 by `keeper
+/// report`, keeping its labels and whole answers: the result is the demo's own v2 feed, byte
+/// for byte, which then checks.
+#[test]
+fn a_v1_feed_is_named_and_migrated_once_keeping_its_labels() {
+    let _g = serial();
+    let dir = copy_of_demo();
+    let v2 = std::fs::read(dir.path().join(FEED_FILE)).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::copy(fixtures.join("feed-v1.jsonl"), dir.path().join(FEED_FILE)).unwrap();
+    std::fs::copy(fixtures.join("feed-v1.head"), dir.path().join(HEAD_FILE)).unwrap();
+    // The v1 feed holds every row of this chain, each bought one with its settlement inside.
+    let old = rows(dir.path());
+    assert!(decisions(&old).iter().any(|d| d.settlement.is_some()), "a v1 row carries one");
+    assert!(old.iter().all(|r| r.closes().is_empty()), "and v1 has no closing rows");
+    assert_caught(dir.path(), &["v1 shape", "rewrites it once as a v2 event log"]);
+
+    let state = dir.path().join(keeper::commands::report::STATE_FILE);
+    let (c, out, err) = keeper(&["report", "--load-state", state.to_str().unwrap()]);
+    assert_eq!(c, 0, "the rewrite runs: {out}{err}");
+    assert!(out.contains("rewritten once as a v2 event log"), "and says so: {out}");
+    let now = std::fs::read(dir.path().join(FEED_FILE)).unwrap();
+    assert!(now == v2, "the rewritten feed is the keeper's own v2 feed, labels and all");
+    let (c, out, err) = check(dir.path());
+    assert_eq!(c, 0, "the migrated record checks: {out}{err}");
+    // Once: a second rewrite changes nothing.
+    let (c, out, _) = keeper(&["report", "--load-state", state.to_str().unwrap()]);
+    assert_eq!(c, 0);
+    assert!(!out.contains("v1 shape"), "{out}");
+    assert!(std::fs::read(dir.path().join(FEED_FILE)).unwrap() == v2);
 }

@@ -150,6 +150,18 @@ async fn untrusted_markets_are_skipped_and_stuck_positions_are_written_off_then_
     let rows = common::record_rows(dir.path());
     let st = decisions(&rows)[0].settlement.clone().expect("settled after the write-off");
     assert_eq!((st.payout.as_str(), st.pnl.as_str()), ("10000000", "6000000"));
+    // In the feed: the decision, then a write-off row and a late payout row, each naming it.
+    let named = decisions(&rows)[0].reference();
+    let kinds: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.closes().contains(&named))
+        .map(|r| match r {
+            keeper::record::FeedRow::WriteOff(_) => "write_off",
+            keeper::record::FeedRow::LatePayout(_) => "late_payout",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["write_off", "late_payout"]);
     w.stop().await;
 }
 

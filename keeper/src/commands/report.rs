@@ -218,9 +218,7 @@ async fn report_at(
         .confirmations
         .unwrap_or_else(|| crate::domain::config::default_confirmations(chain_id));
     let to = head.saturating_sub(confirmations);
-    let now = block_time(&provider, to).await?;
     let facts = reads::gate_facts(&provider, gate, chain_id, from, to, args.log_range).await?;
-    let grace = u64::from(facts.bounds.writeOffGrace);
     let record =
         read_chain_record(&provider, chain_id, gate, &facts.labels, from, to, args.log_range)
             .await?;
@@ -235,8 +233,20 @@ async fn report_at(
         });
     }
     let links = feed::check_links_in(&results, chain_id, gate)?;
+    let v1 = feed::is_v1(
+        &std::fs::read_to_string(results.join(FEED_FILE)).unwrap_or_default(),
+        chain_id,
+        gate,
+    );
+    if v1 && args.check {
+        return Err(ReportError::Mismatch(vec![format!(
+            "{}: {}; or run `keeper report` without --check to rewrite it from chain now",
+            results.join(FEED_FILE).display(),
+            feed::V1_NOTE
+        )]));
+    }
     let Assembled { offchain, rows, rebuilt } =
-        assemble(&record, &disk_rows, &results, chain_id, gate, to, now, grace)?;
+        assemble(&record, &disk_rows, &results, chain_id, gate, to)?;
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
@@ -256,8 +266,8 @@ async fn report_at(
             "prompts re-derived from chain: {} of {} decisions' prompts re-render to their \
              published promptHash (question and grids from MarketCreated, the book at readBlock \
              rebuilt from the venue's logs to depth {}, that block's timestamp, the strategy \
-             text in {}/; rows still waiting to enter the feed with the labels the keeper's \
-             journal holds)",
+             text in {}/; rows not yet in the feed with the labels the keeper's journal \
+             holds)",
             p.matched,
             p.checked,
             reads::BOOK_DEPTH,
@@ -295,17 +305,22 @@ async fn report_at(
         let mut verified = vec![format!(
             "rebuilt from chain to block {to} (head {head} − {confirmations} confirmations): {} \
              decision rows; kept from the existing feed and the journal: {} off-chain rows and \
-             the labels of {labelled} rows; wrote {FEED_FILE} ({} rows final, {} waiting for \
-             their positions to settle), {HEAD_FILE} (head {}), {CHART_FILE} and {RESULTS_FILE} \
-             in {}",
+             the labels of {labelled} rows; wrote {FEED_FILE} ({} rows: decisions, the rows \
+             closing their positions and off-chain rows), {HEAD_FILE} (head {}), {CHART_FILE} \
+             and {RESULTS_FILE} in {}",
             record.decisions.len(),
             offchain.len(),
             rebuilt.feed.len(),
-            rebuilt.waiting,
             new_links.head,
             results.display()
         )];
-        if !disk_rows.is_empty() && !links.problems.is_empty() {
+        if v1 {
+            verified.push(format!(
+                "the existing feed was in the v1 shape: rewritten once as a v{} event log",
+                feed::FEED_VERSION
+            ));
+        }
+        if !disk_rows.is_empty() && !links.problems.is_empty() && !v1 {
             verified.push(format!(
                 "note: the existing feed's hash chain was broken ({}); its off-chain rows and \
                  labels were kept as found and are now linked again",
@@ -324,7 +339,7 @@ async fn report_at(
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
     let RowsCompared { after: after_feed, older } =
-        compare_rows(&disk_rows, &rebuilt.published, &rebuilt.feed, &mut problems);
+        compare_rows(&disk_rows, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
     let (md, svg) = record::render_pages(&facts, &rebuilt.summary)?;
     let md_lines = md.lines().count();
@@ -338,10 +353,13 @@ async fn report_at(
     let fills = fill_prices(&record);
     let mut verified = vec![
         format!(
-            "verified from chain: {} decision rows (every field re-derived from its log), {answers} \
-             published answers (length, head and keccak256 as logged), {RESULTS_FILE} \
-             ({md_lines} lines re-rendered), {CHART_FILE} (re-rendered, byte for byte)",
-            record.decisions.len()
+            "verified from chain: {} decision rows and {} rows closing their positions \
+             (settlements, write-offs, late payouts; every field re-derived from its log), \
+             {answers} published answers (length, head and keccak256 as logged), \
+             {RESULTS_FILE} ({md_lines} lines re-rendered), {CHART_FILE} (re-rendered, byte \
+             for byte)",
+            record.decisions.len(),
+            record.closings.len()
         ),
         format!("verified from chain: {code}"),
         format!(
@@ -364,13 +382,11 @@ async fn report_at(
     }
     verified.push(format!(
         "read to block {to} (head {head} − {confirmations} confirmations, as `keeper run` \
-         records); {} rows on chain wait for their positions to settle before they enter \
-         {FEED_FILE}{}",
-        rebuilt.waiting,
+         records){}",
         if after_feed > 0 {
             format!(
-                "; {after_feed} final rows after the feed's last are not in it yet (the keeper \
-                 appends them on its next cycle)"
+                "; {after_feed} confirmed rows after the feed's last are not in it yet (the \
+                 keeper appends them on its next cycle)"
             )
         } else {
             String::new()
@@ -468,64 +484,85 @@ fn check_answers(disk: &[FeedRow], record: &ChainRecord, problems: &mut Vec<Stri
     checked
 }
 
-/// Compares each decision row of the feed with the row re-derived from chain (matched by tx and
-/// log index), field by field, as published ([`feed::as_published`]); names rows missing from
-/// either side. A row of `final_rows` (those the feed can hold by now) that is missing before
-/// the feed's last row is a hole; those after it are counted and returned (the keeper has not
-/// appended them yet).
-fn compare_rows(
-    disk: &[FeedRow],
-    derived: &[FeedRow],
-    final_rows: &[FeedRow],
-    problems: &mut Vec<String>,
-) -> RowsCompared {
+/// Compares each chain row of the feed (a decision, or a settlement, write-off or late payout
+/// closing one) with the row re-derived from chain (matched by block and log index), field by
+/// field; names rows missing from either side. A derived row missing before the feed's last
+/// row is a hole; those after it are counted and returned (the keeper has not appended them
+/// yet).
+fn compare_rows(disk: &[FeedRow], derived: &[FeedRow], problems: &mut Vec<String>) -> RowsCompared {
     let last = disk.last().map(FeedRow::sort_key);
     let mut older = 0;
-    let derived: HashMap<(String, u64), &DecisionRow> = derived
-        .iter()
-        .filter_map(|r| if let FeedRow::Decision(d) = r { Some((identity(d), d)) } else { None })
-        .collect();
+    let chain_key = |r: &FeedRow| {
+        let k = r.sort_key();
+        (k.1 == 0).then_some((k.0, k.2))
+    };
+    let derived_by: HashMap<(u64, u64), &FeedRow> =
+        derived.iter().filter_map(|r| Some((chain_key(r)?, r))).collect();
     let mut seen = HashMap::new();
     for (i, row) in disk.iter().enumerate() {
-        let FeedRow::Decision(d) = row else { continue };
-        let id = identity(d);
-        if let Some(first) = seen.insert(id.clone(), i + 1) {
-            problems.push(format!("{}: a second copy of row {first}", row_name(i + 1, d)));
+        let Some(id) = chain_key(row) else { continue };
+        let name = feed_row_name(i + 1, row);
+        if let Some(first) = seen.insert(id, i + 1) {
+            problems.push(format!("{name}: a second copy of row {first}"));
             continue;
         }
-        let Some(c) = derived.get(&id) else {
-            problems.push(format!("{}: no such decision on chain", row_name(i + 1, d)));
+        let Some(c) = derived_by.get(&id) else {
+            problems.push(format!("{name}: no such {} on chain", kind_name(row)));
             continue;
         };
-        let (mut file, mut chain) = (to_value(d), to_value(c));
+        let (mut file, mut chain) = (to_value(row), to_value(c));
         if predates(&mut file, &mut chain) {
             older += 1;
         }
         let mut diffs = Vec::new();
         field_diffs(&file, &chain, "", &mut diffs);
         for (field, f, c) in diffs {
-            problems.push(format!(
-                "{}: field `{field}`: file has {f}, chain has {c}",
-                row_name(i + 1, d)
-            ));
+            problems.push(format!("{name}: field `{field}`: file has {f}, chain has {c}"));
         }
     }
     let mut after = 0;
-    for row in final_rows {
-        let FeedRow::Decision(d) = row else { continue };
-        if seen.contains_key(&identity(d)) {
+    for row in derived {
+        let Some(id) = chain_key(row) else { continue };
+        if seen.contains_key(&id) {
             continue;
         }
         if last.is_some_and(|k| row.sort_key() < k) {
             problems.push(format!(
-                "decision at block {} (tx {}, log {}) is on chain but missing from {FEED_FILE}",
-                d.block, d.tx, d.log_index
+                "{} at block {} (log {}) is on chain but missing from {FEED_FILE}",
+                kind_name(row),
+                id.0,
+                id.1
             ));
         } else {
             after += 1;
         }
     }
     RowsCompared { after, older }
+}
+
+/// What a chain row records, as a message names it.
+fn kind_name(row: &FeedRow) -> &'static str {
+    match row {
+        FeedRow::Decision(_) => "decision",
+        FeedRow::Settlement(_) => "settlement",
+        FeedRow::WriteOff(_) => "write-off",
+        FeedRow::LatePayout(_) => "late payout",
+        FeedRow::Offchain(_) => "off-chain row",
+    }
+}
+
+/// `row 12 (tx 0x…, log 3)` for any chain row (`row` is 1-based).
+fn feed_row_name(row: usize, r: &FeedRow) -> String {
+    match r {
+        FeedRow::Decision(d) => row_name(row, d),
+        FeedRow::Settlement(c) | FeedRow::LatePayout(c) => {
+            format!("row {row} ({} tx {}, log {})", kind_name(r), c.event.tx, c.log_index)
+        }
+        FeedRow::WriteOff(c) => {
+            format!("row {row} ({} tx {}, log {})", kind_name(r), c.event.tx, c.log_index)
+        }
+        FeedRow::Offchain(_) => format!("row {row}"),
+    }
 }
 
 /// What [`compare_rows`] found besides its problems.
@@ -559,8 +596,8 @@ fn predates(file: &mut serde_json::Value, chain: &mut serde_json::Value) -> bool
     older
 }
 
-fn to_value(d: &DecisionRow) -> serde_json::Value {
-    serde_json::to_value(d).unwrap_or(serde_json::Value::Null)
+fn to_value(r: &FeedRow) -> serde_json::Value {
+    serde_json::to_value(r).unwrap_or(serde_json::Value::Null)
 }
 
 /// The differing leaves of two JSON values, as (`a.b` path, file value, chain value).

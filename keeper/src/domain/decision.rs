@@ -312,7 +312,14 @@ pub struct DecisionRow {
     pub spent: String,
     /// Reason 18 only: the fill the market offered, undone by the gate.
     pub attempted_fill: Option<AttemptedFill>,
+    /// The settlement that closed the position this row bought into, attached for a view
+    /// (the pages, the floor): the feed never carries it in the row, since a decision enters
+    /// the feed when it is confirmed and its settlement later, as a row of its own
+    /// ([`FeedRow::Settlement`]) naming it. A row of a v1 feed read back may carry one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settlement: Option<Settlement>,
+    /// The write-off of its position, attached for a view as `settlement` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_off: Option<WriteOff>,
     /// The publishing transaction's gas, from its receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -382,6 +389,31 @@ pub struct TransportDetail {
     pub attempt: Option<u32>,
 }
 
+/// The decision a closing row names: its transaction and the index of its `Decision` log.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DecisionRef {
+    pub tx: String,
+    pub log_index: u64,
+}
+
+/// A gate event that closes a position (`Settled` or `WrittenOff`), as a feed row of its own:
+/// where it was logged, and the decisions whose fills made the position it closes, in chain
+/// order. `event` holds its block, transaction and chain time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Closing<E> {
+    pub chain_id: u64,
+    pub gate: String,
+    pub log_index: u64,
+    pub market: String,
+    pub closes: Vec<DecisionRef>,
+    #[serde(flatten)]
+    pub event: E,
+}
+
+/// One row of the feed. The feed is an event log in chain order: a decision enters once it is
+/// confirmed, and what later happens to its position enters as rows of their own that name it
+/// (a settlement; a write-off; a late payout, the settlement of a position already written
+/// off). Nothing once written changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 // Rows are few and short-lived; boxing the big variant would only add noise to every match.
@@ -389,6 +421,9 @@ pub struct TransportDetail {
 pub enum FeedRow {
     Decision(DecisionRow),
     Offchain(OffchainRow),
+    Settlement(Closing<Settlement>),
+    WriteOff(Closing<WriteOff>),
+    LatePayout(Closing<Settlement>),
 }
 
 impl FeedRow {
@@ -397,14 +432,46 @@ impl FeedRow {
         match self {
             Self::Decision(d) => (d.chain_id, &d.gate),
             Self::Offchain(o) => (o.chain_id, &o.gate),
+            Self::Settlement(c) | Self::LatePayout(c) => (c.chain_id, &c.gate),
+            Self::WriteOff(c) => (c.chain_id, &c.gate),
         }
     }
 
+    /// Where the row sits in the feed: (block, 0 for a chain event or 1 for an off-chain row,
+    /// log index).
     pub(crate) fn sort_key(&self) -> (u64, u8, u64) {
         match self {
             Self::Decision(d) => (d.block, 0, d.log_index),
             Self::Offchain(o) => (o.block, 1, 0),
+            Self::Settlement(c) | Self::LatePayout(c) => (c.event.block, 0, c.log_index),
+            Self::WriteOff(c) => (c.event.block, 0, c.log_index),
         }
+    }
+
+    /// The decisions a closing row names (none for a decision or an off-chain row).
+    pub fn closes(&self) -> &[DecisionRef] {
+        match self {
+            Self::Settlement(c) | Self::LatePayout(c) => &c.closes,
+            Self::WriteOff(c) => &c.closes,
+            _ => &[],
+        }
+    }
+
+    /// Attaches this closing row to `d`, one of the decisions it names, as a view shows it
+    /// (a no-op for any other row).
+    pub fn attach_to(&self, d: &mut DecisionRow) {
+        match self {
+            Self::Settlement(c) | Self::LatePayout(c) => d.settlement = Some(c.event.clone()),
+            Self::WriteOff(c) => d.write_off = Some(c.event.clone()),
+            _ => {}
+        }
+    }
+}
+
+impl DecisionRow {
+    /// How closing rows name this decision.
+    pub fn reference(&self) -> DecisionRef {
+        DecisionRef { tx: self.tx.clone(), log_index: self.log_index }
     }
 }
 
@@ -436,6 +503,9 @@ pub struct ChainRecord {
     pub raw_heads: Vec<Bytes>,
     pub settlements: Vec<(String, Settlement)>,
     pub write_offs: Vec<(String, WriteOff)>,
+    /// The `Settled` and `WrittenOff` events as feed rows, each naming the decisions it
+    /// closes, in chain order.
+    pub closings: Vec<FeedRow>,
 }
 
 /// Typed views of the record for the stages that act on it, so the strings of a row stay inside

@@ -2,18 +2,20 @@
 //! database beside it ([`crate::record::store`]), the feed's state and the aggregates the pages are
 //! rendered from.
 //!
-//! `feed.jsonl` only grows: each write appends the rows that became final since the last one
-//! (confirmed, and for a row that bought, its position settled; see
-//! [`feed::row_final`]), in feed order, each hash-linked to the line before, then rewrites the
-//! 67-byte `feed.head`. A row that can still change waits, and so does everything after it,
-//! so the feed is always a prefix of the gate's record in chain order. RESULTS.md and the chart
-//! are rendered from the aggregates of the rows in the feed plus the few still waiting, and
-//! written only when they change. The state database is written last, in one transaction; a
-//! crash before it leaves a feed longer than the state says, cut back on the next start (the
-//! same rows are appended again, byte for byte).
+//! `feed.jsonl` only grows: each write appends the rows confirmed since the last one, in
+//! chain order, each hash-linked to the line before, then rewrites the 67-byte `feed.head`. The
+//! feed is an event log ([`feed::FEED_VERSION`]): a decision enters once its block is
+//! confirmed, whatever its position does later, and the settlement, write-off or late payout of
+//! that position enters later as a row of its own naming it. Nothing written is held back,
+//! held in memory or written again, however long a position stays open. RESULTS.md and the
+//! chart are rendered from the aggregates of the feed's rows, and written only when they
+//! change. The state database is written last, in one transaction; a crash before it leaves a
+//! feed longer than the state says, cut back on the next start (the same rows are appended
+//! again, byte for byte).
 //!
 //! The feed is rewritten whole only to repair it: when the state database was lost (or is of
-//! another gate's, or older), or after a reorg deeper than the rows already appended.
+//! another gate's, or older), after a reorg deeper than the rows already appended, or once to
+//! migrate a v1 feed (it is said in the log).
 
 use crate::{
     chain::follower::Known,
@@ -57,8 +59,6 @@ struct FeedState {
 pub struct Written {
     /// Rows appended to the feed.
     pub appended: usize,
-    /// Rows not final yet (they wait, with every row after them).
-    pub waiting: usize,
     /// Bytes written to the results folder's files (the state database not counted).
     pub bytes: u64,
     /// The feed was rewritten whole (a repair: the state was rebuilt, or a deep reorg).
@@ -74,14 +74,12 @@ pub struct Recorder {
     /// Aggregates of the rows in the feed.
     summary: Summary,
     /// Notes of decisions from a feed the state was rebuilt from (labels the journal may not
-    /// hold: a feed written before the journal existed).
+    /// hold: a feed written before the journal existed), until the rebuild appended them.
     legacy_notes: BTreeMap<DecisionId, RowNote>,
     /// The next write rewrites the feed whole (see the module docs).
     rewrite: bool,
     /// keccak256 of the RESULTS.md and chart last written, to skip writing them unchanged.
     rendered: Option<B256>,
-    /// keccak256 of the waiting rows last saved, to skip saving them unchanged.
-    waiting: Option<B256>,
 }
 
 impl Recorder {
@@ -94,7 +92,6 @@ impl Recorder {
             legacy_notes: BTreeMap::new(),
             rewrite: true,
             rendered: None,
-            waiting: None,
         }
     }
 
@@ -128,8 +125,13 @@ impl Recorder {
         let rows = feed::read_feed_for(&dir.join(FEED_FILE), chain_id, gate)?;
         let nothing_yet = !dir.join(FEED_FILE).exists() && !dir.join(HEAD_FILE).exists();
         if !nothing_yet {
-            for problem in feed::check_links_in(&dir, chain_id, gate)?.problems {
-                warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
+            let text = std::fs::read_to_string(dir.join(FEED_FILE)).unwrap_or_default();
+            if feed::is_v1(&text, chain_id, gate) {
+                warn!(feed = %dir.join(FEED_FILE).display(), rows = rows.len(), "the feed is in the v1 shape (bought decisions held back until settled, the settlement inside the row): it is rewritten once as a v2 event log, from the chain and the labels it holds");
+            } else {
+                for problem in feed::check_links_in(&dir, chain_id, gate)?.problems {
+                    warn!(feed = %dir.join(FEED_FILE).display(), problem = %problem, "the feed on disk is not the one the keeper wrote last (edited, or a crash between feed.jsonl and feed.head); it is re-written from the chain and the journal");
+                }
             }
             info!(results = %dir.display(), rows = rows.len(), "no usable state database: rebuilding it from the chain, the journal and the feed");
         }
@@ -184,19 +186,7 @@ impl Recorder {
             .collect();
         let hot: Vec<Log> = store.hot_logs().map_err(RecordError::from)?;
         let asked = store.last_asked().map_err(RecordError::from)?;
-        // The labels of the rows still waiting, as last saved: a restart keeps them whatever
-        // the journal's checkpoint left behind.
         self.legacy_notes.clear();
-        for text in store.waiting_rows().map_err(RecordError::from)? {
-            let row: FeedRow = serde_json::from_str(&text)
-                .map_err(|e| RecordError::from(StoreError::decode("waiting row", e)))?;
-            if let FeedRow::Decision(d) = row {
-                if let Ok(tx) = d.tx.parse() {
-                    let id = DecisionId { tx, log_index: d.log_index };
-                    self.legacy_notes.insert(id, RowNote { note: d.note, raw: d.raw });
-                }
-            }
-        }
         let journal = Journal::open_for_at(&self.dir, chain_id, gate, checkpoint)?;
         info!(results = %self.dir.display(), rows = state.lines, hot_logs = hot.len(), journal_from = checkpoint.offset, "resumed from the state database");
         self.feed = state;
@@ -219,14 +209,13 @@ impl Recorder {
         self.feed.lines
     }
 
-    /// All feed rows the record holds now, in feed order: the feed's own rows are not
-    /// re-derived here; this is `record`'s rows after the feed plus waiting off-chain rows.
+    /// The rows to append, in feed order: `record`'s rows (all confirmed) after the feed's last
+    /// row, and the off-chain rows up to the confirmed block.
     fn candidates(
         &self,
         record: &ChainRecord,
         journal: &Journal,
         offchain: Vec<crate::domain::decision::OffchainRow>,
-        grace: u64,
     ) -> Vec<FeedRow> {
         let by_tx = journal.by_txs();
         let mut notes = BTreeMap::new();
@@ -242,15 +231,11 @@ impl Recorder {
         feed::merge(record, &notes, &offchain)
             .into_iter()
             .filter(|r| last.is_none_or(|k| r.sort_key() > k))
-            .map(|r| match r {
-                FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
-                other => other,
-            })
             .collect()
     }
 
-    /// Writes the record: appends the rows that became final up to `safe` (the confirmed
-    /// block), re-renders the pages if they changed, and saves the state with what the collector
+    /// Writes the record: appends the rows confirmed up to `safe` (the confirmed block),
+    /// re-renders the pages if they changed, and saves the state with what the collector
     /// `found` and the journal's checkpoint. Refuses a row of another chain or gate.
     pub fn write(
         &mut self,
@@ -269,7 +254,6 @@ impl Recorder {
         }
         let mut out = Written::default();
         record::publish_strategy(&self.dir, strategy_text)?;
-        let grace = u64::from(facts.bounds.writeOffGrace);
         if let Some(fork) = found.rewound_to {
             if self.feed.last.is_some_and(|(b, _, _)| b > fork) {
                 self.cut_back(facts, fork)?;
@@ -299,10 +283,8 @@ impl Recorder {
             }
         }
         let off_rows: Vec<_> = ready_off.iter().map(|(_, r)| r.clone()).collect();
-        let rows = self.candidates(record, journal, off_rows, grace);
-        record::check_owner(&self.dir, facts, &rows)?;
-        let n = feed::appendable(&rows, safe.time, grace);
-        let (ready, waiting) = rows.split_at(n);
+        let ready = self.candidates(record, journal, off_rows);
+        record::check_owner(&self.dir, facts, &ready)?;
         // Append (or, to repair, rewrite whole), then the head.
         let mut head = if self.feed.lines == 0 {
             feed::genesis_hash(facts.chain_id, facts.gate)
@@ -310,7 +292,7 @@ impl Recorder {
             self.feed.head
         };
         let mut text = String::new();
-        for row in ready {
+        for row in &ready {
             let line = feed::linked_line(row, head);
             head = keccak256(line.as_bytes());
             text.push_str(&line);
@@ -337,15 +319,11 @@ impl Recorder {
         if let Some(last) = ready.last() {
             self.feed.last = Some(last.sort_key());
         }
-        for row in ready {
+        for row in &ready {
             self.summary.add(row);
         }
-        // Pages: the feed's aggregates plus the rows still waiting.
-        let mut shown = self.summary.clone();
-        for row in waiting {
-            shown.add(row);
-        }
-        let (md, svg) = record::render_pages(facts, &shown)?;
+        // Pages: the feed's aggregates.
+        let (md, svg) = record::render_pages(facts, &self.summary)?;
         let rendered = keccak256([md.as_bytes(), svg.as_bytes()].concat());
         if self.rendered != Some(rendered)
             || !self.dir.join(RESULTS_FILE).exists()
@@ -356,12 +334,6 @@ impl Recorder {
             out.bytes += (md.len() + svg.len()) as u64;
             self.rendered = Some(rendered);
         }
-        // The waiting rows, saved when they changed (a view of the record's tail; bounded by
-        // the rows behind the oldest open position).
-        let waiting_text: Vec<String> =
-            waiting.iter().map(|r| serde_json::to_string(r).expect("rows serialize")).collect();
-        let waiting_hash = keccak256(waiting_text.join("\n").as_bytes());
-        let save_waiting = self.waiting != Some(waiting_hash);
         // The state, in one transaction.
         // The off-chain rows appended: each matched once, in order, to a stored one.
         let mut appended_off: Vec<&crate::domain::decision::OffchainRow> = ready
@@ -400,19 +372,22 @@ impl Recorder {
             for &(m, t) in &found.asked {
                 s.set_last_asked(m, t)?;
             }
-            for row in ready {
-                if let FeedRow::Decision(d) = row {
-                    let text = serde_json::to_string(d).expect("rows serialize");
-                    s.add_decision(d, &text)?;
+            for row in &ready {
+                match row {
+                    FeedRow::Decision(d) => {
+                        s.add_decision(d, &serde_json::to_string(d).expect("rows serialize"))?
+                    }
+                    FeedRow::Offchain(_) => {}
+                    closing => s.add_closing(
+                        closing.sort_key(),
+                        &serde_json::to_string(closing).expect("rows serialize"),
+                    )?,
                 }
             }
             for (i, (seq, _)) in ready_off.iter().enumerate() {
                 if released_off.contains(&i) {
                     s.release_offchain(*seq)?;
                 }
-            }
-            if save_waiting {
-                s.set_waiting(&waiting_text)?;
             }
             s.set_meta("cursor", &found.cursor)?;
             s.set_meta("feed", &feed_state)?;
@@ -425,9 +400,13 @@ impl Recorder {
             self.feed = before;
             return Err(e.into());
         }
-        self.waiting = Some(waiting_hash);
+        // The labels a rebuild took from the old feed are in the new one once appended.
+        for row in &ready {
+            if let (FeedRow::Decision(d), Ok(tx)) = (row, row_tx(row)) {
+                self.legacy_notes.remove(&DecisionId { tx, log_index: d.log_index });
+            }
+        }
         out.appended = ready.len();
-        out.waiting = waiting.len();
         Ok(out)
     }
 
@@ -490,6 +469,14 @@ impl Recorder {
     /// Rows in the record in all (for the figures): the feed's and the waiting ones.
     pub fn store(&self) -> Option<&Store> {
         self.store.as_ref()
+    }
+}
+
+/// The transaction of a decision row, parsed.
+fn row_tx(row: &FeedRow) -> Result<alloy::primitives::TxHash, ()> {
+    match row {
+        FeedRow::Decision(d) => d.tx.parse().map_err(|_| ()),
+        _ => Err(()),
     }
 }
 

@@ -55,12 +55,11 @@ pub struct Assembled {
     pub rebuilt: record::Rebuilt,
 }
 
-/// The record of `gate` from its chain `record` (read to block `to`, chain time `now`) and the
+/// The record of `gate` from its chain `record` (read to block `to`) and the
 /// files in `results`: the labels and off-chain rows of the feed on disk (`disk_rows`, already
 /// refused if another gate's), then, for rows not in the feed yet, the labels and off-chain
 /// rows the journal holds, as the keeper shows them. `keeper report` and `keeper serve` both
 /// stand on this, so the floor and the report cannot disagree.
-#[allow(clippy::too_many_arguments)]
 pub fn assemble(
     record: &ChainRecord,
     disk_rows: &[FeedRow],
@@ -68,8 +67,6 @@ pub fn assemble(
     chain_id: u64,
     gate: Address,
     to: u64,
-    now: u64,
-    grace: u64,
 ) -> Result<Assembled> {
     let (mut notes, mut offchain) = feed::split_feed(disk_rows);
     // Rows not in the feed yet (still waiting) carry the labels the journal holds, and the
@@ -96,6 +93,6 @@ pub fn assemble(
         }
     }
     let rows = feed::merge(record, &notes, &offchain);
-    let rebuilt = record::rebuild(&rows, now, grace);
+    let rebuilt = record::rebuild(&rows);
     Ok(Assembled { offchain, rows, rebuilt })
 }

@@ -2,8 +2,8 @@
 
 use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
 pub use crate::domain::decision::{
-    average_price_paid, Annotation, AttemptedFill, BookRead, ChainRecord, Decided, DecisionId,
-    DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind, RowNote, Settlement,
+    average_price_paid, Annotation, AttemptedFill, BookRead, ChainRecord, Closing, Decided,
+    DecisionId, DecisionRef, DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind, RowNote, Settlement,
     TransportDetail, TxGas, WriteOff,
 };
 use crate::kit::bindings::{reason, IRiskGate};
@@ -209,10 +209,14 @@ pub fn decode_logs(
                 pnl,
                 time,
             };
-            for i in unsettled.remove(&d.market).unwrap_or_default() {
-                rec.decisions[i].settlement = Some(st.clone());
+            let closed = unsettled.remove(&d.market).unwrap_or_default();
+            // A payout after a write-off: the position's loss was counted at the write-off.
+            let late = closed.iter().any(|&i| rec.decided[i].written_off);
+            for &i in &closed {
                 rec.decided[i].settled = true;
             }
+            let row = closing(&rec, &closed, chain_id, &gate_name, log, d.market, st.clone());
+            rec.closings.push(if late { FeedRow::LatePayout(row) } else { FeedRow::Settlement(row) });
             rec.settlements.push((d.market.to_checksum(None), st));
         } else if let Ok(ev) = IRiskGate::WrittenOff::decode_log(&log.inner) {
             let d = &ev.data;
@@ -226,14 +230,37 @@ pub fn decode_logs(
                 expiry: d.expiry,
             };
             // The rows stay unsettled: a later `Settled` still closes the same position.
-            for &i in unsettled.get(&d.market).into_iter().flatten() {
-                rec.decisions[i].write_off = Some(wo.clone());
+            let closed = unsettled.get(&d.market).cloned().unwrap_or_default();
+            for &i in &closed {
                 rec.decided[i].written_off = true;
             }
+            let row = closing(&rec, &closed, chain_id, &gate_name, log, d.market, wo.clone());
+            rec.closings.push(FeedRow::WriteOff(row));
             rec.write_offs.push((d.market.to_checksum(None), wo));
         }
     }
     Ok(rec)
+}
+
+/// A closing row for the event `log` of `market`, naming the decisions `closed` (indexes into
+/// `rec.decisions`).
+fn closing<E>(
+    rec: &ChainRecord,
+    closed: &[usize],
+    chain_id: u64,
+    gate: &str,
+    log: &Log,
+    market: Address,
+    event: E,
+) -> Closing<E> {
+    Closing {
+        chain_id,
+        gate: gate.to_string(),
+        log_index: log.log_index.unwrap_or_default(),
+        market: market.to_checksum(None),
+        closes: closed.iter().map(|&i| rec.decisions[i].reference()).collect(),
+        event,
+    }
 }
 
 /// Where a row sits in the feed: (block, 0 for a decision or 1 for an off-chain row, log
@@ -246,10 +273,11 @@ pub fn decision_market(log: &Log) -> Option<Address> {
 }
 
 /// Splits the gate's logs (in chain order) into the hot ones and the keys of the cold ones. A
-/// `Decision` stays hot while its row is not in the feed (its key is after `in_feed`) or its
-/// position is open (it bought, and no `Settled` of its market came after it); a `Settled` or
-/// `WrittenOff` stays hot while a row it attaches to does. Decoding only the hot logs gives
-/// the same rows, for them, as decoding every log.
+/// log stays hot while its row is not in the feed (its key is after `in_feed`). A `Decision`
+/// that bought also stays hot while its position is open (no `Settled` of its market after it
+/// is in the feed), so the rows closing it can name it; and a `Settled` or `WrittenOff` while a
+/// hot decision it closes does (a late payout is told by the write-off before it). Decoding
+/// only the hot logs gives the same rows, for them, as decoding every log.
 pub fn split_hot(logs: Vec<Log>, in_feed: FeedKey) -> (Vec<Log>, Vec<(u64, u64)>) {
     enum Kind {
         Decision { market: Address, bought: bool },
@@ -286,7 +314,10 @@ pub fn split_hot(logs: Vec<Log>, in_feed: FeedKey) -> (Vec<Log>, Vec<(u64, u64)>
                 }
             }
             Kind::Event { market, settles: true } => {
-                open.remove(market);
+                let (b, li) = key(l);
+                if (b, 0, li) <= in_feed {
+                    open.remove(market);
+                }
             }
             _ => {}
         }
@@ -299,14 +330,15 @@ pub fn split_hot(logs: Vec<Log>, in_feed: FeedKey) -> (Vec<Log>, Vec<(u64, u64)>
     // Events stay hot while a hot decision they attach to (an open one of their market, before
     // them) does.
     let mut attached: HashMap<Address, bool> = HashMap::new();
-    for (i, k) in kinds.iter().enumerate() {
+    for (i, (l, k)) in logs.iter().zip(&kinds).enumerate() {
         match k {
             Kind::Decision { market, bought: true } => {
                 let a = attached.entry(*market).or_insert(false);
                 *a |= hot[i];
             }
             Kind::Event { market, settles } => {
-                hot[i] = attached.get(market).copied().unwrap_or(false);
+                let (b, li) = key(l);
+                hot[i] = (b, 0, li) > in_feed || attached.get(market).copied().unwrap_or(false);
                 if *settles {
                     attached.remove(market);
                 }
@@ -326,49 +358,9 @@ pub fn split_hot(logs: Vec<Log>, in_feed: FeedKey) -> (Vec<Log>, Vec<(u64, u64)>
     (kept, cold)
 }
 
-/// Whether a decision row can go into the feed at chain time `now`: nothing the chain does
-/// later changes it as published ([`as_published`]). A row that bought nothing is final once
-/// confirmed; one that bought is final when its position is settled, or, once written off,
-/// `grace` seconds of chain time (the gate's writeOffGrace) after the write-off.
-pub fn row_final(row: &DecisionRow, now: u64, grace: u64) -> bool {
-    if row.filled == "0" {
-        return true;
-    }
-    match (&row.settlement, &row.write_off) {
-        (Some(_), None) => true,
-        (_, Some(w)) => now >= w.time.saturating_add(grace) || row.settlement.is_some(),
-        (None, None) => false,
-    }
-}
-
-/// A row as the feed publishes it: a written-off row carries a settlement only if it came
-/// within `grace` of chain time after the write-off (the feed does not wait longer for it, so
-/// a later one is left out of the row whenever the row is written: the feed is the same
-/// whichever cycle wrote it). A settlement decoded from chain knows its time; one read back
-/// from the feed (time 0) is kept as published.
-pub fn as_published(mut row: DecisionRow, grace: u64) -> DecisionRow {
-    if let (Some(st), Some(w)) = (&row.settlement, &row.write_off) {
-        if st.time != 0 && st.time >= w.time.saturating_add(grace) {
-            row.settlement = None;
-        }
-    }
-    row
-}
-
-/// How many of `rows` (in feed order, all after the feed's last row) can be appended now: the
-/// longest prefix of final rows, up to the confirmed block (whose chain time is `now`).
-pub fn appendable(rows: &[FeedRow], now: u64, grace: u64) -> usize {
-    rows.iter()
-        .take_while(|r| match r {
-            FeedRow::Decision(d) => row_final(d, now, grace),
-            FeedRow::Offchain(_) => true,
-        })
-        .count()
-}
-
-/// Merges chain rows with the keeper's notes (matched by tx hash and log index: annotations and
-/// the whole answer, kept only when it is the one the chain logged) and its off-chain rows, in
-/// chain order.
+/// Merges chain rows (decisions and the rows closing their positions) with the keeper's notes
+/// (matched by tx hash and log index: annotations and the whole answer, kept only when it is
+/// the one the chain logged) and its off-chain rows, in chain order.
 pub fn merge(
     chain: &ChainRecord,
     notes: &BTreeMap<DecisionId, RowNote>,
@@ -393,6 +385,7 @@ pub fn merge(
             FeedRow::Decision(d)
         })
         .collect();
+    rows.extend(chain.closings.iter().cloned());
     rows.extend(offchain.iter().cloned().map(FeedRow::Offchain));
     rows.sort_by_key(FeedRow::sort_key);
     rows
@@ -401,8 +394,32 @@ pub fn merge(
 /// The string whose keccak256 is the first row's `prev`: it names the feed's format, chain and
 /// gate, so a feed (or its first row) cannot pass as another gate's.
 pub fn genesis(chain_id: u64, gate: Address) -> String {
-    format!("riskgate feed v1 {chain_id} {}", gate.to_checksum(None))
+    genesis_of(FEED_VERSION, chain_id, gate)
 }
+
+/// The feed's format. v2 is an event log: a decision enters when it is confirmed, and the
+/// settlement, write-off or late payout of its position later, as a row of its own naming it.
+/// v1 held a bought decision back until its position settled, with the settlement inside the
+/// row (and every row after it waited too).
+pub const FEED_VERSION: u32 = 2;
+
+fn genesis_of(version: u32, chain_id: u64, gate: Address) -> String {
+    format!("riskgate feed v{version} {chain_id} {}", gate.to_checksum(None))
+}
+
+/// Whether row 1 of a feed links to the genesis of a v1 feed of (`chain_id`, `gate`): a feed
+/// the keeper wrote before it was an event log, which it rewrites once ([`FEED_VERSION`]).
+pub fn is_v1(text: &str, chain_id: u64, gate: Address) -> bool {
+    let v1 = keccak256(genesis_of(1, chain_id, gate).as_bytes()).to_string();
+    feed_lines(text)
+        .first()
+        .and_then(|l| serde_json::from_str::<LineLink>(l).ok())
+        .and_then(|l| l.prev)
+        .is_some_and(|p| p == v1)
+}
+
+/// What a reader of a v1 feed is told.
+pub const V1_NOTE: &str = "the feed is in the v1 shape (a bought decision waited for its     position to settle and carried the settlement inside its row): `keeper run` on this folder     rewrites it once as a v2 event log, from the chain and the labels the feed holds";
 
 /// keccak256 of [`genesis`]: the `prev` of the first row, and the head of an empty feed.
 pub fn genesis_hash(chain_id: u64, gate: Address) -> B256 {
@@ -549,7 +566,9 @@ pub fn check_links(text: &str, chain_id: u64, gate: Address, head_file: Option<&
         if link == expected {
             continue;
         }
-        let why = if link == genesis {
+        let why = if i == 0 && is_v1(line, chain_id, gate) {
+            format!("row 1 links to the v1 genesis: {V1_NOTE}")
+        } else if link == genesis {
             format!(
                 "row {n}: `prev` is the genesis hash, which only row 1 may carry: row {n} is a \
                  copy of a first row, or {} inserted before it",
@@ -637,6 +656,9 @@ fn link_only_fields(line: &str) -> String {
         Ok(FeedRow::Offchain(_)) => "; it is an off-chain row: none of its fields is on chain, \
              so this link is all that protects any of them"
             .to_string(),
+        Ok(_) => "; it is a closing row: --check names any of its fields that differs from \
+             its event on chain"
+            .to_string(),
         Err(_) => "; it is not a feed row any more".to_string(),
     }
 }
@@ -670,9 +692,49 @@ pub fn split_feed(rows: &[FeedRow]) -> (BTreeMap<DecisionId, RowNote>, Vec<Offch
                 notes.insert(DecisionId { tx, log_index: d.log_index }, note);
             }
             FeedRow::Offchain(o) => off.push(o.clone()),
+            _ => {}
         }
     }
     (notes, off)
+}
+
+/// Attaches each closing row of `rows` (in feed order) to the decision rows it names, as the
+/// pages and the floor show a decision; the closing rows stay where they are.
+pub fn attach_closings(rows: &mut [FeedRow]) {
+    let mut at: HashMap<DecisionRef, usize> = HashMap::new();
+    for i in 0..rows.len() {
+        match &rows[i] {
+            FeedRow::Decision(d) => {
+                at.insert(d.reference(), i);
+            }
+            FeedRow::Offchain(_) => {}
+            closing => {
+                let closing = closing.clone();
+                for r in closing.closes() {
+                    if let Some(FeedRow::Decision(d)) = at.get(r).map(|&k| &mut rows[k]) {
+                        closing.attach_to(d);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The decision rows of `rows` (in feed order) with the rows closing their positions attached
+/// ([`attach_closings`]), and the off-chain rows.
+pub fn joined(rows: Vec<FeedRow>) -> (Vec<DecisionRow>, Vec<OffchainRow>) {
+    let mut rows = rows;
+    attach_closings(&mut rows);
+    let mut decisions = Vec::new();
+    let mut offchain = Vec::new();
+    for row in rows {
+        match row {
+            FeedRow::Decision(d) => decisions.push(d),
+            FeedRow::Offchain(o) => offchain.push(o),
+            _ => {}
+        }
+    }
+    (decisions, offchain)
 }
 
 #[cfg(test)]
@@ -731,7 +793,7 @@ mod tests {
         // The genesis names format, chain and gate.
         assert_eq!(
             genesis(31_337, Address::repeat_byte(0x11)),
-            "riskgate feed v1 31337 0x1111111111111111111111111111111111111111"
+            "riskgate feed v2 31337 0x1111111111111111111111111111111111111111"
         );
         assert!(lines[0].starts_with(&format!("{{\"prev\":\"{g}\",\"kind\":\"offchain\"")));
         for i in 1..lines.len() {

@@ -119,36 +119,20 @@ pub fn check_owner(dir: &Path, facts: &GateFacts, rows: &[FeedRow]) -> Result<()
     Ok(())
 }
 
-/// A gate's record as of chain time `now`, from all its rows in feed order: the feed holds the
-/// rows final by then ([`feed::appendable`]), each as published ([`feed::as_published`]); the
-/// pages are rendered from the aggregates of every row (the waiting ones included), as the
-/// keeper renders them.
+/// A gate's record from all its rows in feed order (every one confirmed): the feed, and the
+/// aggregates the pages are rendered from, as the keeper renders them.
 #[derive(Debug, Clone)]
 pub struct Rebuilt {
     pub feed: Vec<FeedRow>,
-    pub waiting: usize,
-    /// Every row as published, the waiting ones included.
-    pub published: Vec<FeedRow>,
     pub summary: summary::Summary,
 }
 
-pub fn rebuild(rows: &[FeedRow], now: u64, grace: u64) -> Rebuilt {
-    let rows: Vec<FeedRow> = rows
-        .iter()
-        .cloned()
-        .map(|r| match r {
-            FeedRow::Decision(d) => FeedRow::Decision(feed::as_published(d, grace)),
-            other => other,
-        })
-        .collect();
+pub fn rebuild(rows: &[FeedRow]) -> Rebuilt {
     let mut summary = summary::Summary::default();
-    for row in &rows {
+    for row in rows {
         summary.add(row);
     }
-    let n = feed::appendable(&rows, now, grace);
-    let waiting = rows.len() - n;
-    let feed = rows[..n].to_vec();
-    Rebuilt { feed, waiting, published: rows, summary }
+    Rebuilt { feed: rows.to_vec(), summary }
 }
 
 /// Writes a gate's rebuilt record into `dir` whole: feed.jsonl (hash-linked), feed.head, the

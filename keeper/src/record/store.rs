@@ -8,13 +8,15 @@
 //!   checkpoint, and the aggregates RESULTS.md and the chart are rendered from;
 //! - `markets`: every market the follower knows, inserted once;
 //! - `logs`: the gate's logs whose rows are not yet in the feed, or whose position is open (the
-//!   hot set: what the in-memory record is rebuilt from);
+//!   hot set: what the in-memory record is rebuilt from, so a closing row can name the
+//!   decisions it closes);
 //! - `decisions` and `offchain`: every row appended to the feed, with the columns the floor
 //!   filters on, and off-chain rows waiting for the feed to reach their block;
 //! - `last_asked`: chain time of the latest decision per market (the re-ask timer);
-//! - `waiting`: the rows after the feed up to the confirmed block, as they stand (a bought row
-//!   waits for its position to settle, and every row after it waits with it): with the feed,
-//!   the whole record up to the confirmed block, as RESULTS.md shows it ([`Store::rows`]).
+//! - `closings`: every settlement, write-off and late payout row appended to the feed.
+//!
+//! With the released off-chain rows, `decisions` and `closings` are the feed's rows
+//! ([`Store::rows`]).
 //!
 //! One write per cycle, in one transaction: after a crash the state is the previous cycle's or
 //! this one's, never half of each.
@@ -28,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub const STATE_FILE: &str = "state.sqlite";
 
 /// Bumped when the tables change; a database of another version is rebuilt from the chain.
-const SCHEMA: i64 = 2;
+const SCHEMA: i64 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -197,7 +199,7 @@ impl Store {
                  CREATE INDEX IF NOT EXISTS decisions_tx ON decisions (tx);
                  CREATE TABLE IF NOT EXISTS offchain (seq INTEGER PRIMARY KEY, block INTEGER NOT NULL, row TEXT NOT NULL, released INTEGER NOT NULL DEFAULT 0);
                  CREATE TABLE IF NOT EXISTS last_asked (market TEXT PRIMARY KEY, time INTEGER NOT NULL);
-                 CREATE TABLE IF NOT EXISTS waiting (pos INTEGER PRIMARY KEY, row TEXT NOT NULL);",
+                 CREATE TABLE IF NOT EXISTS closings (block INTEGER NOT NULL, log_index INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (block, log_index));",
             )
             .map_err(self.err("create tables"))?;
         self.conn.pragma_update(None, "user_version", SCHEMA).map_err(self.err("set version"))
@@ -217,7 +219,7 @@ impl Store {
         self.conn
             .execute_batch(
                 "DELETE FROM meta; DELETE FROM markets; DELETE FROM logs; DELETE FROM decisions;
-                 DELETE FROM offchain; DELETE FROM last_asked; DELETE FROM waiting;",
+                 DELETE FROM offchain; DELETE FROM last_asked; DELETE FROM closings;",
             )
             .map_err(self.err("clear"))
     }
@@ -374,8 +376,8 @@ impl Store {
         Ok(Some(Self { conn, name }))
     }
 
-    /// The whole record up to the confirmed block the last write saw, in feed order: the feed's
-    /// rows, then the rows waiting to join it.
+    /// The feed's rows, in feed order, as the state database holds them: decisions, the rows
+    /// closing their positions, and the off-chain rows appended.
     pub fn rows(&self) -> Result<Vec<crate::domain::decision::FeedRow>> {
         use crate::domain::decision::FeedRow;
         use crate::domain::decision::{DecisionRow, OffchainRow};
@@ -386,45 +388,34 @@ impl Store {
         for t in self.decision_rows(0)? {
             rows.push(FeedRow::Decision(decode::<DecisionRow>("decision row", &t)?));
         }
-        let mut q = self
-            .conn
-            .prepare("SELECT row FROM offchain WHERE released = 1 ORDER BY seq")
-            .map_err(self.err("read off-chain rows"))?;
-        let off = q
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(self.err("read off-chain rows"))?
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(self.err("read off-chain rows"))?;
-        for t in off {
+        for t in self.texts("SELECT row FROM closings ORDER BY block, log_index", "read closing rows")? {
+            rows.push(decode::<FeedRow>("closing row", &t)?);
+        }
+        for t in self.texts("SELECT row FROM offchain WHERE released = 1 ORDER BY seq", "read off-chain rows")? {
             rows.push(FeedRow::Offchain(decode::<OffchainRow>("off-chain row", &t)?));
         }
-        // Stable: off-chain rows of one block keep their order, after its decisions.
+        // Stable: off-chain rows of one block keep their order, after its chain rows.
         rows.sort_by_key(FeedRow::sort_key);
-        for t in self.waiting_rows()? {
-            rows.push(decode::<FeedRow>("waiting row", &t)?);
-        }
         Ok(rows)
     }
 
-    /// Replaces the waiting rows (their JSON, in feed order).
-    pub fn set_waiting(&self, rows: &[String]) -> Result<()> {
-        self.conn.execute("DELETE FROM waiting", []).map_err(self.err("write waiting rows"))?;
-        for (i, row) in rows.iter().enumerate() {
-            self.conn
-                .execute("INSERT INTO waiting (pos, row) VALUES (?1, ?2)", params![i as i64, row])
-                .map_err(self.err("write waiting rows"))?;
-        }
-        Ok(())
+    /// The one text column of each row `sql` selects.
+    fn texts(&self, sql: &str, action: &'static str) -> Result<Vec<String>> {
+        let mut q = self.conn.prepare(sql).map_err(self.err(action))?;
+        let rows = q.query_map([], |r| r.get::<_, String>(0)).map_err(self.err(action))?;
+        rows.collect::<std::result::Result<_, _>>().map_err(self.err(action))
     }
 
-    pub fn waiting_rows(&self) -> Result<Vec<String>> {
-        let mut q = self
-            .conn
-            .prepare("SELECT row FROM waiting ORDER BY pos")
-            .map_err(self.err("read waiting rows"))?;
-        let rows =
-            q.query_map([], |r| r.get::<_, String>(0)).map_err(self.err("read waiting rows"))?;
-        rows.collect::<std::result::Result<_, _>>().map_err(self.err("read waiting rows"))
+    /// Records a settlement, write-off or late payout row appended to the feed at `key`
+    /// (block, 0, log index), `text` its JSON.
+    pub fn add_closing(&self, key: (u64, u8, u64), text: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO closings (block, log_index, row) VALUES (?1, ?2, ?3)",
+                params![sqlint(key.0), sqlint(key.2), text],
+            )
+            .map_err(self.err("write a closing row"))?;
+        Ok(())
     }
 
     // --- rows in the feed ----------------------------------------------------------------
@@ -493,6 +484,9 @@ impl Store {
         self.conn
             .execute("DELETE FROM decisions WHERE block > ?1", [sqlint(block)])
             .map_err(self.err("forget decisions"))?;
+        self.conn
+            .execute("DELETE FROM closings WHERE block > ?1", [sqlint(block)])
+            .map_err(self.err("forget closing rows"))?;
         Ok(txs)
     }
 

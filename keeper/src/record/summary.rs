@@ -49,7 +49,7 @@ pub const OTHER: &str = "other";
 /// Where the keeper's state database keeps its summary. The version moves whenever the
 /// summary's shape does: a state database holding an older one is rebuilt from chain, since a
 /// summary read back with its new tallies empty would show wrong figures, not missing ones.
-pub const SUMMARY_KEY: &str = "summary.v2";
+pub const SUMMARY_KEY: &str = "summary.v3";
 
 /// The model label of rows the keeper recorded no model for (a record rebuilt from chain
 /// alone).
@@ -188,6 +188,10 @@ pub struct Summary {
     /// Block and chain time of the first and the last decision.
     pub first: Option<(u64, u64)>,
     pub last: Option<(u64, u64)>,
+    /// The rows that bought into a position no settlement has closed yet, with what closed
+    /// them so far (a write-off): what a later closing row, naming them, is folded against.
+    /// Bounded by the positions the gate holds at once and their fills.
+    pub open: Vec<DecisionRow>,
 }
 
 /// A map whose keys are not strings, as JSON: a list of [key, value] pairs.
@@ -236,22 +240,93 @@ impl Summary {
         match row {
             FeedRow::Offchain(_) => self.offchain += 1,
             FeedRow::Decision(d) => self.add_decision(d),
+            closing => self.add_closing(closing),
+        }
+    }
+
+    /// A settlement, write-off or late payout: attached to each open row it names, and folded
+    /// in as what it changed about that row.
+    fn add_closing(&mut self, closing: &FeedRow) {
+        for r in closing.closes() {
+            let Some(i) = self.open.iter().position(|d| d.tx == r.tx && d.log_index == r.log_index)
+            else {
+                continue;
+            };
+            let before = self.open[i].clone();
+            closing.attach_to(&mut self.open[i]);
+            let after = self.open[i].clone();
+            if after.settlement.is_some() {
+                self.open.remove(i);
+            }
+            self.fold_close(&before, &after);
+            let same = |d: &DecisionRow| d.tx == r.tx && d.log_index == r.log_index;
+            for d in self.latest.iter_mut().filter(|d| same(d)) {
+                closing.attach_to(d);
+            }
+            for g in &mut self.attacks {
+                for d in g.rows.iter_mut().filter(|d| same(d)) {
+                    closing.attach_to(d);
+                }
+            }
         }
     }
 
     fn add_decision(&mut self, d: &DecisionRow) {
+        // Folded as it was decided, then as whatever closed it since (a row of a v1 feed
+        // carries its settlement).
+        let mut bare = d.clone();
+        bare.settlement = None;
+        bare.write_off = None;
+        self.add_bare(&bare);
+        if int(&d.filled) > 0 && d.settlement.is_none() {
+            self.open.push(d.clone());
+        }
+        self.fold_close(&bare, d);
+        for row in self.latest.iter_mut().chain(self.attacks.iter_mut().flat_map(|g| &mut g.rows)) {
+            if row.tx == d.tx && row.log_index == d.log_index {
+                row.settlement.clone_from(&d.settlement);
+                row.write_off.clone_from(&d.write_off);
+            }
+        }
+    }
+
+    /// What closing `before` into `after` (the same fill, with a write-off or settlement
+    /// attached) changes: the collateral closed positions spent, the calibration, the model's
+    /// realised P&L and settled fills, and the position's events.
+    fn fold_close(&mut self, before: &DecisionRow, after: &DecisionRow) {
+        if int(&after.filled) == 0 {
+            return;
+        }
+        let closed = |d: &DecisionRow| d.settlement.is_some() || d.write_off.is_some();
+        if closed(after) && !closed(before) {
+            self.spent_closed += int(&after.spent);
+        }
+        if before.settlement.is_none() {
+            self.calibration.add(after);
+        }
+        let key = self.model_key(after);
+        if let Some(t) = self.models.get_mut(&key) {
+            t.realised += figures::row_pnl(after).unwrap_or(0)
+                - figures::row_pnl(before).unwrap_or(0);
+            if figures::settled_fill(before).is_none() {
+                if let Some((price, won)) = figures::settled_fill(after) {
+                    t.settled += 1;
+                    t.won += u64::from(won);
+                    t.squares += figures::squared_error(price, won);
+                }
+            }
+        }
+        self.close_position(after);
+    }
+
+    fn add_bare(&mut self, d: &DecisionRow) {
         self.decisions += 1;
         if d.reason == 0 {
             self.passes += 1;
         }
         self.first.get_or_insert((d.block, d.time));
         self.last = Some((d.block, d.time));
-        let spent = int(&d.spent);
-        self.spent += spent;
-        if int(&d.filled) > 0 && (d.settlement.is_some() || d.write_off.is_some()) {
-            self.spent_closed += spent;
-        }
-        self.calibration.add(d);
+        self.spent += int(&d.spent);
         match &d.gas {
             // The rows of one transaction are adjacent in feed order: it counts once.
             Some(g) if self.last_gas_tx != d.tx => {
@@ -290,10 +365,11 @@ impl Summary {
         }
     }
 
-    fn add_model(&mut self, d: &DecisionRow) {
+    /// The model label `d` is tallied under: its own, or [`OTHER`] past [`MODELS_CAP`].
+    fn model_key(&self, d: &DecisionRow) -> ModelKey {
         let n = &d.note;
         let part = |v: &Option<String>, none: &str| cut_label(v.as_deref().unwrap_or(none));
-        let mut key = if n.provider.is_none() && n.model.is_none() {
+        let key = if n.provider.is_none() && n.model.is_none() {
             (NOT_RECORDED.into(), NOT_RECORDED.into(), String::new(), String::new())
         } else {
             (
@@ -304,17 +380,17 @@ impl Summary {
             )
         };
         if !self.models.contains_key(&key) && self.models.len() >= MODELS_CAP {
-            key = (OTHER.into(), OTHER.into(), String::new(), String::new());
+            return (OTHER.into(), OTHER.into(), String::new(), String::new());
         }
+        key
+    }
+
+    fn add_model(&mut self, d: &DecisionRow) {
+        let n = &d.note;
+        let key = self.model_key(d);
         let t = self.models.entry(key).or_default();
         t.rows += 1;
         *t.reasons.entry(d.reason).or_default() += 1;
-        t.realised += figures::row_pnl(d).unwrap_or(0);
-        if let Some((price, won)) = figures::settled_fill(d) {
-            t.settled += 1;
-            t.won += u64::from(won);
-            t.squares += figures::squared_error(price, won);
-        }
         let arrival = cut_label(n.arrival.as_deref().unwrap_or("not recorded"));
         let arrival = if t.arrivals.contains_key(&arrival) || t.arrivals.len() < ARRIVALS_CAP {
             arrival
@@ -371,7 +447,6 @@ impl Summary {
                 self.positions.len() - 1
             }
         };
-        let mut events = Vec::new();
         {
             let p = &mut self.positions[at];
             p.fills += 1;
@@ -383,6 +458,16 @@ impl Summary {
             }
             p.bought += int(&d.filled);
             p.spent += int(&d.spent);
+        }
+        self.cap_positions();
+    }
+
+    /// The write-off or settlement `d` carries, as its position's event (once per position).
+    fn close_position(&mut self, d: &DecisionRow) {
+        let Some(at) = self.positions.iter().position(|p| p.market == d.market) else { return };
+        let mut events: Vec<Realised> = Vec::new();
+        {
+            let p = &mut self.positions[at];
             if let (None, Some(w)) = (&p.written_off, &d.write_off) {
                 p.written_off = Some((w.block, int(&w.notional)));
                 events.push((w.block, 0, -int(&w.notional), w.time));
@@ -563,6 +648,109 @@ mod tests {
         // -1.0 - 4.0 + 10.0 = 5.0
         assert_eq!(s.realised_total, 5_000_000);
         assert_eq!(s.write_offs, 1);
+    }
+
+    /// The same record, folded as a v1 feed held it (each bought row carrying what closed its
+    /// position) and as the v2 event log writes it (decisions first, closing rows later naming
+    /// them), gives the same summary: the pages do not depend on the feed's shape.
+    #[test]
+    fn an_event_log_folds_to_the_summary_of_the_joined_rows() {
+        use crate::domain::decision::{Closing, DecisionRef};
+        // Market a: two UP fills (4.0 and 2.0 units at 0.5), written off at block 10, paid at
+        // block 20 (UP won: 6.0 units pay 6.0); market c: one UP fill (1.0), settled at block 5
+        // (DOWN won: pays 0); block 4 bought nothing.
+        let mut a1 = row(1, "a", "4000000");
+        let mut a2 = row(2, "a", "2000000");
+        let mut c = row(3, "c", "1000000");
+        let d = row(4, "d", "0");
+        for (r, model) in [(&mut a1, "m1"), (&mut a2, "m2"), (&mut c, "m1")] {
+            r.average_price_paid = Some("500000".into());
+            r.spent = (int(&r.filled) / 2).to_string();
+            r.note.provider = Some("p".into());
+            r.note.model = Some(model.into());
+        }
+        let wo = WriteOff {
+            block: 10,
+            time: 20,
+            tx: "0xw".into(),
+            up_units: "6000000".into(),
+            down_units: "0".into(),
+            notional: "3000000".into(),
+            expiry: 9,
+        };
+        let paid = Settlement {
+            block: 20,
+            tx: "0xp".into(),
+            up_won: true,
+            up_units: "6000000".into(),
+            down_units: "0".into(),
+            notional: "3000000".into(),
+            payout: "6000000".into(),
+            pnl: "3000000".into(),
+            time: 40,
+        };
+        let lost = Settlement {
+            block: 5,
+            tx: "0xs".into(),
+            up_won: false,
+            up_units: "1000000".into(),
+            down_units: "0".into(),
+            notional: "500000".into(),
+            payout: "0".into(),
+            pnl: "-500000".into(),
+            time: 10,
+        };
+        fn closing<E>(event: E, closes: &[&DecisionRow]) -> Closing<E> {
+            Closing {
+                chain_id: 1,
+                gate: "0x0".into(),
+                log_index: 0,
+                market: closes[0].market.clone(),
+                closes: closes.iter().map(|r| DecisionRef { tx: r.tx.clone(), log_index: 0 }).collect(),
+                event,
+            }
+        }
+        let log = vec![
+            FeedRow::Decision(a1.clone()),
+            FeedRow::Decision(a2.clone()),
+            FeedRow::Decision(c.clone()),
+            FeedRow::Decision(d.clone()),
+            FeedRow::Settlement(closing(lost.clone(), &[&c])),
+            FeedRow::WriteOff(closing(wo.clone(), &[&a1, &a2])),
+            FeedRow::LatePayout(closing(paid.clone(), &[&a1, &a2])),
+        ];
+        let mut v2 = Summary::default();
+        for r in &log {
+            v2.add(r);
+        }
+        for r in [&mut a1, &mut a2] {
+            r.write_off = Some(wo.clone());
+            r.settlement = Some(paid.clone());
+        }
+        c.settlement = Some(lost);
+        let mut v1 = Summary::default();
+        for r in [a1, a2, c, d] {
+            v1.add(&FeedRow::Decision(r));
+        }
+        assert!(v2.open.is_empty(), "every bought row was settled");
+        assert_eq!(v2, v1);
+        // Realised: -0.5 (c) at block 5, -3.0 (a's write-off) at 10, +6.0 (late payout) at 20.
+        assert_eq!(v2.realised_total, 2_500_000);
+        assert_eq!(v2.write_offs, 1);
+        // m1: a1's share 4/6 of 6.0 = 4.0 less 2.0 spent, and c's -0.5: +1.5; m2: 2.0 - 1.0.
+        let m = |name: &str| {
+            v2.models.iter().find(|(k, _)| k.1 == name).map(|(_, t)| t.realised).unwrap()
+        };
+        assert_eq!((m("m1"), m("m2")), (1_500_000, 1_000_000));
+        assert_eq!(v2.spent_closed, 3_500_000);
+        assert_eq!(v2.calibration.settled, 3);
+        // Mid-way, after the write-off only: both of a's rows are still open, and lost.
+        let mut mid = Summary::default();
+        for r in &log[..6] {
+            mid.add(r);
+        }
+        assert_eq!(mid.open.len(), 2);
+        assert_eq!(mid.realised_total, -3_500_000);
     }
 
     #[test]

@@ -436,15 +436,17 @@ impl Drained {
     }
 }
 
-/// The whole record a keeper holds in `dir` up to its confirmed block: the feed's rows, then
-/// the rows waiting to join it (a bought row waits in the state database until its position
-/// settles, and every row after it with it), read from `state.sqlite` as a viewer would.
+/// The whole record a keeper holds in `dir` up to its confirmed block, the feed's rows, read
+/// from `state.sqlite` as a viewer would.
 pub fn record_rows(dir: &std::path::Path) -> Vec<FeedRow> {
-    keeper::record::store::Store::open_read(dir)
+    let mut rows = keeper::record::store::Store::open_read(dir)
         .expect("the state database opens")
         .expect("the keeper wrote a state database")
         .rows()
-        .expect("its rows decode")
+        .expect("its rows decode");
+    // A decision as the pages show it: with the rows closing its position attached.
+    feed::attach_closings(&mut rows);
+    rows
 }
 
 /// What a JSON-RPC proxy does with one request: answer it itself, or forward it and pass the

@@ -192,7 +192,7 @@ impl Tracker {
             changed = true;
         }
         if changed || self.shared.is_none() {
-            self.shared = Some(self.decode(to, to_block.1).await?);
+            self.shared = Some(self.decode(to).await?);
         }
         let shared = self.shared.clone().expect("decoded above");
         let live = self.live(to).await;
@@ -231,9 +231,9 @@ impl Tracker {
         }))
     }
 
-    /// The record to block `to` (chain time `now`), decoded from every log read, with the labels and off-chain
+    /// The record to block `to`, decoded from every log read, with the labels and off-chain
     /// rows of the keeper's files, as `report` assembles it.
-    async fn decode(&mut self, to: u64, now: u64) -> Result<Shared> {
+    async fn decode(&mut self, to: u64) -> Result<Shared> {
         let record = feed::decode_logs(
             &self.logs,
             self.src.chain_id,
@@ -242,7 +242,6 @@ impl Tracker {
             &self.times,
             &self.gas,
         )?;
-        let grace = u64::from(self.facts.bounds.writeOffGrace);
         let assemble::Assembled { rebuilt, .. } = assemble::assemble(
             &record,
             &self.disk_rows,
@@ -250,19 +249,10 @@ impl Tracker {
             self.src.chain_id,
             self.src.gate,
             to,
-            now,
-            grace,
         )?;
         self.learn_markets(&record.decisions, to).await?;
         drop(record);
-        let mut decisions = Vec::new();
-        let mut offchain = Vec::new();
-        for row in rebuilt.published {
-            match row {
-                FeedRow::Decision(d) => decisions.push(d),
-                FeedRow::Offchain(o) => offchain.push(o),
-            }
-        }
+        let (decisions, offchain) = feed::joined(rebuilt.feed);
         let markets: HashMap<String, MarketInfo> =
             self.markets.iter().map(|(a, m)| (a.to_checksum(None), m.clone())).collect();
         let questions = markets
