@@ -306,8 +306,8 @@ impl Summary {
         }
         let key = self.model_key(after);
         if let Some(t) = self.models.get_mut(&key) {
-            t.realised += figures::row_pnl(after).unwrap_or(0)
-                - figures::row_pnl(before).unwrap_or(0);
+            t.realised +=
+                figures::row_pnl(after).unwrap_or(0) - figures::row_pnl(before).unwrap_or(0);
             if figures::settled_fill(before).is_none() {
                 if let Some((price, won)) = figures::settled_fill(after) {
                     t.settled += 1;
@@ -706,7 +706,10 @@ mod tests {
                 gate: "0x0".into(),
                 log_index: 0,
                 market: closes[0].market.clone(),
-                closes: closes.iter().map(|r| DecisionRef { tx: r.tx.clone(), log_index: 0 }).collect(),
+                closes: closes
+                    .iter()
+                    .map(|r| DecisionRef { tx: r.tx.clone(), log_index: 0 })
+                    .collect(),
                 event,
             }
         }
