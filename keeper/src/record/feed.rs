@@ -3,8 +3,8 @@
 use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
 pub use crate::domain::decision::{
     average_price_paid, Annotation, AttemptedFill, BookRead, ChainRecord, Closing, Decided,
-    DecisionId, DecisionRef, DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind, RowNote, Settlement,
-    TransportDetail, TxGas, WriteOff,
+    DecisionId, DecisionRef, DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind,
+    RowNote, Settlement, TransportDetail, TxGas, WriteOff,
 };
 use crate::kit::bindings::{reason, IRiskGate};
 use alloy::{
@@ -216,7 +216,11 @@ pub fn decode_logs(
                 rec.decided[i].settled = true;
             }
             let row = closing(&rec, &closed, chain_id, &gate_name, log, d.market, st.clone());
-            rec.closings.push(if late { FeedRow::LatePayout(row) } else { FeedRow::Settlement(row) });
+            rec.closings.push(if late {
+                FeedRow::LatePayout(row)
+            } else {
+                FeedRow::Settlement(row)
+            });
             rec.settlements.push((d.market.to_checksum(None), st));
         } else if let Ok(ev) = IRiskGate::WrittenOff::decode_log(&log.inner) {
             let d = &ev.data;

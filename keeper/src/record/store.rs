@@ -388,10 +388,15 @@ impl Store {
         for t in self.decision_rows(0)? {
             rows.push(FeedRow::Decision(decode::<DecisionRow>("decision row", &t)?));
         }
-        for t in self.texts("SELECT row FROM closings ORDER BY block, log_index", "read closing rows")? {
+        for t in
+            self.texts("SELECT row FROM closings ORDER BY block, log_index", "read closing rows")?
+        {
             rows.push(decode::<FeedRow>("closing row", &t)?);
         }
-        for t in self.texts("SELECT row FROM offchain WHERE released = 1 ORDER BY seq", "read off-chain rows")? {
+        for t in self.texts(
+            "SELECT row FROM offchain WHERE released = 1 ORDER BY seq",
+            "read off-chain rows",
+        )? {
             rows.push(FeedRow::Offchain(decode::<OffchainRow>("off-chain row", &t)?));
         }
         // Stable: off-chain rows of one block keep their order, after its chain rows.
