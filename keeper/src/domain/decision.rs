@@ -62,11 +62,23 @@ pub struct Unanswered {
     pub market: Address,
     /// None when no prompt was rendered (the book read before it failed).
     pub prompt_hash: Option<B256>,
-    /// The failure was the chain's or the market's, not the model's: the breaker ignores it.
-    pub read_failed: bool,
+    /// Whose failure it was: only the model's count toward its backoff and breaker.
+    pub cause: Unasked,
     /// The failure with its whole cause chain, on one line.
     pub error: String,
     pub detail: TransportDetail,
+}
+
+/// Why a market got no answer, as far as the inference health is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unasked {
+    /// The model (or its server) did not answer: counts toward the backoff and the breaker.
+    Model,
+    /// The chain or the market failed before the ask: says nothing about the model.
+    Read,
+    /// The keeper was stopped while the model was asked: the answer is dropped, and its row
+    /// says so, so a reader sees the ask; nothing about the model.
+    Shutdown,
 }
 
 /// One submission that reached the chain: its `Decision`, decoded from the transaction's own

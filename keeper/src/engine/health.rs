@@ -20,6 +20,7 @@
 //! one an hour after that.
 
 use alloy::primitives::Address;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The knobs, in chain seconds.
@@ -91,9 +92,41 @@ pub struct InferenceHealth {
     open: Option<(u64, u64)>,
 }
 
+/// What the inference health remembers, as saved in the state database with each write, so
+/// a restart (every `--once` run is one) keeps each market's backoff and the breaker where they
+/// were instead of asking every due market again. All times are chain times, which a restart
+/// does not change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthState {
+    /// Each backing-off market: failures in a row and the chain time it may be asked again.
+    pub markets: Vec<(Address, u32, u64)>,
+    pub in_a_row: u32,
+    /// The breaker's pause: until when, and how long it was.
+    pub open: Option<(u64, u64)>,
+}
+
 impl InferenceHealth {
     pub fn new(policy: HealthPolicy) -> Self {
         Self { policy, ..Self::default() }
+    }
+
+    /// The state to save (markets in address order, so the same state saves the same bytes).
+    pub fn state(&self) -> HealthState {
+        let mut markets: Vec<_> =
+            self.markets.iter().map(|(a, b)| (*a, b.failures, b.next_at)).collect();
+        markets.sort_unstable();
+        HealthState { markets, in_a_row: self.in_a_row, open: self.open }
+    }
+
+    /// Takes up a saved state (the policy stays this keeper's).
+    pub fn restore(&mut self, saved: HealthState) {
+        self.markets = saved
+            .markets
+            .into_iter()
+            .map(|(a, failures, next_at)| (a, Backoff { failures, next_at }))
+            .collect();
+        self.in_a_row = saved.in_a_row;
+        self.open = saved.open;
     }
 
     /// The breaker's state at chain time `now`.
@@ -234,5 +267,27 @@ mod tests {
             h.answered(m(200));
         }
         assert_eq!(h.breaker(0), Breaker::Closed);
+    }
+
+    #[test]
+    fn a_saved_state_restores_the_backoffs_and_the_breaker() {
+        // Five failures at chain time 100 (trip_after = 5) open the breaker until 100 + 300;
+        // market 1 failed twice: next ask at 100 + 60 x 2 = 220.
+        let mut h = InferenceHealth::default();
+        for i in [1, 1, 2, 3, 4] {
+            h.failed(m(i), 100);
+        }
+        assert_eq!(h.breaker(150), Breaker::Open { until: 400 });
+        let saved = serde_json::to_string(&h.state()).unwrap();
+        let mut back = InferenceHealth::default();
+        back.restore(serde_json::from_str(&saved).unwrap());
+        assert_eq!(back.breaker(150), Breaker::Open { until: 400 });
+        assert_eq!(back.state(), h.state());
+        // At 219 market 1 still backs off and the breaker holds market 5.
+        let got = back.admit(vec![m(1), m(5)], 219, |a| *a);
+        assert_eq!((got.ask.len(), got.backing_off, got.held), (0, 1, 1));
+        // At 400 the pause is over: one market is asked as a probe.
+        let got = back.admit(vec![m(1), m(5)], 400, |a| *a);
+        assert_eq!((got.ask, got.held, got.breaker), (vec![m(1)], 1, Breaker::Probing));
     }
 }

@@ -41,8 +41,8 @@ mod strategy;
 
 pub use collector::{Book, Closing, Collector, Found, Resume};
 pub use executor::{Closed, ExecPolicy, Executor, Settled};
-pub use recorder::{Recorder, Written};
-pub use strategy::{Asks, Due, Strategy};
+pub use recorder::{Recorder, Reopened, StrategyKept, Written};
+pub use strategy::{Asks, Due, Strategy, SHUTDOWN_DROPPED};
 
 use crate::{
     chain,
@@ -214,7 +214,7 @@ impl Engine {
             facts,
             collector.record(),
             executor.journal(),
-            strategy.text(),
+            &StrategyKept { text: strategy.text(), health: strategy.health_state() },
             found,
             *safe,
         )?;
@@ -464,9 +464,10 @@ impl EngineBuilder {
             (Some(dir), false) => Some(Recorder::new(dir.clone())),
             _ => None,
         };
-        let mut resume = None;
+        let (mut resume, mut health) = (None, None);
         if let (Some(r), true) = (recorder.as_mut(), self.resume) {
-            (journal, resume) = r.open(gate.chain_id, gate.gate)?;
+            let reopened = r.open(gate.chain_id, gate.gate)?;
+            (journal, resume, health) = (reopened.journal, reopened.resume, reopened.health);
         }
         let mut collector = Collector::new(
             self.provider.clone(),
@@ -475,7 +476,7 @@ impl EngineBuilder {
             self.log_range,
             self.concurrency,
         );
-        let strategy = Strategy::new(
+        let mut strategy = Strategy::new(
             self.model,
             self.strategy_text,
             self.quote,
@@ -490,6 +491,9 @@ impl EngineBuilder {
         };
         if let Some(saved) = resume {
             collector.resume(saved)?;
+        }
+        if let Some(saved) = health {
+            strategy.restore_health(saved);
         }
         let mut executor =
             Executor::new(self.provider, gate, self.keeper, self.signer, journal, policy);

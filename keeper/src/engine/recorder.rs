@@ -22,6 +22,7 @@ use crate::{
     chain::journal::{self, Checkpoint, Entry, Journal},
     domain::decision::{BlockRef, ChainRecord, DecisionId, FeedRow, GateFacts, RowNote},
     engine::collector::{Found, Resume},
+    engine::health::HealthState,
     record::store::{Opened, Store, StoreError},
     record::{
         self,
@@ -65,6 +66,24 @@ pub struct Written {
     pub rewrote: bool,
 }
 
+/// What [`Recorder::open`] hands back: the journal, and what the collector and the strategy
+/// resume from (none when the state was rebuilt).
+pub struct Reopened {
+    pub journal: Journal,
+    pub resume: Option<Resume>,
+    pub health: Option<HealthState>,
+}
+
+/// What the record keeps of the strategy stage: its text, published beside the feed, and its
+/// inference health, saved in the state database.
+pub struct StrategyKept<'a> {
+    pub text: &'a str,
+    pub health: HealthState,
+}
+
+/// The state database's key for the strategy's inference health.
+const HEALTH_KEY: &str = "health";
+
 pub struct Recorder {
     dir: PathBuf,
     /// None until [`Recorder::open`] or the first write (a keeper that does not resume starts a
@@ -105,11 +124,7 @@ impl Recorder {
     /// from the deploy block, and the first write re-derives the feed (byte-identical to the
     /// one there when nothing new happened). Another chain's or gate's journal, feed or state
     /// is refused.
-    pub fn open(
-        &mut self,
-        chain_id: u64,
-        gate: Address,
-    ) -> Result<(Journal, Option<Resume>), super::RunError> {
+    pub fn open(&mut self, chain_id: u64, gate: Address) -> Result<Reopened, super::RunError> {
         let dir = self.dir.clone();
         let (store, how) = Store::open(&dir, chain_id, gate).map_err(RecordError::from)?;
         self.store = Some(store);
@@ -148,7 +163,7 @@ impl Recorder {
         self.feed = FeedState::default();
         self.summary = Summary::default();
         self.rewrite = true;
-        Ok((journal, None))
+        Ok(Reopened { journal, resume: None, health: None })
     }
 
     /// Resumes from a complete state database, if the feed on disk is the one it describes
@@ -157,7 +172,7 @@ impl Recorder {
         &mut self,
         chain_id: u64,
         gate: Address,
-    ) -> Result<Option<(Journal, Option<Resume>)>, super::RunError> {
+    ) -> Result<Option<Reopened>, super::RunError> {
         let store = self.store.as_ref().expect("opened above");
         let state: FeedState = store.meta("feed").map_err(RecordError::from)?.unwrap_or_default();
         let path = self.dir.join(FEED_FILE);
@@ -186,13 +201,15 @@ impl Recorder {
             .collect();
         let hot: Vec<Log> = store.hot_logs().map_err(RecordError::from)?;
         let asked = store.last_asked().map_err(RecordError::from)?;
+        let health = store.meta::<HealthState>(HEALTH_KEY).map_err(RecordError::from)?;
         self.legacy_notes.clear();
         let journal = Journal::open_for_at(&self.dir, chain_id, gate, checkpoint)?;
         info!(results = %self.dir.display(), rows = state.lines, hot_logs = hot.len(), journal_from = checkpoint.offset, "resumed from the state database");
         self.feed = state;
         self.summary = summary;
         self.rewrite = false;
-        Ok(Some((journal, Some(Resume { cursor, markets, hot, asked }))))
+        let resume = Some(Resume { cursor, markets, hot, asked });
+        Ok(Some(Reopened { journal, resume, health }))
     }
 
     fn store_mut(&mut self) -> &mut Store {
@@ -236,16 +253,18 @@ impl Recorder {
 
     /// Writes the record: appends the rows confirmed up to `safe` (the confirmed block),
     /// re-renders the pages if they changed, and saves the state with what the collector
-    /// `found` and the journal's checkpoint. Refuses a row of another chain or gate.
+    /// `found`, what the `strategy` keeps and the journal's checkpoint. Refuses a row of
+    /// another chain or gate.
     pub fn write(
         &mut self,
         facts: &GateFacts,
         record: &ChainRecord,
         journal: &Journal,
-        strategy_text: &str,
+        strategy: &StrategyKept<'_>,
         found: Found,
         safe: BlockRef,
     ) -> Result<Written, RecordError> {
+        let StrategyKept { text: strategy_text, health } = strategy;
         if self.store.is_none() {
             // A keeper that does not resume starts a new record (and a new state) here.
             let _ = std::fs::remove_file(self.dir.join(crate::record::store::STATE_FILE));
@@ -393,6 +412,7 @@ impl Recorder {
             s.set_meta("feed", &feed_state)?;
             s.set_meta(SUMMARY_KEY, &summary)?;
             s.set_meta("journal", &checkpoint)?;
+            s.set_meta(HEALTH_KEY, health)?;
             s.mark_complete()
         });
         if let Err(e) = result {

@@ -11,7 +11,7 @@ use super::{
 use crate::{
     chain::reads::{MarketInfo, MarketState},
     domain::config::QuotePolicy,
-    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered},
+    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered, Unasked},
     inference::{
         prompt::{strategy_hash, ReadAt},
         Model, Prompt,
@@ -48,8 +48,8 @@ pub struct Due {
     pub held: usize,
 }
 
-/// One ask's end: an answer, a failure to answer, or None when cancelled (a shutdown is not a
-/// failure).
+/// One ask's end: an answer, a failure to answer (a shutdown while the model was asked included,
+/// so the dropped ask leaves a row), or None for a market found final before its prompt.
 pub type Asked = Option<Result<Answer, Unanswered>>;
 
 impl Strategy {
@@ -159,6 +159,16 @@ impl Strategy {
         }
     }
 
+    /// The inference health to save with the record ([`health::HealthState`]).
+    pub fn health_state(&self) -> health::HealthState {
+        self.health.state()
+    }
+
+    /// Takes up the inference health a previous run saved.
+    pub fn restore_health(&mut self, saved: health::HealthState) {
+        self.health.restore(saved);
+    }
+
     /// An answer arrived for `market` (whatever it says): its backoff is cleared.
     pub fn answered(&mut self, market: Address) {
         self.health.answered(market);
@@ -174,9 +184,17 @@ impl Strategy {
         now: u64,
         note: Annotation,
     ) -> Failure {
-        warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
-        // A read that failed before the ask says nothing about the model.
-        let tripped = if u.read_failed { None } else { self.health.failed(u.market, now) };
+        // Only the model's own failures count: a failed read or a shutdown says nothing of it.
+        let tripped = match u.cause {
+            Unasked::Model | Unasked::Read => {
+                warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
+                (u.cause == Unasked::Model).then(|| self.health.failed(u.market, now)).flatten()
+            }
+            Unasked::Shutdown => {
+                info!(market = %u.market, "stopping: the ask in flight is dropped, with a row");
+                None
+            }
+        };
         if let Some(t) = tripped {
             warn!(
                 failures = t.failures,
@@ -253,6 +271,11 @@ impl<'a> Asks<'a> {
     }
 }
 
+/// The off-chain row's error for an ask the keeper stopped waiting for when it was told to stop.
+pub const SHUTDOWN_DROPPED: &str = "not answered: the keeper was stopped (SIGTERM or Ctrl-C) \
+    while the model was being asked, and dropped the ask; nothing was submitted, and the market \
+    is due again after a restart";
+
 /// One ask: renders the prompt of `book` as read, asks `model`, quotes the answer against the
 /// book it was shown with a deadline counted from the book's send time. None when cancelled.
 async fn ask_one(
@@ -277,14 +300,22 @@ async fn ask_one(
                 prompt_hash: None,
                 error: e.to_string(),
                 detail: Default::default(),
-                read_failed: true,
+                cause: Unasked::Read,
             }))
         }
     };
     let prompt_hash = prompt.hash();
     let until = Instant::now() + Duration::from_secs(policy.ttl_secs);
     let ans = tokio::select! {
-        _ = cancel.cancelled() => return None,
+        _ = cancel.cancelled() => {
+            return Some(Err(Unanswered {
+                market,
+                prompt_hash: Some(prompt_hash),
+                error: SHUTDOWN_DROPPED.to_string(),
+                detail: Default::default(),
+                cause: Unasked::Shutdown,
+            }))
+        }
         r = model.ask_until(&prompt, &st, Some(until)) => r,
     };
     Some(match ans {
@@ -307,7 +338,7 @@ async fn ask_one(
             prompt_hash: Some(prompt_hash),
             error: crate::error_chain(&e),
             detail: e.detail(),
-            read_failed: false,
+            cause: Unasked::Model,
         }),
     })
 }

@@ -49,6 +49,8 @@ pub enum InferenceError {
          deadline, which the gate would refuse (reason 16); last: {last}"
     )]
     OutOfTime { attempt: u32, retry_in: Duration, last: Box<InferenceError> },
+    #[error("not retried after attempt {attempt}: {why}; last: {last}")]
+    NotRetried { attempt: u32, why: NotRetried, last: Box<InferenceError> },
     #[error("the bundled model is served by the keeper itself: start it with Model::start")]
     BundledNeedsServer,
     #[error("cannot start the bundled model's server")]
@@ -89,13 +91,38 @@ impl InferenceError {
                 finish_reason: finish_reason.clone(),
                 attempt: Some(*attempt),
             },
-            Self::OutOfTime { last, .. } => last.detail(),
+            Self::OutOfTime { last, .. } | Self::NotRetried { last, .. } => last.detail(),
             Self::Client(_)
             | Self::BundledNeedsServer
             | Self::Bundled(_)
             | Self::ReplayExhausted { .. }
             | Self::ReplayFile { .. }
             | Self::ReplayLine { .. } => TransportDetail::default(),
+        }
+    }
+}
+
+/// Why a 429 or 503 was not asked again, said in the off-chain row so an operator can tell a
+/// server that is down from one that asked for a longer wait than the keeper gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotRetried {
+    /// The server's `Retry-After` is longer than the keeper ever waits before one retry.
+    WaitTooLong { asked: Duration, most: Duration },
+    /// Every attempt the keeper makes was used.
+    AttemptsUsed { most: u32 },
+}
+
+impl std::fmt::Display for NotRetried {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::WaitTooLong { asked, most } => write!(
+                f,
+                "the server asked to wait {} s (Retry-After), longer than the {} s the keeper \
+                 waits before a retry",
+                asked.as_secs(),
+                most.as_secs()
+            ),
+            Self::AttemptsUsed { most } => write!(f, "all {most} attempts were used"),
         }
     }
 }

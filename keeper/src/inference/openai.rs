@@ -16,7 +16,9 @@
 //!
 //! 429 and 503 are retried, at most [`MAX_ATTEMPTS`] times: after the server's `Retry-After`
 //! (seconds or an HTTP-date) plus a small jitter, else after a jittered exponential backoff. A
-//! `Retry-After` longer than [`MAX_RETRY_WAIT`] is not waited out: the attempt fails.
+//! `Retry-After` longer than [`MAX_RETRY_WAIT`] is not waited out, nor one that would land past
+//! the quote's deadline: the ask fails, and its off-chain row says which and why
+//! ([`InferenceError::NotRetried`], [`InferenceError::OutOfTime`]).
 //!
 //! # What each server accepts for the response format
 //!
@@ -38,7 +40,7 @@
 //!
 //! `none` sends no `response_format` at all, for a server that rejects the field.
 
-use super::{Arrival, InferenceError, Prompt, Reply, Result};
+use super::{Arrival, InferenceError, NotRetried, Prompt, Reply, Result};
 use crate::domain::config::{InferenceOptions, ResponseFormat};
 use serde_json::{json, Value};
 use std::{
@@ -281,13 +283,17 @@ impl OpenAiClient {
                 Err(e) => e,
             };
             let InferenceError::Http { status, retry_after, .. } = &err else { return Err(err) };
-            if !matches!(status, 429 | 503) || attempt >= MAX_ATTEMPTS {
+            if !matches!(status, 429 | 503) {
                 return Err(err);
             }
-            let wait = retry_wait(*retry_after, attempt);
-            if wait > MAX_RETRY_WAIT {
-                return Err(err);
+            let (status, retry_after) = (*status, *retry_after);
+            let not_retried =
+                |why, err| InferenceError::NotRetried { attempt, why, last: Box::new(err) };
+            if attempt >= MAX_ATTEMPTS {
+                return Err(not_retried(NotRetried::AttemptsUsed { most: MAX_ATTEMPTS }, err));
             }
+            let wait = retry_wait(retry_after, attempt);
+            // Past the quote's deadline says more than "too long": check it first.
             if until.is_some_and(|u| std::time::Instant::now() + wait >= u) {
                 return Err(InferenceError::OutOfTime {
                     attempt,
@@ -295,8 +301,15 @@ impl OpenAiClient {
                     last: Box::new(err),
                 });
             }
+            if wait > MAX_RETRY_WAIT {
+                let asked = retry_after.unwrap_or(wait);
+                return Err(not_retried(
+                    NotRetried::WaitTooLong { asked, most: MAX_RETRY_WAIT },
+                    err,
+                ));
+            }
             tracing::warn!(
-                status = *status,
+                status,
                 attempt,
                 retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                 "inference HTTP {status} on attempt {attempt}; retrying"
