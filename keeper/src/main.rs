@@ -5,6 +5,7 @@ use clap::Parser;
 use keeper::{
     commands::cli::{Args, Command},
     commands::deploy,
+    commands::fund,
     commands::market,
     commands::report,
     commands::run,
@@ -55,6 +56,11 @@ async fn real_main(args: Args) -> eyre::Result<()> {
             let dep = deploy::run(&cfg, &root).await?;
             println!("{}", serde_json::to_string_pretty(&dep)?);
             tracing::info!(gate = %dep.gate, "saved deployments/{}.json", dep.chain_id);
+        }
+        Command::Fund(f) => {
+            let cfg = f.to_config()?;
+            let out = fund::run(&cfg, &root).await?;
+            println!("{}", serde_json::to_string(&out)?);
         }
         Command::Market(m) => {
             let cfg = m.to_config()?;

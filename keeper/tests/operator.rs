@@ -809,3 +809,90 @@ async fn a_market_grid_the_gate_refuses_is_warned_about_and_never_asked() {
     println!("grid: default min-qty 400000 passes rule 20 (needs 390625); min-qty 0 warned at create and skipped by run");
     anvil.stop().await;
 }
+
+/// Issue 32 (minor): funding a gate took `cast` (approve, then `deposit`), and cast 1.7.1's
+/// calls are refused by some nodes. `keeper fund` does both from the key's address. A fresh
+/// gate's high-water mark H is 0; each deposit raises it by what arrived (docs/lifetime-bound.md),
+/// so 12.5 tokens then 1 token at 6 decimals give H = 12,500,000 then 13,500,000. The funder
+/// (dev account 4) holds no test collateral: the shortfall is minted (open faucet) first.
+/// Malformed amounts never reach the chain (clap's usage error, exit 2); an amount finer than
+/// the token's decimals is refused, not rounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_fund_deposits_into_the_gate_and_refuses_what_it_cannot_do_exactly() {
+    let _g = serial();
+    let (anvil, dir, maker) = scratch_chain().await;
+    let url = anvil.url.to_string();
+    let out = keeper_deploy(
+        &anvil,
+        dir.path(),
+        &["--trusted-resolver", &maker, "--trusted-creator", &maker],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let deployed = json(&String::from_utf8_lossy(&out.stdout));
+    let gate = address(&deployed["gate"]);
+    let collateral = address(&deployed["collateral"]);
+    let fund = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
+            .arg("--root")
+            .arg(dir.path())
+            .args(["fund", "--rpc-url", &url])
+            .args(extra)
+            .env("KEEPER_PRIVATE_KEY", anvil.dev_key(FRESH).unwrap())
+            .env_remove("KEEPER_KEYSTORE")
+            .env_remove("KEEPER_ROOT")
+            .env_remove("KEEPER_GATE")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let p = alloy::providers::ProviderBuilder::new().connect_http(anvil.url.clone());
+    let g = keeper::kit::bindings::IRiskGate::new(gate, &p);
+    let token = keeper::chain::IErc20View::new(collateral, &p);
+
+    // Without --gate: the chain's default gate from deployments/<chain-id>.json.
+    let (code, out, err) = fund(&["--amount", "12.5"]);
+    assert_eq!(code, 0, "{err}");
+    let got = json(&out);
+    assert_eq!(address(&got["gate"]), gate);
+    assert_eq!(
+        (&got["amount_base_units"], &got["minted"], &got["approved"], &got["high_water_mark"]),
+        (
+            &serde_json::json!("12500000"),
+            &serde_json::json!("12500000"),
+            &serde_json::json!(true),
+            &serde_json::json!("12500000")
+        ),
+        "{out}"
+    );
+    assert_eq!(got["symbol"], "tUSD");
+    assert_eq!(g.highWaterMark().call().await.unwrap(), U256::from(12_500_000u64));
+    assert_eq!(token.balanceOf(gate).call().await.unwrap(), U256::from(12_500_000u64));
+
+    let gate_s = gate.to_string();
+    let (code, out, err) = fund(&["--gate", &gate_s, "--amount", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["high_water_mark"], "13500000", "{out}");
+
+    // Refused before any endpoint is asked: exit 2 (a usage error), the flag named.
+    for bad in ["-5", "1e6", "0", "", "12.", "ten"] {
+        let (code, _, err) = fund(&["--amount", bad]);
+        assert_eq!(code, 2, "--amount {bad:?}: {err}");
+        assert!(err.contains("--amount"), "{err}");
+    }
+    // Finer than the token: 7 decimals on a 6-decimal token.
+    let (code, _, err) = fund(&["--amount", "0.0000001"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--amount 0.0000001 has 7 decimals; tUSD has 6"), "{err}");
+    // Not a gate: an address with no code.
+    let (code, _, err) =
+        fund(&["--gate", "0x000000000000000000000000000000000000dEaD", "--amount", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("has no code"), "{err}");
+    // Nothing of the refused calls moved money.
+    assert_eq!(g.highWaterMark().call().await.unwrap(), U256::from(13_500_000u64));
+    anvil.stop().await;
+}

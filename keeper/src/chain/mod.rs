@@ -191,6 +191,7 @@ alloy::sol! {
         function balanceOf(address holder) external view returns (uint256);
         function allowance(address holder, address spender) external view returns (uint256);
         function symbol() external view returns (string);
+        function decimals() external view returns (uint8);
     }
 }
 

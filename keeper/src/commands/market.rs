@@ -105,7 +105,7 @@ pub type Result<T> = std::result::Result<T, MarketError>;
 
 /// A contract error as the contract names it (`NotYetExpired { nowSec, expiry }`), else the
 /// call's cause kept as the source.
-fn contract_err<E: SolInterface + std::fmt::Debug>(
+pub(crate) fn contract_err<E: SolInterface + std::fmt::Debug>(
     what: &'static str,
 ) -> impl Fn(alloy::contract::Error) -> MarketError {
     move |e| match e.as_decoded_interface_error::<E>() {
@@ -117,7 +117,11 @@ fn contract_err<E: SolInterface + std::fmt::Debug>(
 }
 
 /// Waits for a mined, successful receipt (the executor's receipt poll, the one the keeper uses).
-async fn mined(p: &DynProvider, what: &'static str, tx: TxHash) -> Result<TransactionReceipt> {
+pub(crate) async fn mined(
+    p: &DynProvider,
+    what: &'static str,
+    tx: TxHash,
+) -> Result<TransactionReceipt> {
     let receipt = crate::chain::sender::wait_receipt(p, tx, RECEIPT_TIMEOUT)
         .await
         .map_err(|e| MarketError::Receipt { what, tx, source: Box::new(e) })?;
@@ -271,9 +275,7 @@ pub struct Funding {
     pub approved: bool,
 }
 
-/// Makes sure `holder` can escrow `needed` of `market`'s collateral: mints the shortfall when
-/// the token is an open-faucet TestCollateral (a simulated `mint` succeeds), else refuses; and
-/// approves `market` for `needed` when the allowance is lower.
+/// Makes sure `holder` can escrow `needed` of `market`'s collateral ([`hold_and_approve`]).
 pub async fn fund_and_approve(
     p: &DynProvider,
     holder: Address,
@@ -285,6 +287,18 @@ pub async fn fund_and_approve(
     >(
         "collateral"
     ))?;
+    hold_and_approve(p, holder, token, market, needed).await
+}
+
+/// Makes sure `holder` holds `needed` of `token` (minting the shortfall when `token` is an
+/// open-faucet TestCollateral, else refusing with the balance) and that `spender` may take it.
+pub async fn hold_and_approve(
+    p: &DynProvider,
+    holder: Address,
+    token: Address,
+    spender: Address,
+    needed: U256,
+) -> Result<Funding> {
     let view = IErc20View::new(token, p);
     let balance = view
         .balanceOf(holder)
@@ -316,14 +330,14 @@ pub async fn fund_and_approve(
         minted = short_by;
     }
     let allowance = view
-        .allowance(holder, market)
+        .allowance(holder, spender)
         .call()
         .await
         .map_err(|e| MarketError::Call { what: "allowance", source: Box::new(e) })?;
     let approved = allowance < needed;
     if approved {
         let pending = ITestCollateral::new(token, p)
-            .approve(market, needed)
+            .approve(spender, needed)
             .send()
             .await
             .map_err(contract_err::<ITestCollateral::ITestCollateralErrors>("approve"))?;
@@ -500,10 +514,19 @@ pub async fn factory_for(
 
 /// The signing provider, its address and the chain id of `venue`.
 async fn connect(venue: &VenueConfig) -> Result<(DynProvider, Address, u64)> {
-    let (_, chain_id) = chain::connect_checked(&venue.chain).await?;
-    let signer = chain::load_signer(venue.keystore.as_deref())?;
+    connect_signing(&venue.chain, venue.keystore.as_deref()).await
+}
+
+/// A signing provider for `chain` with the key (KEEPER_PRIVATE_KEY or `keystore`), its
+/// address and the chain id.
+pub(crate) async fn connect_signing(
+    chain: &ChainConfig,
+    keystore: Option<&Path>,
+) -> Result<(DynProvider, Address, u64)> {
+    let (_, chain_id) = chain::connect_checked(chain).await?;
+    let signer = chain::load_signer(keystore)?;
     let me = signer.address();
-    Ok((chain::signing_provider(&venue.chain.rpc_url, signer)?, me, chain_id))
+    Ok((chain::signing_provider(&chain.rpc_url, signer)?, me, chain_id))
 }
 
 /// The JSON `keeper market` prints on stdout.

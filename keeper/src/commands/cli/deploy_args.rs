@@ -121,3 +121,36 @@ impl BoundsArgs {
         }
     }
 }
+
+/// `keeper fund`: the endpoint, the funder's key, the gate and the amount.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("gate", |a| {
+    a.help("The gate to fund (default: the chain's gate in deployments/<chain-id>.json)")
+}))]
+pub struct FundArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// How much collateral to deposit, in whole tokens as a decimal (500, 12.5), converted
+    /// with the token's decimals; more decimals than the token has are refused, not rounded.
+    #[arg(long, value_parser = parse_amount)]
+    pub amount: Amount,
+}
+
+fn parse_amount(text: &str) -> std::result::Result<Amount, String> {
+    Amount::parse(text).map_err(|e| e.to_string())
+}
+
+impl FundArgs {
+    pub fn to_config(&self) -> Result<FundConfig> {
+        Ok(FundConfig {
+            chain: self.chain.to_config()?,
+            keystore: self.key.keystore.clone(),
+            gate: self.gate.gate,
+            amount: self.amount.clone(),
+        })
+    }
+}

@@ -14,6 +14,7 @@ pub use crate::domain::config::{
     ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
 };
 use crate::{
+    commands::fund::{Amount, FundConfig},
     commands::market::{
         self, CreateConfig, MarketConfig, QuoteConfig, ResolveConfig, Side, VenueConfig,
     },
@@ -60,6 +61,9 @@ pub enum Command {
     /// KEEPER_PRIVATE_KEY or --keystore; the factory from --factory or deployments/<chain-id>.json).
     #[command(subcommand)]
     Market(MarketCommand),
+    /// Deposit collateral into a gate from the key's address (approve, then `deposit`); on an
+    /// open-faucet test collateral a short balance is minted first. Prints JSON on stdout.
+    Fund(FundArgs),
     /// Run the bot: discover markets, ask the model, submit verdicts, redeem, record.
     Run(RunArgs),
     /// Rebuild results/feed.jsonl and results/RESULTS.md from chain logs alone, and check the
