@@ -450,6 +450,11 @@ impl Executor {
                 self.last_sent.remove(&id);
                 out.reorged += 1;
             }
+            // Submissions whose rows were already in the feed have left the journal's memory,
+            // so a reorg that removed them frees nonces nothing here knows of: the next nonce
+            // is read from the node again (its pending count, or above every pending one), or
+            // the next submission would park above a gap (f4).
+            self.resync().await?;
         }
         let pending: Vec<Tracked> = self.journal.pending().cloned().collect();
         if pending.is_empty() {
