@@ -247,6 +247,7 @@ async fn report_at(
     }
     let Assembled { offchain, rows, rebuilt } =
         assemble(&record, &disk_rows, &results, chain_id, gate, to)?;
+    let questions = page_questions(&provider, &facts, &rebuilt.summary, to, args.log_range).await?;
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
@@ -300,7 +301,7 @@ async fn report_at(
     };
 
     if !args.check {
-        record::write_record(&results, &facts, &rebuilt)?;
+        record::write_record(&results, &facts, &rebuilt, &questions)?;
         let new_links = feed::check_links_in(&results, chain_id, gate)?;
         let mut verified = vec![format!(
             "rebuilt from chain to block {to} (head {head} − {confirmations} confirmations): {} \
@@ -341,7 +342,7 @@ async fn report_at(
     let RowsCompared { after: after_feed, older } =
         compare_rows(&disk_rows, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
-    let (md, svg) = record::render_pages(&facts, &rebuilt.summary)?;
+    let (md, svg) = record::render_pages(&facts, &rebuilt.summary, &questions)?;
     let md_lines = md.lines().count();
     compare_text(&results.join(RESULTS_FILE), RESULTS_FILE, &md, &mut problems)?;
     compare_chart(&results.join(CHART_FILE), &svg, &mut problems)?;
@@ -409,6 +410,28 @@ async fn report_at(
 }
 
 /// Chain time of block `number`.
+/// The checked questions of the markets RESULTS.md names ([`record::page_markets`]), each from
+/// its `MarketCreated` log checked against the market's `questionHash()`, as the keeper's
+/// follower read them.
+async fn page_questions(
+    provider: &DynProvider,
+    facts: &record::GateFacts,
+    summary: &record::summary::Summary,
+    to: u64,
+    range: u64,
+) -> Result<record::Questions> {
+    let markets: std::collections::HashSet<Address> =
+        record::page_markets(summary).into_iter().collect();
+    if markets.is_empty() {
+        return Ok(record::Questions::new());
+    }
+    let found = record::rederive::created(provider, facts.factory, &markets, to, range).await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|(m, (info, _))| Some((m.to_checksum(None), info.question.text()?.to_string())))
+        .collect())
+}
+
 pub(crate) async fn block_time(provider: &DynProvider, number: u64) -> Result<u64> {
     let block = provider
         .get_block_by_number(number.into())

@@ -40,20 +40,10 @@ pub fn int(v: &str) -> i128 {
     v.parse().unwrap_or(0)
 }
 
-/// An answer in a table cell: JSON-escaped, pipes and backticks neutralised, cut at 60 bytes.
-pub fn esc(s: &str) -> String {
-    // Inside a table cell: show the answer JSON-escaped, and neutralise pipes and backticks.
-    let j = serde_json::to_string(s).unwrap_or_default();
-    let mut out = j.replace('|', "\\|").replace('`', "'");
-    if out.len() > 60 {
-        let mut end = 57;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-        out.push_str("...");
-    }
-    out
+/// A model's answer in a table cell: quoted, so leading and trailing spaces show, made safe by
+/// [`md_cell`] and cut at 60 characters with its whole length.
+pub fn answer_cell(s: &str) -> String {
+    format!("\"{}\"", md_cell(s, 60))
 }
 
 /// Whether `c` would reorder, hide or join text around it, or is a control character other
@@ -85,23 +75,41 @@ pub fn markup(s: &str) -> String {
     out
 }
 
-/// A label in a table cell (a model name, what the server said it is): text a server or an
-/// operator chose, so pipes, backticks, angle brackets and line breaks are neutralised, and it
-/// is cut at 80 bytes.
+/// A label in a table cell (a model name, what the server said it is, a scenario): text a
+/// server or an operator chose, made safe by [`md_cell`] and cut at 80 characters.
 pub fn label_cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    md_cell(s, 80)
+}
+
+/// Hostile text (a model's answer, a market's question, a model label) as the text of one
+/// markdown table cell, at most `max` characters of it: it cannot end the cell or the row,
+/// open markup, a link or code, or hide or reorder what follows.
+/// - `|` and the characters markdown reads as markup (`\ ` * _ [ ] ~ # !`) are
+///   backslash-escaped, so they show as themselves;
+/// - `& < >` are HTML-escaped, so no tag or entity is ever formed;
+/// - line breaks, every other control character and the characters that reorder, hide or join
+///   text ([`invisible`]: bidi overrides and isolates, zero-width characters) are shown as
+///   `⟨U+XXXX⟩`, as the floor shows them;
+/// - longer text is cut at `max` characters and says its whole length: `… (312 bytes)`.
+pub fn md_cell(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(4 * max) + 16);
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            let _ = write!(out, "… ({} bytes)", s.len());
+            break;
+        }
         match c {
-            '|' => out.push_str("\\|"),
-            '`' => out.push('\''),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            c if c.is_control() => out.push(' '),
+            c if c.is_control() || invisible(c) => {
+                let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
+            }
             c => out.push(c),
-        }
-        if out.len() > 80 {
-            out.push_str("...");
-            break;
         }
     }
     out

@@ -212,6 +212,23 @@ impl Recorder {
         Ok(Some(Reopened { journal, resume, health }))
     }
 
+    /// The checked questions of the markets the pages name ([`record::page_markets`]): from
+    /// the markets `found` this cycle (not yet in the state database), else from it.
+    fn questions(&self, found: &[Known]) -> Result<record::Questions, RecordError> {
+        let store = self.store.as_ref().expect("the store is opened before it is used");
+        let mut out = record::Questions::new();
+        for m in record::page_markets(&self.summary) {
+            let known = match found.iter().find(|k| k.info.address == m) {
+                Some(k) => Some(k.clone()),
+                None => store.market::<Known>(m)?,
+            };
+            if let Some(q) = known.as_ref().and_then(|k| k.info.question.text()) {
+                out.insert(m.to_checksum(None), q.to_string());
+            }
+        }
+        Ok(out)
+    }
+
     fn store_mut(&mut self) -> &mut Store {
         self.store.as_mut().expect("the store is opened before it is used")
     }
@@ -342,7 +359,8 @@ impl Recorder {
             self.summary.add(row);
         }
         // Pages: the feed's aggregates.
-        let (md, svg) = record::render_pages(facts, &self.summary)?;
+        let questions = self.questions(&found.markets)?;
+        let (md, svg) = record::render_pages(facts, &self.summary, &questions)?;
         let rendered = keccak256([md.as_bytes(), svg.as_bytes()].concat());
         if self.rendered != Some(rendered)
             || !self.dir.join(RESULTS_FILE).exists()

@@ -10,9 +10,9 @@ use super::{
     feed::DecisionRow,
     figures::{self, amount_of, native, percent, prob, ratio, tokens, verdict_name},
     summary::Summary,
-    GateFacts, CHART_FILE,
+    GateFacts, Questions, CHART_FILE,
 };
-use crate::domain::format::{esc, int, label_cell, utc_date};
+use crate::domain::format::{answer_cell, int, label_cell, md_cell, utc_date};
 use std::fmt::Write;
 
 /// An optional score to four places, "n/a" when there is none.
@@ -35,6 +35,47 @@ fn span(secs: u64) -> String {
     }
 }
 
+/// A duration as its seconds and its largest units, zero parts left out: "600 s (10 min)",
+/// "86400 s (1 d)", "3660 s (1 h 1 min)"; under a minute, the seconds alone.
+fn seconds(secs: u64) -> String {
+    let parts: Vec<String> = [
+        (secs / 86_400, "d"),
+        (secs % 86_400 / 3_600, "h"),
+        (secs % 3_600 / 60, "min"),
+        (secs % 60, "s"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, u)| format!("{n} {u}"))
+    .collect();
+    if secs < 60 {
+        format!("{secs} s")
+    } else {
+        format!("{secs} s ({})", parts.join(" "))
+    }
+}
+
+/// An integer with its thousands grouped: 17268197 as "17,268,197".
+fn grouped(n: u128) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Basis points as a percentage, the bps after: 2500 as "25% (2,500 bps)".
+fn bps(v: u64) -> String {
+    let whole = v / 100;
+    let frac = v % 100;
+    let pct = if frac == 0 { format!("{whole}%") } else { format!("{whole}.{frac:02}%") };
+    format!("{pct} ({} bps)", grouped(u128::from(v)))
+}
+
 fn gate(md: &mut String, facts: &GateFacts) {
     let b = &facts.bounds;
     let sym = &facts.symbol;
@@ -55,13 +96,13 @@ fn gate(md: &mut String, facts: &GateFacts) {
     let _ = writeln!(md, "| minPrice | {} |", pr(&b.minPrice));
     let _ = writeln!(md, "| maxPrice | {} |", pr(&b.maxPrice));
     let _ = writeln!(md, "| maxSize | {} tokens |", tokens(&b.maxSize.to_string()));
-    let _ = writeln!(md, "| minHeadroom | {} s |", b.minHeadroom);
+    let _ = writeln!(md, "| minHeadroom | {} |", seconds(u64::from(b.minHeadroom)));
     let _ = writeln!(md, "| maxConcurrent | {} positions |", b.maxConcurrent);
     let _ = writeln!(md, "| maxNotional | {} |", amt(&b.maxNotional));
-    let _ = writeln!(md, "| maxHorizon | {} s |", b.maxHorizon);
+    let _ = writeln!(md, "| maxHorizon | {} |", seconds(u64::from(b.maxHorizon)));
     let _ = writeln!(md, "| maxDrawdown | {} |", amt(&b.maxDrawdown));
-    let _ = writeln!(md, "| writeOffGrace | {} s |", b.writeOffGrace);
-    let _ = writeln!(md, "| minFillBps | {} bps |", b.minFillBps);
+    let _ = writeln!(md, "| writeOffGrace | {} |", seconds(u64::from(b.writeOffGrace)));
+    let _ = writeln!(md, "| minFillBps | {} |", bps(u64::from(b.minFillBps)));
     let list = |v: &[alloy::primitives::Address]| {
         if v.is_empty() {
             "none".to_string()
@@ -129,8 +170,8 @@ fn summary(md: &mut String, facts: &GateFacts, s: &Summary) {
     let _ = writeln!(
         md,
         "- gas: {} gas over {} transactions, {} of the chain's native coin in fees{unknown}\n",
-        s.gas_used,
-        s.gas_txs,
+        grouped(s.gas_used),
+        grouped(u128::from(s.gas_txs)),
         native(s.gas_fee)
     );
 }
@@ -228,7 +269,7 @@ fn reasons(md: &mut String, facts: &GateFacts, s: &Summary) {
 /// The answer cell: the answer, or its length and hash when the record does not hold it.
 fn raw_cell(d: &DecisionRow) -> String {
     match &d.raw {
-        Some(raw) => esc(raw),
+        Some(raw) => answer_cell(raw),
         None => format!("({} bytes, keccak {})", d.raw_length, d.raw_hash.get(..10).unwrap_or("")),
     }
 }
@@ -266,27 +307,35 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
     );
     let _ = writeln!(
         md,
-        "| block | market | raw answer | verdict | side | reason | failing rules | best level \
-         price | limit | quantity | filled | average price paid | spent |"
+        "| chain time | block | market | raw answer | verdict | side | reason | failing rules | \
+         best level price | limit | quantity | filled | average price paid | spent |"
     );
     let _ = writeln!(
         md,
-        "| ---: | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for d in s.latest.iter().rev() {
-        let rules: Vec<String> = d.failed_rules.iter().map(u8::to_string).collect();
+        let rules: Vec<String> = d
+            .failed_rules
+            .iter()
+            .map(|&r| match facts.labels.get(usize::from(r)) {
+                Some(l) => format!("{r} {}", label_cell(l)),
+                None => r.to_string(),
+            })
+            .collect();
         let short_market = d.market.get(..10).unwrap_or(&d.market);
         let bought = int(&d.filled) > 0;
         let _ = writeln!(
             md,
-            "| {} | `{short_market}` | {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | #{} | `{short_market}` | {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
+            when(d.time),
             d.block,
             raw_cell(d),
             verdict_name(d.verdict),
             figures::side(d.verdict).unwrap_or(""),
             d.reason,
             label_cell(&d.reason_label),
-            rules.join(","),
+            rules.join("; "),
             price_cell(&d.price_paid),
             price_cell(&d.limit),
             if int(&d.quantity) > 0 { tokens(&d.quantity) } else { String::new() },
@@ -301,17 +350,19 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
 /// price), whether the position was written off, and how it settled. Realised P&L counts a
 /// write-off as a loss of the position's notional when it happens, and a later payout as a gain
 /// when it comes.
-fn positions(md: &mut String, facts: &GateFacts, s: &Summary) {
+fn positions(md: &mut String, facts: &GateFacts, s: &Summary, questions: &Questions) {
     let sym = &facts.symbol;
     let amt = |v: i128| amount_of(v, sym);
     let _ = writeln!(md, "## Positions and settlements\n");
     let _ = writeln!(
         md,
-        "| market | side | fills | tokens bought | spent | average price paid | written off | \
-         settled | outcome | payout | P&L |"
+        "| market | question | side | fills | tokens bought | spent | average price paid | \
+         written off | settled | outcome | payout | P&L |"
     );
-    let _ =
-        writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |");
+    let _ = writeln!(
+        md,
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |"
+    );
     for p in &s.positions {
         let (m, bought, spent) = (&p.market, p.bought, p.spent);
         let average = if bought > 0 {
@@ -319,8 +370,12 @@ fn positions(md: &mut String, facts: &GateFacts, s: &Summary) {
         } else {
             String::new()
         };
+        let question = match questions.get(m) {
+            Some(q) => md_cell(q, QUESTION_CHARS),
+            None => "(unreadable: not checked against the market's questionHash)".to_string(),
+        };
         let head = format!(
-            "| `{m}` | {} | {} | {} | {} | {average}",
+            "| `{m}` | {question} | {} | {} | {} | {} | {average}",
             p.side,
             p.fills,
             tokens(&bought.to_string()),
@@ -367,7 +422,11 @@ fn positions(md: &mut String, facts: &GateFacts, s: &Summary) {
     );
 }
 
-pub fn render(facts: &GateFacts, s: &Summary) -> String {
+/// Characters of a market's question shown in the positions table (the rest is cut, with the
+/// question's length).
+const QUESTION_CHARS: usize = 60;
+
+pub fn render(facts: &GateFacts, s: &Summary, questions: &Questions) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# RiskGate results\n");
     let _ = writeln!(
@@ -393,7 +452,7 @@ pub fn render(facts: &GateFacts, s: &Summary) -> String {
         let _ = writeln!(md);
     }
     adversary::render(&mut md, facts, s);
-    positions(&mut md, facts, s);
+    positions(&mut md, facts, s, questions);
     latest(&mut md, facts, s);
     md
 }
@@ -417,6 +476,172 @@ mod tests {
         assert_eq!(amount_of(-1_500_000, "units"), "-1.500000 units");
         assert_eq!(price_cell("450000"), "0.45");
         assert_eq!(price_cell("0"), ""); // no price evaluated
+    }
+
+    /// Every text a stranger chose (the answer, the question, the model's labels, the
+    /// scenario) with each thing that could break a markdown table or page planted in it: a
+    /// pipe, a backtick, a line break, HTML, a link, a heading, bidi and zero-width characters.
+    const HOSTILE: &str = "\u{202E}\u{200B}\u{2066}|\r\n# INJECTED `rm` [click](http://e.x) *bold \
+                           <script>| --- | and more text past the cut, longer than any cell";
+
+    fn hostile_page() -> String {
+        use crate::domain::decision::{Annotation, DecisionRow, FeedRow};
+        let market = "0x1111111111111111111111111111111111111111".to_string();
+        let row = DecisionRow {
+            chain_id: 1,
+            gate: "0x0".into(),
+            block: 7,
+            log_index: 0,
+            tx: format!("0x{:064x}", 7),
+            time: 1_700_000_000,
+            market: market.clone(),
+            prompt_hash: String::new(),
+            read_block: 7,
+            raw: Some(HOSTILE.into()),
+            raw_length: HOSTILE.len() as u64,
+            raw_hash: String::new(),
+            verdict: 1,
+            reason: 0,
+            reason_label: "PASS".into(),
+            failed_mask: 0,
+            failed_rules: vec![],
+            book: None,
+            quote: None,
+            price_paid: "450000".into(),
+            average_price_paid: Some("450000".into()),
+            limit: "450000".into(),
+            quantity: "10000000".into(),
+            cost: "4500000".into(),
+            filled: "10000000".into(),
+            spent: "4500000".into(),
+            attempted_fill: None,
+            settlement: None,
+            write_off: None,
+            gas: None,
+            note: Annotation {
+                provider: Some(HOSTILE.into()),
+                model: Some(HOSTILE.into()),
+                scenario: Some(HOSTILE.into()),
+                model_kind: Some(HOSTILE.into()),
+                arrival: Some(HOSTILE.into()),
+                ..Annotation::default()
+            },
+        };
+        let mut s = Summary::default();
+        s.add(&FeedRow::Decision(row));
+        let facts = GateFacts {
+            gate: alloy::primitives::Address::ZERO,
+            chain_id: 1,
+            deploy_block: Some(1),
+            params_hash: Default::default(),
+            bounds: Default::default(),
+            trusted_resolvers: vec![],
+            trusted_creators: vec![],
+            keeper: alloy::primitives::Address::ZERO,
+            collateral: alloy::primitives::Address::ZERO,
+            factory: alloy::primitives::Address::ZERO,
+            labels: vec!["PASS".into()],
+            symbol: "tUSD".into(),
+        };
+        let questions = Questions::from([(market, HOSTILE.to_string())]);
+        render(&facts, &s, &questions)
+    }
+
+    /// Pipes in a table line that end a cell (not backslash-escaped).
+    fn cell_pipes(line: &str) -> usize {
+        let mut n = 0;
+        let mut escaped = false;
+        for c in line.chars() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '|' if !escaped => n += 1,
+                _ => escaped = false,
+            }
+            if c != '\\' {
+                escaped = false;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn hostile_text_cannot_break_the_page() {
+        let page = hostile_page();
+        // The hostile text reached the page (the answer, the question, the labels).
+        assert!(page.contains("INJECTED"), "{page}");
+        // No line break from it: nothing it carried starts a line of its own.
+        for line in page.lines() {
+            assert!(!line.starts_with("# INJECTED") && !line.starts_with("INJECTED"), "{line}");
+        }
+        // Every line of a table has as many cell-ending pipes as its header.
+        let mut header: Option<usize> = None;
+        for line in page.lines() {
+            if line.starts_with('|') {
+                let n = cell_pipes(line);
+                let want = *header.get_or_insert(n);
+                assert_eq!(n, want, "a cell was broken open: {line}");
+            } else {
+                header = None;
+            }
+        }
+        // No tag, no link, no emphasis, no code span formed; no character that reorders or
+        // hides text survives (each is shown as its code point).
+        // Each markup character the text carried is preceded by a backslash (shown as itself).
+        let unescaped =
+            |pat: &str| page.match_indices(pat).any(|(i, _)| !page[..i].ends_with('\\'));
+        for formed in ["<script", "</script", "](http", "`rm", "*bold", "[click"] {
+            assert!(!unescaped(formed), "{formed} formed in the page");
+        }
+        for hidden in ['\u{202E}', '\u{200B}', '\u{2066}', '\r'] {
+            assert!(!page.contains(hidden), "{:?} survived", hidden);
+        }
+        for shown in ["⟨U+202E⟩", "⟨U+200B⟩", "⟨U+2066⟩", "⟨U+000A⟩", "&lt;script&gt;"]
+        {
+            assert!(page.contains(shown), "{shown} not shown");
+        }
+        // The answer is cut at 60 characters and says its whole length.
+        assert!(page.contains(&format!("… ({} bytes)", HOSTILE.len())), "{page}");
+    }
+
+    /// A cell of a markdown table that is a bare integer of six or more digits: a number a
+    /// reader cannot read without knowing its unit.
+    pub(crate) fn bare_big_integers(page: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for line in page.lines().filter(|l| l.starts_with('|')) {
+            for cell in line.split('|').map(str::trim) {
+                let digits = cell.strip_prefix('-').unwrap_or(cell);
+                if digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    out.push(format!("{cell} in: {line}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_demo_page_has_no_bare_integer_of_six_or_more_digits() {
+        // The committed demo record's page (make demo writes it; report --check re-derives it).
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/RESULTS.md");
+        let page = std::fs::read_to_string(path).expect("results/RESULTS.md is committed");
+        let bare = bare_big_integers(&page);
+        assert!(bare.is_empty(), "cells without a unit: {bare:#?}");
+        // The check itself catches one.
+        assert_eq!(bare_big_integers("| a | 450000 |\n| b | 0.45 |").len(), 1);
+        assert!(bare_big_integers(&hostile_page()).is_empty());
+    }
+
+    #[test]
+    fn bounds_read_in_human_units() {
+        assert_eq!(seconds(600), "600 s (10 min)");
+        assert_eq!(seconds(86_400), "86400 s (1 d)");
+        // 3,661 s = 1 h + 1 min + 1 s.
+        assert_eq!(seconds(3_661), "3661 s (1 h 1 min 1 s)");
+        assert_eq!(seconds(45), "45 s");
+        assert_eq!(bps(2_500), "25% (2,500 bps)");
+        assert_eq!(bps(50), "0.50% (50 bps)");
+        assert_eq!(grouped(17_268_197), "17,268,197");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
     }
 
     #[test]

@@ -96,11 +96,27 @@ pub const HEAD_FILE: &str = "feed.head";
 pub const RESULTS_FILE: &str = "RESULTS.md";
 pub const CHART_FILE: &str = "decisions.svg";
 
-/// The two pages of a record, rendered from its aggregates: (RESULTS.md, the chart).
-pub fn render_pages(facts: &GateFacts, summary: &summary::Summary) -> Result<(String, String)> {
+/// The checked questions (`MarketCreated`'s text, whose keccak256 is the market's
+/// `questionHash()`) of the markets the pages name, by checksummed address. A market whose
+/// question could not be read or checked is absent, and the page says so.
+pub type Questions = std::collections::BTreeMap<String, String>;
+
+/// The markets whose questions RESULTS.md shows: those of the positions it lists (a bounded
+/// number, whatever the record's length).
+pub fn page_markets(summary: &summary::Summary) -> Vec<alloy::primitives::Address> {
+    summary.positions.iter().filter_map(|p| p.market.parse().ok()).collect()
+}
+
+/// The two pages of a record, rendered from its aggregates and the `questions` of the markets
+/// of [`page_markets`]: (RESULTS.md, the chart).
+pub fn render_pages(
+    facts: &GateFacts,
+    summary: &summary::Summary,
+    questions: &Questions,
+) -> Result<(String, String)> {
     let max_drawdown = i128::try_from(facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
     let svg = chart::render_svg(summary, &facts.labels, &facts.symbol, max_drawdown);
-    Ok((markdown::render(facts, summary), svg))
+    Ok((markdown::render(facts, summary, questions), svg))
 }
 
 /// Refuses a row naming another chain or gate than `facts'`.
@@ -138,12 +154,17 @@ pub fn rebuild(rows: &[FeedRow]) -> Rebuilt {
 /// Writes a gate's rebuilt record into `dir` whole: feed.jsonl (hash-linked), feed.head, the
 /// chart, then RESULTS.md, in that order, each atomically. Refuses a row naming another chain
 /// or gate than `facts`' (nothing is written then).
-pub fn write_record(dir: &Path, facts: &GateFacts, record: &Rebuilt) -> Result<()> {
+pub fn write_record(
+    dir: &Path,
+    facts: &GateFacts,
+    record: &Rebuilt,
+    questions: &Questions,
+) -> Result<()> {
     check_owner(dir, facts, &record.feed)?;
     let (text, head) = feed::to_linked_jsonl(&record.feed, facts.chain_id, facts.gate);
     write_atomic(&dir.join(FEED_FILE), text.as_bytes())?;
     write_atomic(&dir.join(HEAD_FILE), format!("{head}\n").as_bytes())?;
-    let (md, svg) = render_pages(facts, &record.summary)?;
+    let (md, svg) = render_pages(facts, &record.summary, questions)?;
     write_atomic(&dir.join(CHART_FILE), svg.as_bytes())?;
     write_atomic(&dir.join(RESULTS_FILE), md.as_bytes())?;
     Ok(())

@@ -282,6 +282,20 @@ impl Store {
         Ok(())
     }
 
+    /// One market, if known.
+    pub fn market<T: DeserializeOwned>(&self, address: Address) -> Result<Option<T>> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT info FROM markets WHERE address = ?1",
+                params![address.to_string()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.err("read a market"))?;
+        text.map(|t| self.decode("market", &t)).transpose()
+    }
+
     /// Every market known, with the block it was seen at, oldest first.
     pub fn markets<T: DeserializeOwned>(&self) -> Result<Vec<(u64, T)>> {
         let mut q = self
