@@ -96,6 +96,20 @@ pub struct LongRun {
     pub generate_secs: f64,
     /// `keeper serve` over the record at its largest size (issue 18), or why not measured.
     pub floor: std::result::Result<floor::FloorFigures, String>,
+    /// The market of the position bought in the keeper's first run and never settled, and the
+    /// UP units the gate held there at the end (issue 32: every figure is with it open).
+    pub open: (Address, U256),
+}
+
+/// The gate's UP units in `market`, if its position there is open (held and not written off).
+async fn open_units(w: &World, market: Address) -> Result<U256> {
+    let g = IRiskGate::new(w.deployment.gate, &w.keeper_rpc);
+    let p = g
+        .positionOf(market)
+        .call()
+        .await
+        .map_err(|e| check("positionOf", crate::error_chain(&e)))?;
+    Ok(if p.writtenOff { U256::ZERO } else { p.upUnits })
 }
 
 /// `keeper run --once` on `w`'s gate with its results in `results`, plus `extra` flags.
@@ -243,9 +257,22 @@ pub async fn record_figures(
         ));
     }
     let markets = seed_abstain_markets(w, RECORD_MARKETS).await?;
+    // One market whose ask (0.40) the builtin rules buy (UP at or below 0.45): bought in the
+    // keeper's first run and never resolved, so every figure below is taken with a position
+    // open (issue 32: the v1 feed held every later row back behind one).
+    let open = w
+        .create_market(TICK, LOT, w.fillable_min_qty(LOT), w.chain_time().await? + DAY_SECS)
+        .await?;
+    w.ask(open, 400_000, 20_000_000).await?;
     std::fs::create_dir_all(dir).map_err(io_err("create the results folder"))?;
     // The keeper's first run: every market asked once (the rows it writes are full ones).
     run_once(w, root, dir, &["--reask-secs", "1"]).await?;
+    if open_units(w, open).await?.is_zero() {
+        return Err(check(
+            "the open position",
+            format!("the keeper's first run bought nothing in {open}"),
+        ));
+    }
     let mut made = feed_rows(dir);
     let (mut gen_secs, mut catch_secs, mut catch_rss, mut catch_ups) = (0.0, 0.0f64, 0, 0);
     let mut out = Vec::new();
@@ -258,7 +285,14 @@ pub async fn record_figures(
             let r = run_once(w, root, dir, &["--reask-secs", "3600"]).await?;
             (catch_secs, catch_rss) = (catch_secs.max(r.secs), catch_rss.max(r.rss_kib));
             catch_ups += 1;
+            let before = made;
             made = feed_rows(dir);
+            if made <= before {
+                return Err(check(
+                    "a catch-up run",
+                    format!("appended nothing to feed.jsonl ({made} rows) with a position open"),
+                ));
+            }
             eprintln!("bench:   record at {made} rows (caught up in {:.1} s)", r.secs);
         }
         // Restart: a few new blocks since the last run, nothing due.
@@ -298,7 +332,15 @@ pub async fn record_figures(
         generate(w, &markets, 1, 1).await.map_err(|e| crate::error_chain(&e))
     })
     .await;
+    let units = open_units(w, open).await?;
+    if units.is_zero() {
+        return Err(check(
+            "the open position",
+            format!("{open} was settled or written off during the run"),
+        ));
+    }
     Ok(LongRun {
+        open: (open, units),
         sizes: out,
         catch_up_secs: catch_secs,
         catch_up_rss_kib: catch_rss,
@@ -343,6 +385,7 @@ pub fn write_record(md: &mut String, f: &LongRun) {
             d.get("decisions.svg") / 1024,
         );
     }
+    let _ = writeln!(md, "\nOne bought position stayed open the whole run: market {} (bought in the keeper's first run, {} UP units held at the end, expiring a day of chain time on, never resolved). Every figure above was taken with it open, and every catch-up appended its rows to feed.jsonl (the run stops if one appends nothing): the v1 feed held every later row back behind such a position (issue 32).", f.open.0, f.open.1);
     let (Some(small), Some(big)) = (f.sizes.first(), f.sizes.last()) else { return };
     let rss = |s: &AtSize| s.cycle.rss_kib.max(s.restart.rss_kib) as f64;
     let rss_ok = within(rss(big), rss(small), 20.0);
