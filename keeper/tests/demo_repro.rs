@@ -141,6 +141,10 @@ fn two_demo_runs_of_one_commit_write_byte_identical_results() {
         );
     }
     let page = std::fs::read_to_string(runs[0].path().join("RESULTS.md")).unwrap();
-    // The record holds the real model's rows, under the name its server reported.
-    assert!(page.contains("| openai | SmolLM2-135M-Instruct.Q4_1.gguf | language model"), "{page}");
+    // The record holds the real model's rows, under the name its server reported (its `_`
+    // backslash-escaped, as every label a server chose: format::md_cell).
+    assert!(
+        page.contains("| openai | SmolLM2-135M-Instruct.Q4\\_1.gguf | language model"),
+        "{page}"
+    );
 }
