@@ -264,6 +264,8 @@ pub async fn record_figures(
         .create_market(TICK, LOT, w.fillable_min_qty(LOT), w.chain_time().await? + DAY_SECS)
         .await?;
     w.ask(open, 400_000, 20_000_000).await?;
+    // ABSTAIN needs no collateral; the buy does (else reason 10): 100 tUSD, as the tests' world.
+    w.mint(w.deployment.gate, U256::from(100_000_000u64)).await?;
     std::fs::create_dir_all(dir).map_err(io_err("create the results folder"))?;
     // The keeper's first run: every market asked once (the rows it writes are full ones).
     run_once(w, root, dir, &["--reask-secs", "1"]).await?;
@@ -385,7 +387,7 @@ pub fn write_record(md: &mut String, f: &LongRun) {
             d.get("decisions.svg") / 1024,
         );
     }
-    let _ = writeln!(md, "\nOne bought position stayed open the whole run: market {} (bought in the keeper's first run, {} UP units held at the end, expiring a day of chain time on, never resolved). Every figure above was taken with it open, and every catch-up appended its rows to feed.jsonl (the run stops if one appends nothing): the v1 feed held every later row back behind such a position (issue 32).", f.open.0, f.open.1);
+    let _ = writeln!(md, "\nOne bought position stayed open the whole run: market {} (bought in the keeper's first run, {} UP tokens held at the end, expiring a day of chain time on, never resolved). Every figure above was taken with it open, and every catch-up appended its rows to feed.jsonl (the run stops if one appends nothing): the v1 feed held every later row back behind such a position (issue 32).", f.open.0, crate::domain::format::units(&f.open.1.to_string()));
     let (Some(small), Some(big)) = (f.sizes.first(), f.sizes.last()) else { return };
     let rss = |s: &AtSize| s.cycle.rss_kib.max(s.restart.rss_kib) as f64;
     let rss_ok = within(rss(big), rss(small), 20.0);
