@@ -339,6 +339,13 @@ fn keeper_deploy(anvil: &Anvil, dir: &Path, extra: &[&str]) -> std::process::Out
         .unwrap()
 }
 
+/// `keeper deploy` of a gate trusting `maker` as its resolver and creator: its JSON.
+fn deploy_trusting(anvil: &Anvil, dir: &Path, maker: &str) -> serde_json::Value {
+    let out = keeper_deploy(anvil, dir, &["--trusted-resolver", maker, "--trusted-creator", maker]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json(&String::from_utf8_lossy(&out.stdout))
+}
+
 /// A fresh anvil, a scratch project root beside it, and the maker's address (the trusted
 /// resolver and creator the deploy tests name).
 async fn scratch_chain() -> (Anvil, tempfile::TempDir, String) {
@@ -735,13 +742,7 @@ async fn a_market_grid_the_gate_refuses_is_warned_about_and_never_asked() {
     let _g = serial();
     let (anvil, dir, maker) = scratch_chain().await;
     let url = anvil.url.to_string();
-    let out = keeper_deploy(
-        &anvil,
-        dir.path(),
-        &["--trusted-resolver", &maker, "--trusted-creator", &maker],
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let gate = address(&json(&String::from_utf8_lossy(&out.stdout))["gate"]).to_string();
+    let gate = address(&deploy_trusting(&anvil, dir.path(), &maker)["gate"]).to_string();
     let in_dir = |args: &[&str], key: usize| {
         let out = Command::new(env!("CARGO_BIN_EXE_keeper"))
             .arg("--root")
@@ -822,13 +823,7 @@ async fn keeper_fund_deposits_into_the_gate_and_refuses_what_it_cannot_do_exactl
     let _g = serial();
     let (anvil, dir, maker) = scratch_chain().await;
     let url = anvil.url.to_string();
-    let out = keeper_deploy(
-        &anvil,
-        dir.path(),
-        &["--trusted-resolver", &maker, "--trusted-creator", &maker],
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let deployed = json(&String::from_utf8_lossy(&out.stdout));
+    let deployed = deploy_trusting(&anvil, dir.path(), &maker);
     let gate = address(&deployed["gate"]);
     let collateral = address(&deployed["collateral"]);
     let fund = |extra: &[&str]| {

@@ -121,23 +121,11 @@ pub fn question_for(n: u64, expiry: u64) -> String {
     ];
     let (asset, base, step) = ASSETS[(n % ASSETS.len() as u64) as usize];
     let level = base + step * (n / ASSETS.len() as u64 % 10);
-    let level = group_thousands(level);
+    let level = crate::domain::format::grouped(u128::from(level));
     match crate::domain::format::utc_date(expiry) {
         Some(when) => format!("Will {asset} close above {level} USD at {when} UTC?"),
         None => format!("Will {asset} close above {level} USD at unix time {expiry}?"),
     }
-}
-
-fn group_thousands(v: u64) -> String {
-    let digits = v.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// [`World::fillable_min_qty`] for `params`.

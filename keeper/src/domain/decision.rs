@@ -63,7 +63,7 @@ pub struct Unanswered {
     /// None when no prompt was rendered (the book read before it failed).
     pub prompt_hash: Option<B256>,
     /// Whose failure it was: only the model's count toward its backoff and breaker.
-    pub cause: Unasked,
+    pub cause: WhyUnanswered,
     /// The failure with its whole cause chain, on one line.
     pub error: String,
     pub detail: TransportDetail,
@@ -71,7 +71,7 @@ pub struct Unanswered {
 
 /// Why a market got no answer, as far as the inference health is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unasked {
+pub enum WhyUnanswered {
     /// The model (or its server) did not answer: counts toward the backoff and the breaker.
     Model,
     /// The chain or the market failed before the ask: says nothing about the model.

@@ -34,6 +34,19 @@ pub fn token_symbol(raw: Option<&str>) -> String {
     }
 }
 
+/// An integer with its thousands grouped: 17268197 as "17,268,197".
+pub fn grouped(n: u128) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A decimal string as an integer (the feed's amounts are decimal strings of uint256 values
 /// that, in any real record, fit comfortably in 128 bits; an unparsable one counts as 0).
 pub fn int(v: &str) -> i128 {

@@ -11,7 +11,8 @@ use crate::{
     chain::follower::{self, Cursor, Follower, Known, Step},
     chain::reads::{self, MarketInfo, MarketState, Question},
     domain::decision::{
-        BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered, Unasked,
+        BlockRef, ChainRecord, Failure, GateFacts, TransportDetail, TxGas, Unanswered,
+        WhyUnanswered,
     },
     domain::grid,
     kit::bindings::IBinaryMarket,
@@ -420,7 +421,7 @@ impl Collector {
             prompt_hash: None,
             error: format!("book read before the ask failed: {}", crate::error_chain(&e)),
             detail: TransportDetail::default(),
-            cause: Unasked::Read,
+            cause: WhyUnanswered::Read,
         };
         let mut attempt = 0;
         let (state, read) = loop {

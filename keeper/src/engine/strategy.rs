@@ -11,7 +11,7 @@ use super::{
 use crate::{
     chain::reads::{MarketInfo, MarketState},
     domain::config::QuotePolicy,
-    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered, Unasked},
+    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered, WhyUnanswered},
     inference::{
         prompt::{strategy_hash, ReadAt},
         Model, Prompt,
@@ -186,11 +186,13 @@ impl Strategy {
     ) -> Failure {
         // Only the model's own failures count: a failed read or a shutdown says nothing of it.
         let tripped = match u.cause {
-            Unasked::Model | Unasked::Read => {
+            WhyUnanswered::Model | WhyUnanswered::Read => {
                 warn!(market = %u.market, error = %u.error, "no answer; nothing submitted");
-                (u.cause == Unasked::Model).then(|| self.health.failed(u.market, now)).flatten()
+                (u.cause == WhyUnanswered::Model)
+                    .then(|| self.health.failed(u.market, now))
+                    .flatten()
             }
-            Unasked::Shutdown => {
+            WhyUnanswered::Shutdown => {
                 info!(market = %u.market, "stopping: the ask in flight is dropped, with a row");
                 None
             }
@@ -300,7 +302,7 @@ async fn ask_one(
                 prompt_hash: None,
                 error: e.to_string(),
                 detail: Default::default(),
-                cause: Unasked::Read,
+                cause: WhyUnanswered::Read,
             }))
         }
     };
@@ -313,7 +315,7 @@ async fn ask_one(
                 prompt_hash: Some(prompt_hash),
                 error: SHUTDOWN_DROPPED.to_string(),
                 detail: Default::default(),
-                cause: Unasked::Shutdown,
+                cause: WhyUnanswered::Shutdown,
             }))
         }
         r = model.ask_until(&prompt, &st, Some(until)) => r,
@@ -338,7 +340,7 @@ async fn ask_one(
             prompt_hash: Some(prompt_hash),
             error: crate::error_chain(&e),
             detail: e.detail(),
-            cause: Unasked::Model,
+            cause: WhyUnanswered::Model,
         }),
     })
 }

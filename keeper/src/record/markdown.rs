@@ -12,7 +12,7 @@ use super::{
     summary::Summary,
     GateFacts, Questions, CHART_FILE,
 };
-use crate::domain::format::{answer_cell, int, label_cell, md_cell, utc_date};
+use crate::domain::format::{answer_cell, grouped, int, label_cell, md_cell, utc_date};
 use std::fmt::Write;
 
 /// An optional score to four places, "n/a" when there is none.
@@ -25,19 +25,8 @@ fn when(t: u64) -> String {
     utc_date(t).map(|d| format!("{d} UTC")).unwrap_or_else(|| format!("unix {t}"))
 }
 
-/// A span of seconds as "2 d 3 h 4 min" (the largest units that apply).
-fn span(secs: u64) -> String {
-    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3_600, secs % 3_600 / 60);
-    match (d, h) {
-        (0, 0) => format!("{m} min"),
-        (0, _) => format!("{h} h {m} min"),
-        _ => format!("{d} d {h} h {m} min"),
-    }
-}
-
-/// A duration as its seconds and its largest units, zero parts left out: "600 s (10 min)",
-/// "86400 s (1 d)", "3660 s (1 h 1 min)"; under a minute, the seconds alone.
-fn seconds(secs: u64) -> String {
+/// Seconds in their largest units, zero parts left out: "2 d 3 h 4 min", "1 h 1 min 1 s".
+fn readable(secs: u64) -> String {
     let parts: Vec<String> = [
         (secs / 86_400, "d"),
         (secs % 86_400 / 3_600, "h"),
@@ -48,24 +37,26 @@ fn seconds(secs: u64) -> String {
     .filter(|(n, _)| *n > 0)
     .map(|(n, u)| format!("{n} {u}"))
     .collect();
+    parts.join(" ")
+}
+
+/// A span of chain time to the minute: "15 h 17 min" ("0 min" under a minute).
+fn span(secs: u64) -> String {
     if secs < 60 {
-        format!("{secs} s")
+        "0 min".to_string()
     } else {
-        format!("{secs} s ({})", parts.join(" "))
+        readable(secs - secs % 60)
     }
 }
 
-/// An integer with its thousands grouped: 17268197 as "17,268,197".
-fn grouped(n: u128) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
+/// A duration as its seconds and, from a minute on, its [`readable`] form: "600 s (10 min)",
+/// "86400 s (1 d)", "45 s".
+fn seconds(secs: u64) -> String {
+    if secs < 60 {
+        format!("{secs} s")
+    } else {
+        format!("{secs} s ({})", readable(secs))
     }
-    out
 }
 
 /// Basis points as a percentage, the bps after: 2500 as "25% (2,500 bps)".
