@@ -1,5 +1,5 @@
-//! The SVG chart linked from RESULTS.md: decisions per reason, labelled, and realised P&L
-//! against chain time, drawn from the record's [`Summary`] by the same SVG code as the floor's
+//! The SVG chart linked from RESULTS.md: decisions per reason, labelled, and realised and
+//! marked-to-market P&L against chain time, drawn from the record's [`Summary`] by the same SVG code as the floor's
 //! charts ([`super::svg`]), in black and greys with dashes and labels, so it reads printed in
 //! grey. The same record gives the same bytes, for `keeper report --check`.
 
@@ -30,10 +30,15 @@ pub fn render_svg(s: &Summary, labels: &[String], symbol: &str, max_drawdown: i1
         acc += r.2;
         line.push(Point { time: r.3, value: acc });
     }
+    let marked: Vec<Point> =
+        s.marked_line().into_iter().map(|(time, value)| Point { time, value }).collect();
     let pnl = svg::time_chart(
-        "Realised P&L against chain time",
-        &format!("realised P&L ({symbol})"),
-        &[("realised, write-offs included", "", &line)],
+        "P&L against chain time",
+        &format!("P&L ({symbol})"),
+        &[
+            ("realised, write-offs included", "", &line),
+            ("marked to market (last price read)", "6 4", &marked),
+        ],
         Some(("−maxDrawdown (fixed at deploy)", -max_drawdown)),
     );
     svg::stack(&[reasons, pnl])

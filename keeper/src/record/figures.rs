@@ -72,6 +72,22 @@ pub fn side(code: u8) -> Option<&'static str> {
     }
 }
 
+/// What one outcome token of a side is worth at the book the gate read (UP prices, 1e6
+/// units): UP sells at the best bid, DOWN at 1 − the best ask; a side with no such price is
+/// marked at 0. The floor and RESULTS.md mark open positions with it.
+pub fn mark_price(up: bool, best_bid: &str, best_ask: &str) -> i128 {
+    if up {
+        int(best_bid).clamp(0, ONE)
+    } else {
+        let a = int(best_ask);
+        if a <= 0 || a >= ONE {
+            0
+        } else {
+            ONE - a
+        }
+    }
+}
+
 /// What one decision row earned, once its position closed: its share of the position's payout
 /// (units of the winning side it bought, of all the winning side's units) less what it spent; a
 /// row whose position was written off and never settled lost what it spent. None while open.
@@ -236,6 +252,17 @@ pub struct Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_down_position_is_marked_at_one_minus_the_ask_and_no_price_marks_it_at_zero() {
+        // UP sells at the best bid: 0.40. DOWN sells at 1 − the UP ask: 1 − 0.45 = 0.55.
+        assert_eq!(mark_price(true, "400000", "450000"), 400_000);
+        assert_eq!(mark_price(false, "400000", "450000"), 550_000);
+        // No bid, or no ask (0, or the book's "none" of 1.0 and above): nothing to sell at.
+        assert_eq!(mark_price(true, "0", "450000"), 0);
+        assert_eq!(mark_price(false, "400000", "0"), 0);
+        assert_eq!(mark_price(false, "400000", "1000000"), 0);
+    }
 
     #[test]
     fn prices_read_as_probabilities() {

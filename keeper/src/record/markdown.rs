@@ -140,6 +140,14 @@ fn summary(md: &mut String, facts: &GateFacts, s: &Summary) {
     );
     let _ = writeln!(
         md,
+        "- marked P&L: {} (realised, plus {} open position{} at the last price the gate read: \
+         UP at the best bid, DOWN at 1 − the best ask)",
+        amount_of(s.realised_total + s.open_marked(), sym),
+        s.open_positions(),
+        if s.open_positions() == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(
+        md,
         "- return on capital: {} (realised P&L ÷ the {} its closed positions spent)",
         ratio(s.return_on_capital()),
         amount_of(s.spent_closed, sym)

@@ -11,6 +11,8 @@
 //! - the latest [`LATEST_ROWS`] decisions;
 //! - [`POSITIONS_CAP`] positions in the positions table (the oldest closed ones drop out first);
 //! - [`PNL_POINTS_CAP`] points of the realised-P&L line (beyond it, neighbours are merged);
+//! - [`MARKED_POINTS_CAP`] points of the marked-P&L line, spread over the whole record
+//!   (beyond it, every other point is dropped and points are taken half as often);
 //! - [`MODELS_CAP`] model labels, [`SCENARIOS_CAP`] scenarios and [`ARRIVALS_CAP`] arrival
 //!   kinds per model (the rest counted under "other");
 //! - [`ATTACKS_CAP`] attack groups of [`ATTACK_ROWS_CAP`] rows each.
@@ -31,6 +33,8 @@ pub const LATEST_ROWS: usize = 15;
 pub const POSITIONS_CAP: usize = 100;
 /// Points of the cumulative realised P&L line.
 pub const PNL_POINTS_CAP: usize = 1000;
+/// Points of the marked-to-market P&L line.
+pub const MARKED_POINTS_CAP: usize = 1000;
 /// Model labels tallied apart (the rest as one "other" line).
 pub const MODELS_CAP: usize = 16;
 /// Arrival kinds tallied apart per model.
@@ -49,7 +53,7 @@ pub const OTHER: &str = "other";
 /// Where the keeper's state database keeps its summary. The version moves whenever the
 /// summary's shape does: a state database holding an older one is rebuilt from chain, since a
 /// summary read back with its new tallies empty would show wrong figures, not missing ones.
-pub const SUMMARY_KEY: &str = "summary.v3";
+pub const SUMMARY_KEY: &str = "summary.v4";
 
 /// The model label of rows the keeper recorded no model for (a record rebuilt from chain
 /// alone).
@@ -126,6 +130,9 @@ pub struct Position {
     pub fills: u64,
     pub bought: i128,
     pub spent: i128,
+    /// What one token of its side is worth, 1e6 units: the average price paid at its first
+    /// fill, then [`figures::mark_price`] at each later book the gate read in its market.
+    pub mark: i128,
     /// The write-off's block and notional.
     pub written_off: Option<(u64, i128)>,
     pub settled: Option<Closed>,
@@ -185,6 +192,15 @@ pub struct Summary {
     pub gas_unknown: u64,
     /// The last transaction counted, so the rows of one transaction count it once.
     pub last_gas_tx: String,
+    /// Realised P&L plus every open position (neither settled nor written off) marked at
+    /// [`Position::mark`]: (chain time, value) after every [`Summary::marked_stride`]-th row,
+    /// at most [`MARKED_POINTS_CAP`] of them, and after the latest row in `marked_last`.
+    pub marked: Vec<(u64, i128)>,
+    pub marked_last: Option<(u64, i128)>,
+    /// Rows per point of `marked` (doubled each time it would pass its cap), and rows since
+    /// its last point.
+    pub marked_stride: u64,
+    pub marked_since: u64,
     /// Block and chain time of the first and the last decision.
     pub first: Option<(u64, u64)>,
     pub last: Option<(u64, u64)>,
@@ -237,11 +253,76 @@ pub fn drawdown(d: &DecisionRow) -> Option<i128> {
 impl Summary {
     /// Folds one feed row in.
     pub fn add(&mut self, row: &FeedRow) {
-        match row {
-            FeedRow::Offchain(_) => self.offchain += 1,
-            FeedRow::Decision(d) => self.add_decision(d),
-            closing => self.add_closing(closing),
+        let time = match row {
+            FeedRow::Offchain(_) => {
+                self.offchain += 1;
+                return;
+            }
+            FeedRow::Decision(d) => {
+                self.add_decision(d);
+                d.time
+            }
+            FeedRow::Settlement(c) | FeedRow::LatePayout(c) => {
+                self.add_closing(row);
+                c.event.time
+            }
+            FeedRow::WriteOff(c) => {
+                self.add_closing(row);
+                c.event.time
+            }
+        };
+        self.add_mark_point(time);
+    }
+
+    /// What the open positions are worth at their marks, less what they cost.
+    pub fn open_marked(&self) -> i128 {
+        let one = i128::from(crate::kit::bindings::PRICE_ONE);
+        self.positions
+            .iter()
+            .filter(|p| p.settled.is_none() && p.written_off.is_none())
+            .map(|p| p.bought * p.mark / one - p.spent)
+            .sum()
+    }
+
+    /// Positions neither settled nor written off.
+    pub fn open_positions(&self) -> usize {
+        self.positions.iter().filter(|p| p.settled.is_none() && p.written_off.is_none()).count()
+    }
+
+    fn add_mark_point(&mut self, time: u64) {
+        let point = (time, self.realised_total + self.open_marked());
+        self.marked_last = Some(point);
+        self.marked_since += 1;
+        if self.marked_since < self.marked_stride.max(1) {
+            return;
         }
+        self.marked_since = 0;
+        match self.marked.last_mut() {
+            // One block holds many rows: its last value stands for it.
+            Some(last) if last.0 == time => *last = point,
+            _ => self.marked.push(point),
+        }
+        if self.marked.len() > MARKED_POINTS_CAP {
+            // Keep the even points: the line keeps its whole span at half the detail.
+            let mut i = 0;
+            self.marked.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.marked_stride = self.marked_stride.max(1) * 2;
+        }
+    }
+
+    /// The marked-P&L line to draw: its points and the latest value.
+    pub fn marked_line(&self) -> Vec<(u64, i128)> {
+        let mut line = self.marked.clone();
+        if let Some(last) = self.marked_last {
+            match line.last_mut() {
+                Some(l) if l.0 == last.0 => *l = last,
+                _ => line.push(last),
+            }
+        }
+        line
     }
 
     /// A settlement, write-off or late payout: attached to each open row it names, and folded
@@ -427,6 +508,14 @@ impl Summary {
     }
 
     fn add_position(&mut self, d: &DecisionRow) {
+        // Any row that read the book of a market held re-marks it (before its own fill).
+        if let Some(b) = &d.book {
+            for p in self.positions.iter_mut().filter(|p| p.market == d.market) {
+                if p.settled.is_none() && p.written_off.is_none() {
+                    p.mark = figures::mark_price(p.side != "DOWN", &b.best_bid, &b.best_ask);
+                }
+            }
+        }
         // A closed position takes no more rows (the gate buys in no settled market, and in none
         // past its expiry), so one that left the table never comes back.
         if d.filled == "0" {
@@ -441,6 +530,7 @@ impl Summary {
                     fills: 0,
                     bought: 0,
                     spent: 0,
+                    mark: d.average_price_paid.as_deref().map(int).unwrap_or(0),
                     written_off: None,
                     settled: None,
                 });
@@ -736,6 +826,16 @@ mod tests {
             v1.add(&FeedRow::Decision(r));
         }
         assert!(v2.open.is_empty(), "every bought row was settled");
+        // Except the marked-P&L line: a time series in the order things happened, which only
+        // the event log knows (a joined row carries its closing at its decision's place). A
+        // v1 feed is migrated to the event log before it is folded, so no page folds joined
+        // rows.
+        assert_eq!(v2.marked_last.map(|p| p.1), Some(v2.realised_total));
+        for s in [&mut v1, &mut v2] {
+            s.marked.clear();
+            s.marked_last = None;
+            s.marked_since = 0;
+        }
         assert_eq!(v2, v1);
         // Realised: -0.5 (c) at block 5, -3.0 (a's write-off) at 10, +6.0 (late payout) at 20.
         assert_eq!(v2.realised_total, 2_500_000);
@@ -754,6 +854,82 @@ mod tests {
         }
         assert_eq!(mid.open.len(), 2);
         assert_eq!(mid.realised_total, -3_500_000);
+    }
+
+    /// Who could mislead: nobody in particular; the risk is a page that shows only realised
+    /// P&L while an open position has lost most of its value. The marked line counts every
+    /// open position at the last price the gate read for its side.
+    #[test]
+    fn open_positions_are_marked_at_the_last_price_the_gate_read() {
+        use crate::domain::decision::{BookRead, Closing, DecisionRef};
+        fn book(bid: &str, ask: &str) -> BookRead {
+            BookRead {
+                best_bid: bid.into(),
+                best_ask: ask.into(),
+                tick_size: "0".into(),
+                lot_size: "0".into(),
+                min_quantity: "0".into(),
+                expiry: 0,
+                now: 0,
+                finalized: false,
+                open_positions: 0,
+                open_notional: "0".into(),
+                collateral_available: "0".into(),
+                resolver_trusted: true,
+                held_side: 0,
+                high_water_mark: "0".into(),
+                creator_trusted: true,
+            }
+        }
+        let mut s = Summary::default();
+        // Block 1 (time 2): 10 UP tokens bought at 0.40 for 4.0, the book it read (bid 0.38)
+        // before its fill: the position starts at the price paid, 10 × 0.40 − 4.0 = 0.
+        let mut buy = row(1, "a", "10000000");
+        buy.spent = "4000000".into();
+        buy.average_price_paid = Some("400000".into());
+        buy.book = Some(book("380000", "400000"));
+        s.add(&FeedRow::Decision(buy.clone()));
+        assert_eq!(s.marked_line(), vec![(2, 0)]);
+        // Block 2 (time 4): an ABSTAIN in the same market reads bid 0.55: 10 × 0.55 − 4.0 = +1.5.
+        let mut later = row(2, "a", "0");
+        later.book = Some(book("550000", "600000"));
+        s.add(&FeedRow::Decision(later));
+        // Block 3 (time 6): another market's book leaves a's mark alone.
+        let mut other = row(3, "b", "0");
+        other.book = Some(book("10000", "20000"));
+        s.add(&FeedRow::Decision(other));
+        assert_eq!(s.marked_line(), vec![(2, 0), (4, 1_500_000), (6, 1_500_000)]);
+        assert_eq!((s.open_positions(), s.open_marked()), (1, 1_500_000));
+        // Block 4 (time 8): no bid left in a: 10 × 0 − 4.0 = −4.0, while realised P&L stays 0.
+        let mut empty = row(4, "a", "0");
+        empty.book = Some(book("0", "600000"));
+        s.add(&FeedRow::Decision(empty));
+        assert_eq!(s.marked_last, Some((8, -4_000_000)));
+        assert_eq!(s.realised_total, 0);
+        // Time 10: UP won, 10 tokens pay 10.0: realised 10.0 − 4.0 = +6.0, nothing open.
+        let mut won = settled(5, "10000000", "6000000");
+        won.time = 10;
+        s.add(&FeedRow::Settlement(Closing {
+            chain_id: 1,
+            gate: "0x0".into(),
+            log_index: 0,
+            market: "a".into(),
+            closes: vec![DecisionRef { tx: buy.tx.clone(), log_index: 0 }],
+            event: won,
+        }));
+        assert_eq!(s.marked_last, Some((10, 6_000_000)));
+        assert_eq!((s.open_positions(), s.open_marked()), (0, 0));
+        // A DOWN position is marked at 1 − the best ask: 10 DOWN at 0.30 (3.0), ask 0.60 →
+        // 10 × 0.40 − 3.0 = +1.0, on top of the realised 6.0.
+        let mut down = row(6, "c", "10000000");
+        down.verdict = crate::kit::bindings::verdict::BUY_DOWN;
+        down.spent = "3000000".into();
+        down.average_price_paid = Some("300000".into());
+        s.add(&FeedRow::Decision(down));
+        let mut read = row(7, "c", "0");
+        read.book = Some(book("550000", "600000"));
+        s.add(&FeedRow::Decision(read));
+        assert_eq!(s.marked_last, Some((14, 7_000_000)));
     }
 
     #[test]
@@ -782,6 +958,12 @@ mod tests {
         // 5,000 settlements of +1.0 each.
         assert_eq!(s.realised_total, 5_000_000_000);
         assert_eq!(s.realised.iter().map(|r| r.2).sum::<i128>(), 5_000_000_000);
+        // The marked line spans the whole record at bounded detail: 50,000 rows and 5,000
+        // closings, one point per stride of rows.
+        assert!(s.marked.len() <= MARKED_POINTS_CAP, "{}", s.marked.len());
+        assert!(s.marked.len() > MARKED_POINTS_CAP / 2, "{}", s.marked.len());
+        assert!(s.marked[0].0 < 2 * 1_000, "starts near the first row: {:?}", s.marked[0]);
+        assert_eq!(s.marked_last, Some((2 * 49_999, 5_000_000_000)));
         assert_eq!(s.scenarios.len(), SCENARIOS_CAP + 1);
         assert_eq!(s.models.len(), MODELS_CAP + 1);
         let text = serde_json::to_string(&s).unwrap();

@@ -67,6 +67,11 @@ pub fn time_chart(
     if v1 == v0 {
         v1 = v0 + 1_000_000;
     }
+    // The value axis runs between round ticks that hold every point.
+    let step = tick_step(v1 - v0);
+    v0 = v0.div_euclid(step) * step;
+    v1 = -((-v1).div_euclid(step) * step);
+    let decimals = tick_decimals(step);
     let x = |t: u64| ML + (t - t0) as f64 / (t1 - t0) as f64 * (W - ML - MR);
     let y = |v: i128| MT + (v1 - v) as f64 / (v1 - v0) as f64 * (H - MT - MB);
     let mut b = String::new();
@@ -80,17 +85,20 @@ pub fn time_chart(
         W - MR,
         H - MB
     );
-    for i in 0..=4 {
-        let v = v0 + (v1 - v0) * i / 4;
+    let mut v = v0;
+    while v <= v1 {
         let _ = write!(
             b,
-            "<line x1=\"{}\" y1=\"{y:.1}\" x2=\"{ML}\" y2=\"{y:.1}\" stroke=\"#000\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{:.2}</text>",
+            "<line x1=\"{}\" y1=\"{y:.1}\" x2=\"{ML}\" y2=\"{y:.1}\" stroke=\"#000\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{:.decimals$}</text>",
             ML - 4.0,
             ML - 6.0,
             y(v) + 4.0,
             v as f64 / 1e6,
             y = y(v)
         );
+        v += step;
+    }
+    for i in 0..=4 {
         let t = t0 + (t1 - t0) * i as u64 / 4;
         let anchor = match i {
             0 => "start",
@@ -174,6 +182,32 @@ pub fn time_chart(
     doc(H, title, &b)
 }
 
+/// The distance between value ticks (1e6 units a collateral unit) for a range of `span`: 1, 2
+/// or 5 times a power of ten, the smallest that gives at most 6 intervals.
+pub fn tick_step(span: i128) -> i128 {
+    let mut unit = 1i128;
+    loop {
+        for m in [1, 2, 5] {
+            let step = m * unit;
+            if span <= 6 * step {
+                return step;
+            }
+        }
+        unit *= 10;
+    }
+}
+
+/// Decimals a tick label of `step` (1e6 units) needs: 0 from 1.0 up, 1 from 0.1, and so on.
+pub fn tick_decimals(step: i128) -> usize {
+    let mut d = 0;
+    let mut whole = 1_000_000i128;
+    while step % whole != 0 && d < 6 {
+        whole /= 10;
+        d += 1;
+    }
+    d
+}
+
 /// Grey shade of a count against the largest (white for 0, near black for the most).
 pub fn shade(n: u64, max: u64) -> (String, &'static str) {
     if n == 0 || max == 0 {
@@ -255,6 +289,27 @@ mod tests {
                 && both.contains("nothing &lt;yet&gt;")
         );
         assert!(!both.contains("<b>"));
+    }
+
+    #[test]
+    fn value_ticks_are_round() {
+        // 39.5 collateral units: 6 × 5 = 30 is short of it, 6 × 10 = 60 holds it.
+        assert_eq!(tick_step(39_498_536), 10_000_000);
+        // 0.3 units: 0.05 (6 × 0.05 = 0.30 holds it exactly).
+        assert_eq!(tick_step(300_000), 50_000);
+        assert_eq!(tick_step(1), 1);
+        assert_eq!(
+            (tick_decimals(5_000_000), tick_decimals(500_000), tick_decimals(50_000)),
+            (0, 1, 2)
+        );
+        assert_eq!(tick_decimals(1), 6);
+        // The axis of a line from −17.15 to 4.75 runs from −20 to 5 in steps of 5.
+        let line = [Point { time: 1, value: -17_148_536 }, Point { time: 2, value: 4_750_000 }];
+        let svg = time_chart("t", "y", &[("l", "", &line)], None);
+        for label in [">-20<", ">-15<", ">-10<", ">-5<", ">0<", ">5<"] {
+            assert!(svg.contains(label), "{label} in {svg}");
+        }
+        assert!(!svg.contains(">10<"), "{svg}");
     }
 
     #[test]

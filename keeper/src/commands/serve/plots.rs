@@ -42,22 +42,6 @@ struct Held {
     mark: i128,
 }
 
-/// The value of `units` of a side at the book the gate read (UP prices): UP sells at the best
-/// bid, DOWN at 1 − the best ask; no such price marks it at 0.
-fn mark_price(up: bool, bid: &str, ask: &str) -> i128 {
-    let one = i128::from(crate::kit::bindings::PRICE_ONE);
-    if up {
-        int(bid).clamp(0, one)
-    } else {
-        let a = int(ask);
-        if a <= 0 || a >= one {
-            0
-        } else {
-            one - a
-        }
-    }
-}
-
 pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
     let one = i128::from(crate::kit::bindings::PRICE_ONE);
     // Realised changes: (time, order, delta); a position counts once, at its first closing.
@@ -76,7 +60,7 @@ pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
         }
         if let Some(b) = &d.book {
             if let Some(h) = held.get_mut(&d.market) {
-                h.mark = mark_price(h.up, &b.best_bid, &b.best_ask);
+                h.mark = crate::record::figures::mark_price(h.up, &b.best_bid, &b.best_ask);
             }
         }
         if int(&d.filled) > 0 && !closed.contains(&d.market) {
@@ -274,17 +258,6 @@ pub fn calibration_svg(c: &view::Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_down_position_is_marked_at_one_minus_the_ask_and_no_price_marks_it_at_zero() {
-        // UP sells at the best bid: 0.40. DOWN sells at 1 − the UP ask: 1 − 0.45 = 0.55.
-        assert_eq!(mark_price(true, "400000", "450000"), 400_000);
-        assert_eq!(mark_price(false, "400000", "450000"), 550_000);
-        // No bid, or no ask (0, or the book's "none" of 1.0 and above): nothing to sell at.
-        assert_eq!(mark_price(true, "0", "450000"), 0);
-        assert_eq!(mark_price(false, "400000", "0"), 0);
-        assert_eq!(mark_price(false, "400000", "1000000"), 0);
-    }
 
     #[test]
     fn text_in_a_chart_is_escaped() {
