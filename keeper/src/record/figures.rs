@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 
 /// Calibration buckets: the average price paid, in tenths.
 pub const BUCKETS: usize = 10;
+/// A calibration bucket with fewer settled fills than this is said to be too small to mean
+/// anything.
+pub const CALIBRATION_MIN_FILLS: u64 = 10;
 /// One probability in price units (1e6).
 const ONE: i128 = crate::kit::bindings::PRICE_ONE as i128;
 

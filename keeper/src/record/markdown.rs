@@ -240,20 +240,33 @@ fn calibration(md: &mut String, s: &Summary) {
         c.settled,
         score(c.brier)
     );
-    let _ = writeln!(md, "| price paid | fills | mean price paid | won | win rate |");
-    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: |");
+    let min = figures::CALIBRATION_MIN_FILLS;
+    let _ = writeln!(
+        md,
+        "A bucket of fewer than {min} fills is marked as too small to mean anything: at 10 \
+         fills a win rate's standard error is still up to √(0.25 ÷ 10) ≈ 16 points.\n"
+    );
+    let _ = writeln!(md, "| price paid | fills | mean price paid | won | win rate | |");
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | --- |");
     for b in &c.buckets {
         let mean = b.mean_price.map(|p| format!("{p:.3}")).unwrap_or_else(|| "–".into());
         let rate = b.win_rate.map_or_else(|| "–".into(), |r| ratio(Some(r)));
-        let _ = writeln!(md, "| {}–{} | {} | {mean} | {} | {rate} |", b.lo, b.hi, b.count, b.won);
+        let note = if (1..min).contains(&b.count) { "too few fills to mean anything" } else { "" };
+        let _ = writeln!(
+            md,
+            "| {}–{} | {} | {mean} | {} | {rate} | {note} |",
+            b.lo, b.hi, b.count, b.won
+        );
     }
     let _ = writeln!(md);
 }
 
 fn reasons(md: &mut String, facts: &GateFacts, s: &Summary) {
     let _ = writeln!(md, "## Decisions by reason\n");
-    let _ =
-        writeln!(md, "![decisions by reason, and realised P&L over chain time]({CHART_FILE})\n");
+    let _ = writeln!(
+        md,
+        "![decisions by reason, and realised and marked P&L over chain time]({CHART_FILE})\n"
+    );
     let _ = writeln!(md, "| code | label | count | share | rows failing this rule |");
     let _ = writeln!(md, "| ---: | --- | ---: | ---: | ---: |");
     for (code, label) in facts.labels.iter().enumerate() {
