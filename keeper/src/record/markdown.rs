@@ -241,10 +241,12 @@ fn calibration(md: &mut String, s: &Summary) {
         score(c.brier)
     );
     let min = figures::CALIBRATION_MIN_FILLS;
+    // A win rate's standard error is at most √(0.25 ÷ n): 0.158 at n = 10.
     let _ = writeln!(
         md,
-        "A bucket of fewer than {min} fills is marked as too small to mean anything: at 10 \
-         fills a win rate's standard error is still up to √(0.25 ÷ 10) ≈ 16 points.\n"
+        "A bucket of fewer than {min} fills is marked as too small to mean anything: at {min} \
+         fills a win rate's standard error is still up to √(0.25 ÷ {min}) ≈ {:.0} points.\n",
+        100.0 * (0.25 / min as f64).sqrt()
     );
     let _ = writeln!(md, "| price paid | fills | mean price paid | won | win rate | |");
     let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | --- |");

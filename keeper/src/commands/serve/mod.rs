@@ -472,7 +472,7 @@ async fn chart_svg(State(app): State<App>) -> Response {
 /// The record's chart series (the floor keeps them with its snapshot).
 fn chart_series(s: &Snapshot) -> plots::Series {
     let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
-    plots::series(&s.decisions, max)
+    plots::series(&s.decisions, max, &s.summary)
 }
 
 async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Response {

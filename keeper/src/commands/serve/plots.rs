@@ -7,7 +7,8 @@
 use super::view;
 use crate::{
     domain::decision::DecisionRow,
-    domain::format::{int, markup as esc},
+    domain::format::markup as esc,
+    record::summary::Summary,
     record::svg::{self, doc, hhmm, shade, time_chart, Point, H, MB, ML, MR, MT, W},
 };
 use serde::Serialize;
@@ -21,8 +22,8 @@ pub const TIME_BUCKETS: usize = 12;
 pub struct Series {
     /// Realised P&L after each settlement or write-off.
     pub realised: Vec<Point>,
-    /// Realised P&L plus each open position marked at the last best bid the gate read for
-    /// its side in that market (no bid: 0), after each decision.
+    /// Realised P&L plus each open position marked at the last price the gate read for its
+    /// side: the record summary's line ([`crate::record::summary::Summary::marked_line`]).
     pub marked: Vec<Point>,
     /// H − balance at each decision that read the book.
     pub drawdown: Vec<Point>,
@@ -34,21 +35,12 @@ pub struct Series {
     pub rules: BTreeMap<u8, u64>,
 }
 
-/// A held position while the series is built.
-struct Held {
-    up: bool,
-    units: i128,
-    spent: i128,
-    mark: i128,
-}
-
-pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
-    let one = i128::from(crate::kit::bindings::PRICE_ONE);
-    // Realised changes: (time, order, delta); a position counts once, at its first closing.
+/// The series of `rows`; the marked line is the summary's, folded from the event log.
+pub fn series(rows: &[DecisionRow], max_drawdown: i128, summary: &Summary) -> Series {
+    let marked =
+        summary.marked_line().into_iter().map(|(time, value)| Point { time, value }).collect();
+    // Realised changes: (time, delta).
     let mut realised_ev: Vec<(u64, i128)> = Vec::new();
-    let mut held: BTreeMap<String, Held> = BTreeMap::new();
-    let mut closed: std::collections::HashSet<String> = Default::default();
-    let mut marked = Vec::new();
     let mut drawdown = Vec::new();
     let mut rules: BTreeMap<u8, u64> = BTreeMap::new();
     for d in rows {
@@ -57,19 +49,6 @@ pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
         }
         if let Some(dd) = crate::record::summary::drawdown(d) {
             drawdown.push(Point { time: d.time, value: dd });
-        }
-        if let Some(b) = &d.book {
-            if let Some(h) = held.get_mut(&d.market) {
-                h.mark = crate::record::figures::mark_price(h.up, &b.best_bid, &b.best_ask);
-            }
-        }
-        if int(&d.filled) > 0 && !closed.contains(&d.market) {
-            let up = d.verdict == crate::kit::bindings::verdict::BUY_UP;
-            let avg = d.average_price_paid.as_deref().map(int).unwrap_or(0);
-            let h =
-                held.entry(d.market.clone()).or_insert(Held { up, units: 0, spent: 0, mark: avg });
-            h.units += int(&d.filled);
-            h.spent += int(&d.spent);
         }
         if let Some(p) = view::row_pnl(d) {
             let t = d.settlement.as_ref().map(|s| s.time).filter(|t| *t > 0).unwrap_or(d.time);
@@ -80,18 +59,7 @@ pub fn series(rows: &[DecisionRow], max_drawdown: i128) -> Series {
                 .filter(|_| d.settlement.is_none())
                 .unwrap_or(t);
             realised_ev.push((t.max(d.time), p));
-            if d.settlement.is_some() || d.write_off.is_some() {
-                closed.insert(d.market.clone());
-            }
         }
-        let realised_now: i128 =
-            realised_ev.iter().filter(|(t, _)| *t <= d.time).map(|(_, p)| p).sum();
-        let open: i128 = held
-            .iter()
-            .filter(|(m, _)| !closed.contains(*m))
-            .map(|(_, h)| h.units * h.mark / one - h.spent)
-            .sum();
-        marked.push(Point { time: d.time, value: realised_now + open });
     }
     realised_ev.sort_by_key(|(t, _)| *t);
     let mut total = 0;
