@@ -33,8 +33,11 @@ pub const LATEST_ROWS: usize = 15;
 pub const POSITIONS_CAP: usize = 100;
 /// Points of the cumulative realised P&L line.
 pub const PNL_POINTS_CAP: usize = 1000;
-/// Points of the marked-to-market P&L line.
-pub const MARKED_POINTS_CAP: usize = 1000;
+/// Points of the marked-to-market P&L line. The summary and the chart are rewritten every
+/// cycle, so this bounds what a cycle writes; 256 points over the chart's 790-pixel plot is
+/// one every 3 pixels or more. (At 1,000, a long run's bytes per cycle grew by a fifth while
+/// the line filled: `keeper/tests/longrun.rs`.)
+pub const MARKED_POINTS_CAP: usize = 256;
 /// Model labels tallied apart (the rest as one "other" line).
 pub const MODELS_CAP: usize = 16;
 /// Arrival kinds tallied apart per model.
