@@ -230,10 +230,17 @@ async fn a_lost_state_database_is_rebuilt_and_the_record_is_byte_identical() {
         redeemed += builtin_cycle(&mut k).await.redeemed;
     }
     assert_eq!(redeemed, 1, "the position is redeemed");
+    // And an off-chain row (an ask that failed before reaching the chain): the journal holds
+    // it, and a rebuild must take it from there (a rebuild once dropped it: the engine retired
+    // the journal's off-chain rows at start as if the state held them).
+    let failure = keeper::domain::decision::Failure::new(m, None, "model server down".into());
+    k.stages().2.offchain([failure]).unwrap();
     builtin_cycle(&mut k).await;
     drop(k);
     let record = published(dir.path());
     let rows = keeper::record::feed::read_feed(&dir.path().join("feed.jsonl")).unwrap();
+    let off = rows.iter().filter(|r| matches!(r, keeper::record::FeedRow::Offchain(_))).count();
+    assert_eq!(off, 1, "the off-chain row is in the feed");
     let ds = decisions(&rows);
     assert_eq!(ds.len(), 4, "four decisions in the feed");
     let bought = ds.iter().find(|d| d.market == m.to_checksum(None)).unwrap();

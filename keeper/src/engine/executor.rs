@@ -169,6 +169,17 @@ impl Executor {
         );
     }
 
+    /// Retires from the journal's memory the confirmed submissions whose transaction
+    /// `published` says is in the feed, ended ones and settled own calls; its off-chain rows stay
+    /// until the recorder has stored them ([`Executor::retire`] after a write). At start, before
+    /// any write, they are not stored yet: a state rebuilt from the journal needs them all.
+    pub fn retire_published(&mut self, published: impl Fn(&str) -> bool) {
+        self.journal.retire(
+            |t| t.outcome.and_then(|(_, tx)| tx).is_some_and(|tx| published(&tx.to_string())),
+            None,
+        );
+    }
+
     /// Markets where one of the keeper's own calls is pending.
     pub fn own_busy(&self) -> HashSet<Address> {
         self.journal.own_pending().map(|o| o.call.market).collect()

@@ -498,8 +498,9 @@ impl EngineBuilder {
         let mut executor =
             Executor::new(self.provider, gate, self.keeper, self.signer, journal, policy);
         if let Some(r) = recorder.as_ref() {
-            // Entries read again after the checkpoint whose rows are already in the feed.
-            executor.retire(|tx| r.published(tx));
+            // Entries read again after the checkpoint whose rows are already in the feed. The
+            // off-chain rows stay: the first write stores them (a rebuilt state has none yet).
+            executor.retire_published(|tx| r.published(tx));
         }
         Ok(Engine { collector, strategy, executor, recorder, safe: BlockRef::default() })
     }
