@@ -348,6 +348,9 @@ pub struct ServeConfig {
     pub confirmations: Option<u64>,
     /// How often the node is asked for a new head.
     pub poll: std::time::Duration,
+    /// Where the floor keeps its own state of a gate whose results folder holds no keeper's
+    /// (None: `.cache/floor/<chain-id>/<gate>/` under the project root).
+    pub cache: Option<PathBuf>,
 }
 
 /// Confirmations when `--confirmations` is not given, for `run` and `report` alike: none on a

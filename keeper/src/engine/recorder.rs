@@ -416,7 +416,7 @@ impl Recorder {
                     }
                     FeedRow::Offchain(_) => {}
                     closing => s.add_closing(
-                        closing.sort_key(),
+                        closing,
                         &serde_json::to_string(closing).expect("rows serialize"),
                     )?,
                 }

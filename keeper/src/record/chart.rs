@@ -21,15 +21,8 @@ pub fn render_svg(s: &Summary, labels: &[String], symbol: &str, max_drawdown: i1
         })
         .collect();
     let reasons = svg::bars("Decisions by reason (code · label, share of all)", &bars, "");
-    // Realised P&L is 0 from the first decision until something closes; write-offs count as
-    // losses when they happen, later payouts as gains when they come.
-    let mut line: Vec<Point> =
-        s.first.map(|(_, t)| Point { time: t, value: 0 }).into_iter().collect();
-    let mut acc = 0i128;
-    for r in &s.realised {
-        acc += r.2;
-        line.push(Point { time: r.3, value: acc });
-    }
+    let line: Vec<Point> =
+        s.realised_line().into_iter().map(|(time, value)| Point { time, value }).collect();
     let marked: Vec<Point> =
         s.marked_line().into_iter().map(|(time, value)| Point { time, value }).collect();
     let pnl = svg::time_chart(

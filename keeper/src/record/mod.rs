@@ -21,6 +21,7 @@ pub mod chart;
 pub mod feed;
 pub mod figures;
 pub mod markdown;
+pub mod query;
 pub mod rederive;
 pub mod store;
 pub mod summary;

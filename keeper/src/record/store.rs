@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub const STATE_FILE: &str = "state.sqlite";
 
 /// Bumped when the tables change; a database of another version is rebuilt from the chain.
-const SCHEMA: i64 = 3;
+const SCHEMA: i64 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -53,6 +53,8 @@ pub enum StoreError {
          gate's folder (the default is results/<chain-id>/<gate>/)"
     )]
     Foreign { path: String, found: String, expected: String },
+    #[error("state database {path} cannot be read as this keeper's: {why}")]
+    Unusable { path: String, why: String },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -76,9 +78,9 @@ pub enum Opened {
 }
 
 pub struct Store {
-    conn: Connection,
+    pub(super) conn: Connection,
     /// Shown in errors (":memory:" for a keeper that keeps no record).
-    name: String,
+    pub(super) name: String,
 }
 
 impl std::fmt::Debug for Store {
@@ -178,7 +180,7 @@ impl Store {
         Ok(store)
     }
 
-    fn err(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    pub(super) fn err(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |source| StoreError::Sql { path: self.name.clone(), action, source }
     }
 
@@ -192,11 +194,19 @@ impl Store {
                  CREATE TABLE IF NOT EXISTS decisions (
                     block INTEGER NOT NULL, log_index INTEGER NOT NULL, tx TEXT NOT NULL,
                     market TEXT NOT NULL, verdict INTEGER NOT NULL, reason INTEGER NOT NULL,
-                    model TEXT, scenario TEXT, row TEXT NOT NULL,
+                    model TEXT, scenario TEXT, time INTEGER NOT NULL, drawdown INTEGER,
+                    row TEXT NOT NULL,
                     PRIMARY KEY (block, log_index));
-                 CREATE INDEX IF NOT EXISTS decisions_reason ON decisions (reason, block);
-                 CREATE INDEX IF NOT EXISTS decisions_market ON decisions (market, block);
+                 CREATE INDEX IF NOT EXISTS decisions_reason ON decisions (reason, block, log_index);
+                 CREATE INDEX IF NOT EXISTS decisions_verdict ON decisions (verdict, block, log_index);
+                 CREATE INDEX IF NOT EXISTS decisions_market ON decisions (market, block, log_index);
+                 CREATE INDEX IF NOT EXISTS decisions_model ON decisions (model, block, log_index);
+                 CREATE INDEX IF NOT EXISTS decisions_scenario ON decisions (scenario, block, log_index);
+                 CREATE INDEX IF NOT EXISTS decisions_time ON decisions (time, reason);
+                 CREATE INDEX IF NOT EXISTS decisions_drawdown ON decisions (time, drawdown) WHERE drawdown IS NOT NULL;
                  CREATE INDEX IF NOT EXISTS decisions_tx ON decisions (tx);
+                 CREATE TABLE IF NOT EXISTS closes (tx TEXT NOT NULL, log_index INTEGER NOT NULL, closing_block INTEGER NOT NULL, closing_index INTEGER NOT NULL, PRIMARY KEY (tx, log_index, closing_block, closing_index));
+                 CREATE INDEX IF NOT EXISTS closes_closing ON closes (closing_block, closing_index);
                  CREATE TABLE IF NOT EXISTS offchain (seq INTEGER PRIMARY KEY, block INTEGER NOT NULL, row TEXT NOT NULL, released INTEGER NOT NULL DEFAULT 0);
                  CREATE TABLE IF NOT EXISTS last_asked (market TEXT PRIMARY KEY, time INTEGER NOT NULL);
                  CREATE TABLE IF NOT EXISTS closings (block INTEGER NOT NULL, log_index INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (block, log_index));",
@@ -219,7 +229,8 @@ impl Store {
         self.conn
             .execute_batch(
                 "DELETE FROM meta; DELETE FROM markets; DELETE FROM logs; DELETE FROM decisions;
-                 DELETE FROM offchain; DELETE FROM last_asked; DELETE FROM closings;",
+                 DELETE FROM offchain; DELETE FROM last_asked; DELETE FROM closings;
+                 DELETE FROM closes;",
             )
             .map_err(self.err("clear"))
     }
@@ -246,7 +257,7 @@ impl Store {
         Ok(())
     }
 
-    fn decode<T: DeserializeOwned>(&self, what: &str, text: &str) -> Result<T> {
+    pub(super) fn decode<T: DeserializeOwned>(&self, what: &str, text: &str) -> Result<T> {
         serde_json::from_str(text).map_err(|source| StoreError::Decode {
             path: self.name.clone(),
             what: what.to_string(),
@@ -390,6 +401,45 @@ impl Store {
         Ok(Some(Self { conn, name }))
     }
 
+    /// Opens `dir/state.sqlite` to read only, if it is a complete state of `gate` on
+    /// `chain_id` in this keeper's schema (a view of a running keeper's record): None when there
+    /// is none, an error saying what is wrong with one that is not.
+    pub fn open_state(dir: &Path, chain_id: u64, gate: Address) -> Result<Option<Self>> {
+        let Some(store) = Self::open_read(dir)? else { return Ok(None) };
+        let unusable = |why: String| StoreError::Unusable { path: store.name.clone(), why };
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(store.err("read version"))?;
+        if version != SCHEMA {
+            return Err(unusable(format!(
+                "it is of schema {version}, this keeper's is {SCHEMA} (the keeper rebuilds it on \
+                 its next start)"
+            )));
+        }
+        let expected = owner_text(chain_id, gate);
+        match store.meta::<String>("owner")? {
+            Some(found) if found == expected => {}
+            found => {
+                return Err(unusable(format!(
+                    "it belongs to {}, not {expected}",
+                    found.unwrap_or_else(|| "no gate".into())
+                )))
+            }
+        }
+        if !store.meta::<bool>("complete")?.unwrap_or(false) {
+            return Err(unusable("its first build has not completed".into()));
+        }
+        Ok(Some(store))
+    }
+
+    /// SQLite's data version: it moves whenever another connection commits a write.
+    pub fn data_version(&self) -> Result<i64> {
+        self.conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(self.err("read the data version"))
+    }
+
     /// The feed's rows, in feed order, as the state database holds them: decisions, the rows
     /// closing their positions, and the off-chain rows appended.
     pub fn rows(&self) -> Result<Vec<crate::domain::decision::FeedRow>> {
@@ -425,15 +475,29 @@ impl Store {
         rows.collect::<std::result::Result<_, _>>().map_err(self.err(action))
     }
 
-    /// Records a settlement, write-off or late payout row appended to the feed at `key`
-    /// (block, 0, log index), `text` its JSON.
-    pub fn add_closing(&self, key: (u64, u8, u64), text: &str) -> Result<()> {
+    /// Records a settlement, write-off or late payout row appended to the feed, `text` its
+    /// JSON, and which decisions it closes (for a view to join them).
+    pub fn add_closing(
+        &self,
+        closing: &crate::domain::decision::FeedRow,
+        text: &str,
+    ) -> Result<()> {
+        let (block, _, index) = closing.sort_key();
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO closings (block, log_index, row) VALUES (?1, ?2, ?3)",
-                params![sqlint(key.0), sqlint(key.2), text],
+                params![sqlint(block), sqlint(index), text],
             )
             .map_err(self.err("write a closing row"))?;
+        for r in closing.closes() {
+            self.conn
+                .execute(
+                    "INSERT OR IGNORE INTO closes (tx, log_index, closing_block, closing_index)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![r.tx, sqlint(r.log_index), sqlint(block), sqlint(index)],
+                )
+                .map_err(self.err("write what a closing row closes"))?;
+        }
         Ok(())
     }
 
@@ -443,8 +507,8 @@ impl Store {
     pub fn add_decision(&self, d: &crate::domain::decision::DecisionRow, text: &str) -> Result<()> {
         self.conn
             .execute(
-                "INSERT OR REPLACE INTO decisions (block, log_index, tx, market, verdict, reason, model, scenario, row)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT OR REPLACE INTO decisions (block, log_index, tx, market, verdict, reason, model, scenario, time, drawdown, row)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     sqlint(d.block),
                     sqlint(d.log_index),
@@ -454,6 +518,9 @@ impl Store {
                     d.reason,
                     d.note.model,
                     d.note.scenario,
+                    sqlint(d.time),
+                    crate::record::summary::drawdown(d)
+                        .map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
                     text
                 ],
             )
@@ -505,6 +572,9 @@ impl Store {
             .map_err(self.err("forget decisions"))?;
         self.conn
             .execute("DELETE FROM closings WHERE block > ?1", [sqlint(block)])
+            .map_err(self.err("forget closing rows"))?;
+        self.conn
+            .execute("DELETE FROM closes WHERE closing_block > ?1", [sqlint(block)])
             .map_err(self.err("forget closing rows"))?;
         Ok(txs)
     }
@@ -617,6 +687,6 @@ impl Store {
 
 /// A block number, index or time as SQLite's integer: values past i64::MAX (u64::MAX for "every
 /// block") saturate instead of wrapping negative.
-fn sqlint(v: u64) -> i64 {
+pub(super) fn sqlint(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }

@@ -316,6 +316,19 @@ impl Summary {
         }
     }
 
+    /// The realised-P&L line to draw: 0 from the first decision until something closes, then
+    /// the running total after each change (write-offs count as losses when they happen, later
+    /// payouts as gains when they come).
+    pub fn realised_line(&self) -> Vec<(u64, i128)> {
+        let mut line: Vec<(u64, i128)> = self.first.map(|(_, t)| (t, 0)).into_iter().collect();
+        let mut acc = 0i128;
+        for r in &self.realised {
+            acc += r.2;
+            line.push((r.3, acc));
+        }
+        line
+    }
+
     /// The marked-P&L line to draw: its points and the latest value.
     pub fn marked_line(&self) -> Vec<(u64, i128)> {
         let mut line = self.marked.clone();

@@ -67,6 +67,10 @@ pub struct ServeArgs {
     /// are shown). Default: the folder of the --load-state file, else results/<chain-id>/<gate>/.
     #[arg(long)]
     pub results: Option<PathBuf>,
+    /// Where the floor builds and keeps its own state of the gate when the results folder holds
+    /// no keeper's state database (default: .cache/floor/<chain-id>/<gate>/ under --root).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -86,6 +90,7 @@ impl ServeArgs {
             log_range: self.scan.log_range,
             confirmations: self.confirmations.confirmations,
             poll: std::time::Duration::from_millis(self.poll_ms),
+            cache: self.cache.as_deref().map(from_cwd),
         })
     }
 }

@@ -281,14 +281,10 @@ pub fn feed(s: &Snapshot, q: &FeedQuery, page: &Page) -> String {
         verdicts,
         q.verdict.map(|v| view::verdict_name(v).to_string()),
     );
-    let mut models: Vec<String> = s.decisions.iter().filter_map(|d| d.note.model.clone()).collect();
-    models.sort();
-    models.dedup();
-    models.truncate(64);
     select(
         "model",
         "any model",
-        models.into_iter().map(|m| (m.clone(), m)).collect(),
+        s.models.iter().map(|m| (m.clone(), m.clone())).collect(),
         q.model.clone(),
     );
     let scenarios = s.summary.scenarios.keys().map(|k| (k.clone(), k.clone())).collect();
@@ -367,13 +363,12 @@ fn record_card(s: &Snapshot) -> String {
 }
 
 /// One decision, from read to settlement.
-pub fn decision(s: &Snapshot, d: &crate::domain::decision::DecisionRow) -> String {
-    let v = DecisionView::new(
-        d,
-        &s.facts.labels,
-        s.questions.get(&d.market).map(String::as_str),
-        &s.symbol,
-    );
+pub fn decision(
+    s: &Snapshot,
+    d: &crate::domain::decision::DecisionRow,
+    question: Option<&str>,
+) -> String {
+    let v = DecisionView::new(d, &s.facts.labels, question, &s.symbol);
     let mut h = format!(
         "<h1>Decision at block {} · log {}</h1><section class=\"card\"><dl>",
         d.block, d.log_index
@@ -524,10 +519,16 @@ pub fn decision(s: &Snapshot, d: &crate::domain::decision::DecisionRow) -> Strin
 }
 
 /// A market: its question, the book now, and every decision on it.
-pub fn market(s: &Snapshot, address: &str, book: Option<&MarketState>, rows: &Page) -> String {
+pub fn market(
+    s: &Snapshot,
+    address: &str,
+    info: Option<&crate::chain::reads::MarketInfo>,
+    book: Option<&MarketState>,
+    rows: &Page,
+) -> String {
     let mut h =
         format!("<h1>Market <code>{}</code></h1><section class=\"card\"><dl>", esc(address));
-    if let Some(m) = s.markets.get(address) {
+    if let Some(m) = info {
         let q = match m.question.text() {
             Some(t) => text(t, PAGE_CHARS),
             None => "<span class=\"bad\">unreadable</span>".into(),

@@ -37,11 +37,7 @@ use axum::{
     Json, Router,
 };
 use std::{
-    collections::{HashSet, VecDeque},
-    convert::Infallible,
-    net::SocketAddr,
-    path::Path,
-    sync::Arc,
+    collections::VecDeque, convert::Infallible, net::SocketAddr, path::Path, sync::Arc,
     time::Duration,
 };
 use tokio::sync::watch;
@@ -64,6 +60,8 @@ const JS: &str = include_str!("assets/floor.js");
 pub enum ServeError {
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[error(transparent)]
+    Track(#[from] track::TrackError),
     #[error(
         "--listen {0}: the floor binds a loopback address only (127.0.0.1 or ::1); put a reverse \
          proxy in front of it to publish it"
@@ -103,9 +101,10 @@ pub async fn run(
     if !cfg.listen.ip().is_loopback() {
         return Err(ServeError::NotLoopback(cfg.listen));
     }
-    let (chain, gate, from, results, saved, mode) = match &cfg.source {
+    let (chain, gate, from, results, saved, mode, tag) = match &cfg.source {
         ReportSource::Chain { chain, gate } => {
-            (chain.clone(), *gate, cfg.from_block, cfg.results.clone(), None, "live".to_string())
+            let results = cfg.results.clone();
+            (chain.clone(), *gate, cfg.from_block, results, None, "live".to_string(), None)
         }
         ReportSource::LoadState { state, gate } => {
             let s = report::start_saved(state, cfg.results.clone(), anvil_bin).await?;
@@ -113,10 +112,15 @@ pub async fn run(
             let gate = Some(gate.unwrap_or(s.meta.gate));
             let name = state.file_name().map(|n| n.to_string_lossy().to_string());
             let mode = format!("saved state {}", name.unwrap_or_default());
-            (s.chain.clone(), gate, from, Some(s.results.clone()), Some(s.anvil), mode)
+            // Each saved chain gets its own state folder: another demo's chain reloads under the
+            // same chain id and gate address.
+            let bytes = std::fs::read(state)
+                .map_err(|source| ReportError::Io { path: state.display().to_string(), source })?;
+            let tag = format!("saved-{}", &alloy::primitives::keccak256(&bytes).to_string()[2..14]);
+            (s.chain.clone(), gate, from, Some(s.results.clone()), Some(s.anvil), mode, Some(tag))
         }
     };
-    let out = serve_chain(cfg, root, chain, gate, from, results, mode, cancel).await;
+    let out = serve_chain(cfg, root, chain, gate, from, results, mode, tag, cancel).await;
     if let Some(anvil) = saved {
         anvil.stop().await;
     }
@@ -132,6 +136,7 @@ async fn serve_chain(
     from: Option<u64>,
     results: Option<std::path::PathBuf>,
     mode: String,
+    tag: Option<String>,
     cancel: CancellationToken,
 ) -> Result<(), ServeError> {
     let (provider, chain_id) =
@@ -145,6 +150,20 @@ async fn serve_chain(
         results.unwrap_or_else(|| crate::record::default_results_dir(root, chain_id, gate));
     let confirmations =
         cfg.confirmations.unwrap_or_else(|| crate::domain::config::default_confirmations(chain_id));
+    let state = match track::keeper_state(&results, chain_id, gate) {
+        Ok(_) => {
+            tracing::info!(results = %results.display(), "the floor reads the keeper's state database in the results folder (read-only)");
+            track::StateDir::Keeper(results)
+        }
+        Err(why) => {
+            let cache = cfg.cache.clone().unwrap_or_else(|| {
+                let dir = default_cache(root, chain_id, gate);
+                tag.map_or(dir.clone(), |t| dir.join(t))
+            });
+            tracing::info!(results = %results.display(), state = %cache.display(), reason = %why, "no keeper's state to read: the floor follows the gate into its own state folder (a first start reads the whole record; later ones resume)");
+            track::StateDir::Own { cache, seed: results }
+        }
+    };
     let src = Source {
         provider: provider.clone(),
         chain_id,
@@ -152,20 +171,21 @@ async fn serve_chain(
         from,
         confirmations,
         log_range: cfg.log_range,
-        results,
+        state,
         mode,
     };
+    let started = std::time::Instant::now();
     let mut tracker = Tracker::start(src, root).await?;
     let first = tracker.update().await?.expect("a tracker's first update always makes a snapshot");
     tracing::info!(
         gate = %gate,
         chain_id,
-        decisions = first.decisions.len(),
+        decisions = first.status.decisions,
         head = first.status.head,
+        secs = format!("{:.2}", started.elapsed().as_secs_f64()),
         "the floor read the record"
     );
     let (tx, rx) = watch::channel(Arc::new(first));
-    let follow = tokio::spawn(follow(tracker, tx, cfg.poll, cancel.clone()));
 
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
@@ -175,13 +195,27 @@ async fn serve_chain(
     tracing::info!(%addr, "the floor is listening");
     let app = App { snap: rx, provider, cancel: cancel.clone() };
     let stop = cancel.clone();
-    let served = axum::serve(listener, router(app))
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-        .map_err(ServeError::Serve);
+    // The server runs on the runtime's workers; the follower (whose own state database
+    // connection stays on one task) runs here until the floor stops.
+    let served = tokio::spawn(async move {
+        axum::serve(listener, router(app))
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .map_err(ServeError::Serve)
+    });
+    follow(tracker, tx, cfg.poll, cancel.clone()).await;
     cancel.cancel();
-    let _ = follow.await;
-    served
+    served.await.unwrap_or_else(|e| Err(ServeError::Serve(std::io::Error::other(e))))
+}
+
+/// Where the floor keeps its own state of a gate it follows without a keeper's:
+/// `.cache/floor/<chain-id>/<gate>/` under the project root.
+pub fn default_cache(
+    root: &Path,
+    chain_id: u64,
+    gate: alloy::primitives::Address,
+) -> std::path::PathBuf {
+    root.join(".cache").join("floor").join(chain_id.to_string()).join(gate.to_checksum(None))
 }
 
 /// Polls the node and publishes each new snapshot; a failed read is logged and retried, the
@@ -299,32 +333,54 @@ fn no_query(q: &RawQuery) -> Result<(), String> {
     }
 }
 
+/// A read of the state database that failed: a 500 that says so (the floor logs it).
+fn unreadable(e: &crate::record::store::StoreError) -> (StatusCode, String) {
+    tracing::warn!(error = %crate::error_chain(e), "the floor could not read the state database");
+    (StatusCode::INTERNAL_SERVER_ERROR, "the record could not be read; see the floor's log".into())
+}
+
+/// The page `q` asks for, from the state database.
+fn feed_page(s: &Snapshot, q: &FeedQuery) -> Result<view::Page, (StatusCode, String)> {
+    let filter = q.filter();
+    let got =
+        s.db.read(|db| db.decisions_page(&filter, q.offset(), q.per_page as u64))
+            .map_err(|e| unreadable(&e))?;
+    let mut questions = std::collections::HashMap::new();
+    for d in &got.rows {
+        if !questions.contains_key(&d.market) {
+            if let Some(text) = s.db.question(&d.market) {
+                questions.insert(d.market.clone(), text);
+            }
+        }
+    }
+    Ok(view::page(got.total, &got.rows, q, &s.facts.labels, &questions, &s.symbol))
+}
+
 async fn floor_page(State(app): State<App>, q: Pairs) -> Response {
     let s = app.now();
     match feed_query(q, s.facts.labels.len()) {
-        Ok(q) => {
-            let page = view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol);
-            Html(html::floor(&s, &q, &page)).into_response()
-        }
+        Ok(q) => match feed_page(&s, &q) {
+            Ok(page) => Html(html::floor(&s, &q, &page)).into_response(),
+            Err((code, e)) => error(code, &e),
+        },
         Err(e) => error(StatusCode::BAD_REQUEST, &e),
     }
 }
 
 /// The decision at `(block, log_index)`, or the reason there is none.
-fn find<'a>(
-    s: &'a Snapshot,
+fn find(
+    s: &Snapshot,
     block: &str,
     log_index: &str,
-) -> Result<&'a crate::domain::decision::DecisionRow, (StatusCode, String)> {
+) -> Result<crate::domain::decision::DecisionRow, (StatusCode, String)> {
     let parse = |v: &str, what: &str| {
         v.parse::<u64>()
             .map_err(|_| (StatusCode::BAD_REQUEST, format!("{what} {:?} is not a number", cut(v))))
     };
     let (b, l) = (parse(block, "block")?, parse(log_index, "log index")?);
-    s.decisions
-        .binary_search_by_key(&(b, l), |d| (d.block, d.log_index))
-        .map(|i| &s.decisions[i])
-        .map_err(|_| (StatusCode::NOT_FOUND, format!("no decision at block {b}, log {l}")))
+    s.db.read(|db| db.decision_at((b, l)))
+        .map_err(|e| unreadable(&e))?
+        .ok_or_else(|| (StatusCode::NOT_FOUND, format!("no decision at block {b}, log {l}")))
 }
 
 fn cut(v: &str) -> String {
@@ -341,7 +397,10 @@ async fn decision_page(
         return error(StatusCode::BAD_REQUEST, &e);
     }
     match find(&s, &block, &log_index) {
-        Ok(d) => Html(html::decision(&s, d)).into_response(),
+        Ok(d) => {
+            let question = s.db.question(&d.market);
+            Html(html::decision(&s, &d, question.as_deref())).into_response()
+        }
         Err((code, e)) => error(code, &e),
     }
 }
@@ -357,12 +416,8 @@ async fn api_decision(
     }
     match find(&s, &block, &log_index) {
         Ok(d) => {
-            let view = view::DecisionView::new(
-                d,
-                &s.facts.labels,
-                s.questions.get(&d.market).map(String::as_str),
-                &s.symbol,
-            );
+            let question = s.db.question(&d.market);
+            let view = view::DecisionView::new(&d, &s.facts.labels, question.as_deref(), &s.symbol);
             Json(serde_json::json!({ "decision": view, "row": d })).into_response()
         }
         Err((code, e)) => api_error(code, &e),
@@ -375,17 +430,23 @@ fn market_of(address: &str) -> Result<alloy::primitives::Address, String> {
 }
 
 /// The market's decisions, newest first (every one: a market has few).
-fn market_rows(s: &Snapshot, market: alloy::primitives::Address) -> view::Page {
+fn market_rows(
+    s: &Snapshot,
+    market: alloy::primitives::Address,
+) -> Result<view::Page, (StatusCode, String)> {
     let q = FeedQuery { market: Some(market), per_page: usize::MAX, ..Default::default() };
-    let mut p = view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol);
+    let mut p = feed_page(s, &q)?;
     p.per_page = p.total;
     p.pages = 1;
-    p
+    Ok(p)
 }
 
-async fn read_book(app: &App, s: &Snapshot, key: &str) -> Option<crate::chain::reads::MarketState> {
-    let info = s.markets.get(key)?;
-    crate::chain::reads::read_market(&app.provider, info, s.status.head).await.ok()
+async fn read_book(
+    app: &App,
+    s: &Snapshot,
+    info: Option<&crate::chain::reads::MarketInfo>,
+) -> Option<crate::chain::reads::MarketState> {
+    crate::chain::reads::read_market(&app.provider, info?, s.status.head).await.ok()
 }
 
 async fn market_page(
@@ -402,12 +463,16 @@ async fn market_page(
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
     let key = market.to_checksum(None);
-    let book = read_book(&app, &s, &key).await;
-    let rows = market_rows(&s, market);
-    if rows.total == 0 && !s.markets.contains_key(&key) {
+    let info = s.db.market(&key).map(|k| k.info);
+    let book = read_book(&app, &s, info.as_ref()).await;
+    let rows = match market_rows(&s, market) {
+        Ok(r) => r,
+        Err((code, e)) => return error(code, &e),
+    };
+    if rows.total == 0 && info.is_none() {
         return error(StatusCode::NOT_FOUND, &format!("the gate made no decision on {key}"));
     }
-    Html(html::market(&s, &key, book.as_ref(), &rows)).into_response()
+    Html(html::market(&s, &key, info.as_ref(), book.as_ref(), &rows)).into_response()
 }
 
 async fn api_market(
@@ -424,11 +489,15 @@ async fn api_market(
         Err(e) => return api_error(StatusCode::BAD_REQUEST, &e),
     };
     let key = market.to_checksum(None);
-    let rows = market_rows(&s, market);
-    if rows.total == 0 && !s.markets.contains_key(&key) {
+    let info = s.db.market(&key).map(|k| k.info);
+    let rows = match market_rows(&s, market) {
+        Ok(r) => r,
+        Err((code, e)) => return api_error(code, &e),
+    };
+    if rows.total == 0 && info.is_none() {
         return api_error(StatusCode::NOT_FOUND, &format!("the gate made no decision on {key}"));
     }
-    let book = read_book(&app, &s, &key).await.map(|b| {
+    let book = read_book(&app, &s, info.as_ref()).await.map(|b| {
         let level = |l: &(alloy::primitives::U256, alloy::primitives::U256)| {
             serde_json::json!({ "price": view::prob(&l.0.to_string()), "quantity": l.1.to_string() })
         };
@@ -441,7 +510,7 @@ async fn api_market(
     });
     Json(serde_json::json!({
         "market": key,
-        "info": s.markets.get(&key),
+        "info": info,
         "book": book,
         "decisions": rows.decisions,
     }))
@@ -469,21 +538,15 @@ async fn chart_svg(State(app): State<App>) -> Response {
     ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
 }
 
-/// The record's chart series (the floor keeps them with its snapshot).
-fn chart_series(s: &Snapshot) -> plots::Series {
-    let max = i128::try_from(s.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
-    plots::series(&s.decisions, max, &s.summary)
-}
-
 async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Response {
     let s = app.now();
-    let series = chart_series(&s);
+    let series = &s.charts;
     let labels = &s.facts.labels;
     let svg = match name.as_str() {
-        "pnl.svg" => plots::pnl_svg(&series, &s.symbol),
-        "drawdown.svg" => plots::drawdown_svg(&series, &s.symbol),
-        "reasons.svg" => plots::reasons_svg(&series, labels),
-        "rules.svg" => plots::rules_svg(&series, labels),
+        "pnl.svg" => plots::pnl_svg(series, &s.symbol),
+        "drawdown.svg" => plots::drawdown_svg(series, &s.symbol),
+        "reasons.svg" => plots::reasons_svg(series, labels),
+        "rules.svg" => plots::rules_svg(series, labels),
         "calibration.svg" => plots::calibration_svg(&s.summary.calibration.view()),
         _ => return error(StatusCode::NOT_FOUND, "no such chart"),
     };
@@ -491,7 +554,7 @@ async fn chart_named(State(app): State<App>, UrlPath(name): UrlPath<String>) -> 
 }
 
 async fn api_charts(State(app): State<App>, q: RawQuery) -> Response {
-    json_of(&q, || chart_series(&app.now()))
+    json_of(&q, || app.now().charts.as_ref().clone())
 }
 
 async fn api_status(State(app): State<App>, q: RawQuery) -> Response {
@@ -505,8 +568,10 @@ async fn api_gate(State(app): State<App>, q: RawQuery) -> Response {
 async fn api_decisions(State(app): State<App>, q: Pairs) -> Response {
     let s = app.now();
     match feed_query(q, s.facts.labels.len()) {
-        Ok(q) => Json(view::page(&s.decisions, &q, &s.facts.labels, &s.questions, &s.symbol))
-            .into_response(),
+        Ok(q) => match feed_page(&s, &q) {
+            Ok(page) => Json(page).into_response(),
+            Err((code, e)) => api_error(code, &e),
+        },
         Err(e) => api_error(StatusCode::BAD_REQUEST, &e),
     }
 }
@@ -520,61 +585,78 @@ async fn api_calibration(State(app): State<App>, q: RawQuery) -> Response {
 }
 
 async fn api_offchain(State(app): State<App>, q: RawQuery) -> Response {
-    json_of(&q, || {
-        let rows: Vec<view::OffchainView> =
-            app.now().offchain.iter().rev().map(Into::into).collect();
-        serde_json::json!({ "total": rows.len(), "offchain": rows })
-    })
+    if let Err(e) = no_query(&q) {
+        return api_error(StatusCode::BAD_REQUEST, &e);
+    }
+    match app.now().db.read(|db| db.offchain_rows()) {
+        Ok(rows) => {
+            let rows: Vec<view::OffchainView> = rows.iter().rev().map(Into::into).collect();
+            Json(serde_json::json!({ "total": rows.len(), "offchain": rows })).into_response()
+        }
+        Err(e) => {
+            let (code, msg) = unreadable(&e);
+            api_error(code, &msg)
+        }
+    }
 }
 
 /// What one `/events` connection has sent.
 struct Stream {
     rx: watch::Receiver<Arc<Snapshot>>,
     cancel: CancellationToken,
-    /// The newest decision sent.
+    /// The newest decision sent (or there at the start).
     last: Option<(u64, u64)>,
-    /// Decisions whose settlement (or write-off) was sent or was there at the start.
-    closed: HashSet<(u64, u64)>,
+    /// The newest row closing a position whose decisions were sent as settled (or there at the
+    /// start).
+    last_closing: Option<(u64, u64)>,
     queue: VecDeque<Event>,
 }
+
+/// Rows read from the state database per query while a stream catches up.
+const STREAM_BATCH: u64 = 200;
 
 impl Stream {
     fn new(rx: watch::Receiver<Arc<Snapshot>>, cancel: CancellationToken) -> Self {
         let s = rx.borrow().clone();
-        let last = s.decisions.last().map(|d| (d.block, d.log_index));
-        let closed = s
-            .decisions
-            .iter()
-            .filter(|d| d.settlement.is_some() || d.write_off.is_some())
-            .map(|d| (d.block, d.log_index))
-            .collect();
+        let last = s.last_decision;
+        let last_closing = s.db.read(|db| db.last_closing()).ok().flatten();
         let mut queue = VecDeque::new();
         queue.push_back(json_event("head", &s.status));
-        Self { rx, cancel, last, closed, queue }
+        Self { rx, cancel, last, last_closing, queue }
     }
 
     /// Queues what `s` holds that this connection has not been sent: the head, each new
-    /// decision (oldest first), each new settlement.
+    /// decision (oldest first), each decision a new row settled or wrote off. Rows are read
+    /// from the state database after the last one sent, never the whole record.
     fn diff(&mut self, s: &Snapshot) {
         self.queue.push_back(json_event("head", &s.status));
         let labels = &s.facts.labels;
-        for d in s.decisions.iter() {
-            let key = (d.block, d.log_index);
-            if self.last.is_none_or(|l| key > l) {
-                let q = s.questions.get(&d.market).map(String::as_str);
-                self.queue.push_back(json_event(
-                    "decision",
-                    &view::DecisionView::new(d, labels, q, &s.symbol),
-                ));
-                self.last = Some(key);
+        let view = |d: &crate::domain::decision::DecisionRow| {
+            let q = s.db.question(&d.market);
+            view::DecisionView::new(d, labels, q.as_deref(), &s.symbol)
+        };
+        while self.last < s.last_decision {
+            let Ok(rows) = s.db.read(|db| db.decisions_after(self.last, STREAM_BATCH)) else {
+                break;
+            };
+            let Some(newest) = rows.last().map(|d| (d.block, d.log_index)) else { break };
+            for d in &rows {
+                self.queue.push_back(json_event("decision", &view(d)));
             }
-            if (d.settlement.is_some() || d.write_off.is_some()) && self.closed.insert(key) {
-                let q = s.questions.get(&d.market).map(String::as_str);
-                self.queue.push_back(json_event(
-                    "settled",
-                    &view::DecisionView::new(d, labels, q, &s.symbol),
-                ));
+            self.last = Some(newest);
+        }
+        loop {
+            let Ok((rows, key)) = s.db.read(|db| db.closed_after(self.last_closing, STREAM_BATCH))
+            else {
+                break;
+            };
+            if key == self.last_closing {
+                break;
             }
+            for d in &rows {
+                self.queue.push_back(json_event("settled", &view(d)));
+            }
+            self.last_closing = key;
         }
     }
 }
@@ -625,6 +707,7 @@ mod tests {
                 log_range: 5_000,
                 confirmations: None,
                 poll: Duration::from_millis(250),
+                cache: None,
             };
             // Refused before anything is read or bound (the RPC above is never asked).
             let e = run(&cfg, Path::new("."), Path::new("anvil"), CancellationToken::new())

@@ -6,7 +6,6 @@
 
 use super::view;
 use crate::{
-    domain::decision::DecisionRow,
     domain::format::markup as esc,
     record::summary::Summary,
     record::svg::{self, doc, hhmm, shade, time_chart, Point, H, MB, ML, MR, MT, W},
@@ -35,55 +34,41 @@ pub struct Series {
     pub rules: BTreeMap<u8, u64>,
 }
 
-/// The series of `rows`; the marked line is the summary's, folded from the event log.
-pub fn series(rows: &[DecisionRow], max_drawdown: i128, summary: &Summary) -> Series {
-    let marked =
-        summary.marked_line().into_iter().map(|(time, value)| Point { time, value }).collect();
-    // Realised changes: (time, delta).
-    let mut realised_ev: Vec<(u64, i128)> = Vec::new();
-    let mut drawdown = Vec::new();
-    let mut rules: BTreeMap<u8, u64> = BTreeMap::new();
-    for d in rows {
-        for r in &d.failed_rules {
-            *rules.entry(*r).or_default() += 1;
-        }
-        if let Some(dd) = crate::record::summary::drawdown(d) {
-            drawdown.push(Point { time: d.time, value: dd });
-        }
-        if let Some(p) = view::row_pnl(d) {
-            let t = d.settlement.as_ref().map(|s| s.time).filter(|t| *t > 0).unwrap_or(d.time);
-            let t = d
-                .write_off
-                .as_ref()
-                .map(|w| w.time)
-                .filter(|_| d.settlement.is_none())
-                .unwrap_or(t);
-            realised_ev.push((t.max(d.time), p));
-        }
-    }
-    realised_ev.sort_by_key(|(t, _)| *t);
-    let mut total = 0;
-    // Realised P&L is 0 from the first decision until something closes.
-    let start = rows.first().map(|d| Point { time: d.time, value: 0 });
-    let realised = start
-        .into_iter()
-        .chain(realised_ev.iter().map(|(t, p)| {
-            total += p;
-            Point { time: *t, value: total }
-        }))
-        .collect();
-    let (t0, t1) = match (rows.first(), rows.last()) {
-        (Some(a), Some(b)) => (a.time, b.time.max(a.time + 1)),
+/// The time buckets of the per-reason chart over a record whose decisions span chain times
+/// `first..=last`: [`TIME_BUCKETS`] equal spans from the first decision (start times, and the
+/// span).
+pub fn buckets(first: Option<u64>, last: Option<u64>) -> (Vec<u64>, u64) {
+    let (t0, t1) = match (first, last) {
+        (Some(a), Some(b)) => (a, b.max(a + 1)),
         _ => (0, 1),
     };
     let span = (t1 - t0).div_ceil(TIME_BUCKETS as u64).max(1);
-    let bucket_starts: Vec<u64> = (0..TIME_BUCKETS as u64).map(|i| t0 + i * span).collect();
-    let mut reasons: BTreeMap<u8, Vec<u64>> = BTreeMap::new();
-    for d in rows {
-        let i = (((d.time - t0) / span) as usize).min(TIME_BUCKETS - 1);
-        reasons.entry(d.reason).or_insert_with(|| vec![0; TIME_BUCKETS])[i] += 1;
+    ((0..TIME_BUCKETS as u64).map(|i| t0 + i * span).collect(), span)
+}
+
+/// The series the charts draw, from the record's aggregates: the summary's realised and marked
+/// lines and rule tallies, the decisions per reason in each of `bucket_starts`' spans
+/// (`reasons`), and the drawdown line (`drawdown`, H − balance at each decision that read the
+/// book, thinned to its peaks by the state database's reader).
+pub fn series(
+    summary: &Summary,
+    max_drawdown: i128,
+    bucket_starts: Vec<u64>,
+    reasons: BTreeMap<u8, Vec<u64>>,
+    drawdown: Vec<(u64, i128)>,
+) -> Series {
+    let points = |v: Vec<(u64, i128)>| -> Vec<Point> {
+        v.into_iter().map(|(time, value)| Point { time, value }).collect()
+    };
+    Series {
+        realised: points(summary.realised_line()),
+        marked: points(summary.marked_line()),
+        drawdown: points(drawdown),
+        max_drawdown,
+        bucket_starts,
+        reasons,
+        rules: summary.failing.clone(),
     }
-    Series { realised, marked, drawdown, max_drawdown, bucket_starts, reasons, rules }
 }
 
 pub fn pnl_svg(s: &Series, symbol: &str) -> String {

@@ -1,35 +1,49 @@
-//! The floor's follower: reads one gate's record from a node, through the same code that
-//! `keeper report` builds it with ([`crate::record::assemble::assemble`] over the chain record decoded
-//! by the recorder), and hands out a new [`Snapshot`] whenever the confirmed block or the
-//! keeper's files move.
+//! The floor's follower: the record it shows is a keeper's state database
+//! ([`crate::record::store`]), read through [`crate::record::query`], never held in memory.
 //!
-//! It reads the gate's logs once, then only the blocks after the last one read; when the block
-//! it last read is no longer on the chain (a reorg) it reads the record again from the deploy
-//! block. It holds no key and sends nothing.
+//! - **A keeper's folder** (`--results` holding a complete `state.sqlite` of this gate and
+//!   schema): the floor opens it read-only; SQLite's WAL lets it read while the keeper writes,
+//!   each read seeing one whole cycle's write. The keeper appends the rows.
+//! - **Its own state** (`--load-state`, or `--rpc-url` without a keeper's state): the floor
+//!   runs the keeper's own collector and recorder stages ([`crate::engine::Engine`] with no key:
+//!   it sends nothing) into a cache folder, seeded with the results folder's feed for its labels
+//!   and off-chain rows. The first start reads the whole record; a later one resumes from the
+//!   state it left, reads only the blocks after it, and a reorg rewinds only the blocks it
+//!   replaced (the follower's checkpoints, as in the keeper).
+//!
+//! On each new head the gate's live state is read at the confirmed block; the aggregates the
+//! pages and charts draw (the summary, the model labels, the chart series) are read again only
+//! when the state database changed (`PRAGMA data_version`), and no row is decoded otherwise.
+//! It holds no key and sends nothing.
 
-use super::view::{self, Live};
+use super::{
+    plots,
+    view::{self, Live},
+};
 use crate::{
     chain,
+    chain::follower::Known,
     chain::reads,
-    chain::reads::MarketInfo,
     commands::report::{self, ReportError},
-    domain::decision::{DecisionRow, FeedRow, GateFacts, OffchainRow, TxGas},
+    domain::decision::GateFacts,
+    engine::{Engine, GateRef, RunError},
     kit::bindings::IRiskGate,
-    record::assemble,
-    record::{feed, summary::Summary, FEED_FILE},
+    record::{
+        self,
+        store::{Store, StoreError},
+        summary::{Summary, SUMMARY_KEY},
+        FEED_FILE, HEAD_FILE,
+    },
 };
 use alloy::{
     eips::BlockId,
-    primitives::{Address, B256},
+    primitives::Address,
     providers::{DynProvider, Provider},
-    rpc::types::Log,
     sol,
 };
 use std::{
-    collections::{HashMap, HashSet},
-    path::PathBuf,
-    sync::Arc,
-    time::SystemTime,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
 };
 
 sol! {
@@ -42,7 +56,66 @@ sol! {
     }
 }
 
-type Result<T> = std::result::Result<T, ReportError>;
+/// Points of the drawdown chart at most (past it, the highest of each run of rows).
+pub const DRAWDOWN_POINTS: usize = 1_000;
+/// Model labels offered by the feed's filter.
+pub const MODEL_LABELS: u64 = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("following the gate into the floor's own state in {dir}")]
+    Follow {
+        dir: String,
+        #[source]
+        source: Box<RunError>,
+    },
+    #[error("seeding the floor's state folder {dir} with the results folder's feed")]
+    Seed {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+type Result<T> = std::result::Result<T, TrackError>;
+
+/// A read-only connection to the state database the floor shows, shared by the requests (each
+/// holds it for one query).
+#[derive(Clone)]
+pub struct Reader(Arc<Mutex<Store>>);
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reader")
+    }
+}
+
+impl Reader {
+    /// Runs `f` against the database.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Store) -> std::result::Result<T, StoreError>,
+    ) -> std::result::Result<T, StoreError> {
+        let store = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&store)
+    }
+
+    /// The checked question of `market` (checksummed), where its `MarketCreated` carried one.
+    pub fn question(&self, market: &str) -> Option<String> {
+        let known = self.market(market)?;
+        known.info.question.text().map(str::to_string)
+    }
+
+    /// What the follower knows of `market` (checksummed).
+    pub fn market(&self, market: &str) -> Option<Known> {
+        let address: Address = market.parse().ok()?;
+        self.read(|s| s.market::<Known>(address)).ok().flatten()
+    }
+}
 
 /// The record as of one confirmed block: what every page and API route reads.
 #[derive(Debug, Clone)]
@@ -51,13 +124,22 @@ pub struct Snapshot {
     pub facts: GateFacts,
     pub card: view::GateCard,
     pub symbol: String,
-    /// Every decision row as published (the feed's, then those still waiting), oldest first.
-    pub decisions: Arc<Vec<DecisionRow>>,
-    pub offchain: Arc<Vec<OffchainRow>>,
     pub summary: Arc<Summary>,
-    /// Checked questions by market (checksummed).
-    pub questions: Arc<HashMap<String, String>>,
-    pub markets: Arc<HashMap<String, MarketInfo>>,
+    /// Model labels the decisions name (for the feed's filter).
+    pub models: Arc<Vec<String>>,
+    pub charts: Arc<plots::Series>,
+    /// The newest decision's key when the snapshot was made.
+    pub last_decision: Option<(u64, u64)>,
+    pub db: Reader,
+}
+
+/// Whose state database the floor reads.
+#[derive(Debug, Clone)]
+pub enum StateDir {
+    /// A keeper's results folder: read-only.
+    Keeper(PathBuf),
+    /// The floor's own, in `cache`, seeded from the feed in `seed` the first time.
+    Own { cache: PathBuf, seed: PathBuf },
 }
 
 /// Where the record is read from.
@@ -70,133 +152,156 @@ pub struct Source {
     pub from: u64,
     pub confirmations: u64,
     pub log_range: u64,
-    pub results: PathBuf,
+    pub state: StateDir,
     /// "live" or "saved state".
     pub mode: String,
+}
+
+/// Whether `dir` holds a keeper's complete state of this gate and schema, read-only; else why
+/// not.
+pub fn keeper_state(
+    dir: &Path,
+    chain_id: u64,
+    gate: Address,
+) -> std::result::Result<Store, String> {
+    match Store::open_state(dir, chain_id, gate) {
+        Ok(Some(store)) => Ok(store),
+        Ok(None) => Err(format!("{} holds no state database", dir.display())),
+        Err(e) => Err(crate::error_chain(&e)),
+    }
+}
+
+/// The parts of a snapshot that change only when the state database does.
+#[derive(Debug, Clone)]
+struct Shared {
+    summary: Arc<Summary>,
+    models: Arc<Vec<String>>,
+    charts: Arc<plots::Series>,
+    decisions: u64,
+    offchain: u64,
+    last_decision: Option<((u64, u64), u64)>,
 }
 
 pub struct Tracker {
     src: Source,
     facts: GateFacts,
     code: (bool, String),
-    logs: Vec<Log>,
-    times: HashMap<u64, u64>,
-    /// Gas of each transaction that published a decision read.
-    gas: HashMap<B256, TxGas>,
-    /// The last block read, and its hash.
-    read_to: Option<(u64, B256)>,
-    markets: HashMap<Address, MarketInfo>,
-    /// The feed and journal as last read: their (length, modified time), and the feed's rows.
-    files: Option<[(u64, Option<SystemTime>); 2]>,
-    disk_rows: Vec<FeedRow>,
-    /// The head the last snapshot was made at.
+    /// The floor's own follower (None over a keeper's folder).
+    own: Option<Box<Engine>>,
+    reader: Option<Reader>,
+    /// The head the last snapshot was made at, and the database's data version then.
     last_head: Option<u64>,
-    /// The last record decoded, shared by the snapshots made from it.
+    data_version: Option<i64>,
     shared: Option<Shared>,
 }
 
-/// The parts of a snapshot that only change when the record does.
-#[derive(Debug, Clone)]
-struct Shared {
-    decisions: Arc<Vec<DecisionRow>>,
-    offchain: Arc<Vec<OffchainRow>>,
-    summary: Arc<Summary>,
-    questions: Arc<HashMap<String, String>>,
-    markets: Arc<HashMap<String, MarketInfo>>,
-}
-
 impl Tracker {
-    /// Reads the gate's fixed facts and checks its code against `root`'s contracts/src.
-    pub async fn start(src: Source, root: &std::path::Path) -> Result<Self> {
-        chain::check_gate(&src.provider, src.gate, src.chain_id).await?;
+    /// Reads the gate's fixed facts, checks its code against `root`'s contracts/src, and opens
+    /// the state the floor reads (its own follower, over its own state, is built here and
+    /// catches up on the first [`Tracker::update`]).
+    pub async fn start(src: Source, root: &Path) -> Result<Self> {
+        chain::check_gate(&src.provider, src.gate, src.chain_id)
+            .await
+            .map_err(ReportError::from)?;
         let head = src
             .provider
             .get_block_number()
             .await
-            .map_err(|e| chain::ChainError::Rpc(Box::new(e)))?;
+            .map_err(|e| ReportError::from(chain::ChainError::Rpc(Box::new(e))))?;
         let facts =
             reads::gate_facts(&src.provider, src.gate, src.chain_id, src.from, head, src.log_range)
-                .await?;
+                .await
+                .map_err(ReportError::from)?;
         let code = match report::code_check(&src.provider, src.gate, root).await {
             Ok(line) => (true, line),
             Err(e) => (false, format!("NOT verified: {}", crate::error_chain(&e))),
+        };
+        let (own, reader) = match &src.state {
+            StateDir::Keeper(dir) => {
+                let store = keeper_state(dir, src.chain_id, src.gate).map_err(|why| {
+                    TrackError::Store(StoreError::Unusable { path: dir.display().to_string(), why })
+                })?;
+                (None, Some(Reader(Arc::new(Mutex::new(store)))))
+            }
+            StateDir::Own { cache, seed } => {
+                seed_feed(cache, seed)?;
+                let gate = GateRef {
+                    chain_id: src.chain_id,
+                    gate: src.gate,
+                    factory: facts.factory,
+                    from_block: src.from,
+                };
+                let follow_err = |e: RunError| TrackError::Follow {
+                    dir: cache.display().to_string(),
+                    source: Box::new(e),
+                };
+                let engine = Engine::builder(src.provider.clone(), gate)
+                    .results(Some(cache.clone()))
+                    .resume()
+                    .confirmations(src.confirmations)
+                    .log_range(src.log_range)
+                    .build()
+                    .map_err(follow_err)?;
+                (Some(Box::new(engine)), None)
+            }
         };
         Ok(Self {
             src,
             facts,
             code,
-            logs: Vec::new(),
-            times: HashMap::new(),
-            gas: HashMap::new(),
-            read_to: None,
-            markets: HashMap::new(),
-            files: None,
-            disk_rows: Vec::new(),
+            own,
+            reader,
             last_head: None,
+            data_version: None,
             shared: None,
         })
     }
 
-    /// A new snapshot when the head, the confirmed block's contents or the keeper's files have
-    /// moved since the last one; None when nothing did. The record is decoded again only when
-    /// new logs arrived, a reorg took some back, or the keeper's files moved: a new head alone
-    /// reuses the rows of the last snapshot (they are shared, not copied).
+    /// A new snapshot when the head or the state database moved since the last one; None when
+    /// neither did. Over its own state the floor first follows the new blocks (their logs only).
     pub async fn update(&mut self) -> Result<Option<Snapshot>> {
         let rpc = |e| ReportError::Chain(chain::ChainError::Rpc(Box::new(e)));
         let p = self.src.provider.clone();
         let head = p.get_block_number().await.map_err(rpc)?;
         let to = head.saturating_sub(self.src.confirmations);
-        let files = self.file_stamps();
-        if self.last_head == Some(head) && self.files == Some(files) {
-            return Ok(None);
-        }
-        let mut changed = self.shared.is_none();
-        // A reorg under the last block read: read the whole record again.
-        if let Some((n, hash)) = self.read_to {
-            let now = p.get_block_by_number(n.into()).await.map_err(rpc)?.map(|b| b.header.hash);
-            if now != Some(hash) || n > to {
-                tracing::info!(
-                    block = n,
-                    "the block the floor last read is gone: reading the record again"
-                );
-                self.logs.clear();
-                self.times.clear();
-                self.gas.clear();
-                self.read_to = None;
-                changed = true;
+        if self.last_head != Some(head) || self.reader.is_none() {
+            if let Some(engine) = self.own.as_mut() {
+                let dir = match &self.src.state {
+                    StateDir::Own { cache, .. } => cache.display().to_string(),
+                    StateDir::Keeper(dir) => dir.display().to_string(),
+                };
+                let follow_err =
+                    |e: RunError| TrackError::Follow { dir: dir.clone(), source: Box::new(e) };
+                engine.follow().await.map_err(follow_err)?;
+                engine.write_results().map_err(follow_err)?;
+                if self.reader.is_none() {
+                    let cache = match &self.src.state {
+                        StateDir::Own { cache, .. } => cache.clone(),
+                        StateDir::Keeper(dir) => dir.clone(),
+                    };
+                    let store =
+                        keeper_state(&cache, self.src.chain_id, self.src.gate).map_err(|why| {
+                            TrackError::Store(StoreError::Unusable {
+                                path: cache.display().to_string(),
+                                why,
+                            })
+                        })?;
+                    self.reader = Some(Reader(Arc::new(Mutex::new(store))));
+                }
             }
         }
-        // Block `to` once: its hash marks what was read, its time dates the record.
-        let to_block = p
-            .get_block_by_number(to.into())
-            .await
-            .map_err(rpc)?
-            .map(|b| (b.header.hash, b.header.timestamp))
-            .unwrap_or_default();
-        let start = self.read_to.map_or(self.src.from, |(n, _)| n + 1);
-        if start <= to {
-            let new = reads::gate_logs(&p, self.src.gate, start, to, self.src.log_range).await?;
-            self.times = reads::block_times(&p, &new, std::mem::take(&mut self.times)).await?;
-            reads::tx_gas(&p, &new, &mut self.gas).await?;
-            changed |= !new.is_empty();
-            self.logs.extend(new);
-            self.read_to = Some((to, to_block.0));
+        let reader = self.reader.clone().expect("opened above");
+        let version = reader.read(Store::data_version)?;
+        if self.last_head == Some(head) && self.data_version == Some(version) {
+            return Ok(None);
         }
-        if self.files != Some(files) {
-            self.disk_rows = feed::read_feed_for(
-                &self.src.results.join(FEED_FILE),
-                self.src.chain_id,
-                self.src.gate,
-            )?;
-            self.files = Some(files);
-            changed = true;
+        if self.data_version != Some(version) || self.shared.is_none() {
+            self.shared = Some(self.aggregates(&reader)?);
+            self.data_version = Some(version);
         }
-        if changed || self.shared.is_none() {
-            self.shared = Some(self.decode(to).await?);
-        }
-        let shared = self.shared.clone().expect("decoded above");
+        let shared = self.shared.clone().expect("read above");
         let live = self.live(to).await;
-        let head_time = if head == to { to_block.1 } else { report::block_time(&p, head).await? };
+        let head_time = report::block_time(&p, head).await?;
         let status = view::Status {
             chain_id: self.src.chain_id,
             head,
@@ -205,10 +310,10 @@ impl Tracker {
             confirmations: self.src.confirmations,
             gate: self.src.gate.to_checksum(None),
             mode: self.src.mode.clone(),
-            decisions: shared.decisions.len(),
-            offchain: shared.offchain.len(),
+            decisions: shared.decisions as usize,
+            offchain: shared.offchain as usize,
             open_positions: live.open_positions,
-            last_decision_time: shared.decisions.last().map(|d| d.time),
+            last_decision_time: shared.last_decision.map(|(_, t)| t),
         };
         let card = view::GateCard::new(
             &self.facts,
@@ -223,83 +328,37 @@ impl Tracker {
             facts: self.facts.clone(),
             card,
             symbol: self.facts.symbol.clone(),
-            decisions: shared.decisions,
-            offchain: shared.offchain,
             summary: shared.summary,
-            questions: shared.questions,
-            markets: shared.markets,
+            models: shared.models,
+            charts: shared.charts,
+            last_decision: shared.last_decision.map(|(k, _)| k),
+            db: reader,
         }))
     }
 
-    /// The record to block `to`, decoded from every log read, with the labels and off-chain
-    /// rows of the keeper's files, as `report` assembles it.
-    async fn decode(&mut self, to: u64) -> Result<Shared> {
-        let record = feed::decode_logs(
-            &self.logs,
-            self.src.chain_id,
-            self.src.gate,
-            &self.facts.labels,
-            &self.times,
-            &self.gas,
-        )?;
-        let assemble::Assembled { rebuilt, .. } = assemble::assemble(
-            &record,
-            &self.disk_rows,
-            &self.src.results,
-            self.src.chain_id,
-            self.src.gate,
-            to,
-        )?;
-        self.learn_markets(&record.decisions, to).await?;
-        drop(record);
-        let (decisions, offchain) = feed::joined(rebuilt.feed);
-        let markets: HashMap<String, MarketInfo> =
-            self.markets.iter().map(|(a, m)| (a.to_checksum(None), m.clone())).collect();
-        let questions = markets
-            .iter()
-            .filter_map(|(a, m)| Some((a.clone(), m.question.text()?.to_string())))
-            .collect();
+    /// The aggregates as the state database holds them now: the summary the keeper folded, the
+    /// model labels, the chart series, the counts.
+    fn aggregates(&self, reader: &Reader) -> Result<Shared> {
+        let summary = reader.read(|s| s.meta::<Summary>(SUMMARY_KEY))?.unwrap_or_default();
+        let models = reader.read(|s| s.model_names(MODEL_LABELS))?;
+        let (bucket_starts, span) =
+            plots::buckets(summary.first.map(|f| f.1), summary.last.map(|l| l.1));
+        let t0 = bucket_starts.first().copied().unwrap_or(0);
+        let reasons = reader.read(|s| s.reason_buckets(t0, span, bucket_starts.len()))?;
+        let drawdown = reader.read(|s| s.drawdown_line(DRAWDOWN_POINTS))?;
+        let max = i128::try_from(self.facts.bounds.maxDrawdown).unwrap_or(i128::MAX);
+        let charts = plots::series(&summary, max, bucket_starts, reasons, drawdown);
+        let decisions = reader.read(Store::decision_count)?;
+        let offchain = reader.read(Store::offchain_in_feed)?;
+        let last_decision = reader.read(Store::last_decision)?;
         Ok(Shared {
-            decisions: Arc::new(decisions),
-            offchain: Arc::new(offchain),
-            summary: Arc::new(rebuilt.summary),
-            questions: Arc::new(questions),
-            markets: Arc::new(markets),
+            summary: Arc::new(summary),
+            models: Arc::new(models),
+            charts: Arc::new(charts),
+            decisions,
+            offchain,
+            last_decision,
         })
-    }
-
-    /// Length and modification time of feed.jsonl and journal.jsonl: a keeper writing beside
-    /// the floor moves one of them.
-    fn file_stamps(&self) -> [(u64, Option<SystemTime>); 2] {
-        [FEED_FILE, crate::chain::journal::JOURNAL_FILE].map(|name| {
-            std::fs::metadata(self.src.results.join(name))
-                .map(|m| (m.len(), m.modified().ok()))
-                .unwrap_or((0, None))
-        })
-    }
-
-    /// The `MarketCreated` of every market a decision names that the floor has not seen yet.
-    async fn learn_markets(&mut self, rows: &[DecisionRow], to: u64) -> Result<()> {
-        let new: HashSet<Address> = rows
-            .iter()
-            .filter_map(|d| d.market.parse::<Address>().ok())
-            .filter(|m| !self.markets.contains_key(m))
-            .collect();
-        if new.is_empty() {
-            return Ok(());
-        }
-        let found = crate::record::rederive::created(
-            &self.src.provider,
-            self.facts.factory,
-            &new,
-            to,
-            self.src.log_range,
-        )
-        .await?;
-        for (market, (info, _)) in found {
-            self.markets.insert(market, info);
-        }
-        Ok(())
     }
 
     /// The gate's state at block `at`; a read that fails is left empty (the card says so).
@@ -324,4 +383,22 @@ impl Tracker {
             high_water_mark: hwm.unwrap_or_else(|_| "0".into()),
         }
     }
+}
+
+/// Gives a new state folder `cache` the feed of `seed` (the results folder shown), once: the
+/// first follow re-derives the record from chain and takes from that feed the labels and
+/// off-chain rows the chain does not hold, as a keeper rebuilding its state does.
+fn seed_feed(cache: &Path, seed: &Path) -> Result<()> {
+    let err = |source| TrackError::Seed { dir: cache.display().to_string(), source };
+    if cache.join(record::store::STATE_FILE).exists() || cache.join(FEED_FILE).exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(cache).map_err(err)?;
+    for name in [FEED_FILE, HEAD_FILE] {
+        let from = seed.join(name);
+        if from.exists() {
+            std::fs::copy(&from, cache.join(name)).map_err(err)?;
+        }
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ use crate::{
     domain::decision::{DecisionRow, GateFacts, OffchainRow, TxGas},
     domain::format::int,
     kit::bindings::verdict,
+    record::query::RowFilter,
     record::summary::Summary,
 };
 use alloy::primitives::Address;
@@ -246,6 +247,22 @@ impl FeedQuery {
         Ok(q)
     }
 
+    /// The filter as the state database's reader takes it.
+    pub fn filter(&self) -> RowFilter {
+        RowFilter {
+            reason: self.reason,
+            verdict: self.verdict,
+            market: self.market.map(|m| m.to_checksum(None)),
+            model: self.model.clone(),
+            scenario: self.scenario.clone(),
+        }
+    }
+
+    /// Rows a page skips before its first.
+    pub fn offset(&self) -> u64 {
+        ((self.page - 1) as u64).saturating_mul(self.per_page as u64)
+    }
+
     /// Whether `d` passes the filter.
     pub fn keeps(&self, d: &DecisionRow) -> bool {
         self.reason.is_none_or(|r| d.reason == r)
@@ -309,31 +326,26 @@ pub struct Page {
     pub decisions: Vec<DecisionView>,
 }
 
-/// The page `q` asks for of `rows` (in feed order, oldest first), newest first.
+/// The page `q` asks for: `rows`, the page's decisions newest first, of `total` passing its
+/// filter (as [`crate::record::query`] reads them), with the checked `questions` of their
+/// markets.
 pub fn page(
+    total: u64,
     rows: &[DecisionRow],
     q: &FeedQuery,
     labels: &[String],
     questions: &HashMap<String, String>,
     symbol: &str,
 ) -> Page {
-    let skip = (q.page - 1).saturating_mul(q.per_page);
-    let mut total = 0;
-    let mut out = Vec::new();
-    for d in rows.iter().rev().filter(|d| q.keeps(d)) {
-        if total >= skip && out.len() < q.per_page {
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    let decisions = rows
+        .iter()
+        .map(|d| {
             let question = questions.get(&d.market).map(String::as_str);
-            out.push(DecisionView::new(d, labels, question, symbol));
-        }
-        total += 1;
-    }
-    Page {
-        total,
-        page: q.page,
-        per_page: q.per_page,
-        pages: total.div_ceil(q.per_page),
-        decisions: out,
-    }
+            DecisionView::new(d, labels, question, symbol)
+        })
+        .collect();
+    Page { total, page: q.page, per_page: q.per_page, pages: total.div_ceil(q.per_page), decisions }
 }
 
 /// The head of the chain and what the floor holds of the record.
