@@ -475,3 +475,79 @@ async fn hostile_text_shows_as_text_and_a_new_decision_appears_without_a_reload(
     drop(k);
     w.stop().await;
 }
+
+/// A compromised keeper rewrites a row it published (in its state database, which the floor
+/// reads): the row's decision page names the field that no longer matches its `Decision` log,
+/// found by `report --check`'s own comparison against the node, where the untouched row showed
+/// every check ok. No browser: the page's HTML is read over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_the_keeper_rewrote_is_named_on_its_decision_page() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let m = w.create_market(10_000, 100, w.fillable_min_qty(100), expiry).await.unwrap();
+    w.ask(m, 520_000, 1_000_000).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
+    k.set_model(Model::Replay(Replay::from_answers("abstains", vec!["ABSTAIN".into()])));
+    k.cycle(None, &tokio_util::sync::CancellationToken::new()).await.unwrap();
+    drop(k);
+    let d = &w.deployment;
+    let floor = Floor::start(&[
+        "--rpc-url".into(),
+        w.anvil.url.to_string(),
+        "--gate".into(),
+        d.gate.to_string(),
+        "--from-block".into(),
+        d.deploy_block.to_string(),
+        "--results".into(),
+        dir.path().display().to_string(),
+        "--poll-ms".into(),
+        "100".into(),
+    ])
+    .await;
+    let u = &floor.url;
+    let api = get_json(&format!("{u}/api/decisions")).await;
+    assert_eq!(api["total"], json!(1), "{api}");
+    let row = &api["decisions"][0];
+    let (block, log) = (row["block"].as_u64().unwrap(), row["log_index"].as_u64().unwrap());
+    let page = |body: String| -> Vec<String> {
+        // The check's lines: "<dt>name</dt><dd>…</dd>" for the four checks.
+        ["event fields against the row", "answer against the log", "prompt re-derived from chain"]
+            .iter()
+            .map(|name| {
+                let at =
+                    body.find(&format!("<dt>{name}</dt>")).unwrap_or_else(|| panic!("no {name}"));
+                let rest = &body[at..];
+                rest[..rest.find("</dd>").unwrap()].to_string()
+            })
+            .collect()
+    };
+    let url = format!("{u}/decision/{block}/{log}");
+    let before = page(get(&url).await.text().await.unwrap());
+    for line in &before {
+        assert!(line.contains("class=\"ok\""), "the untouched row checks: {line}");
+    }
+    // The keeper rewrites the block it says the book was read at.
+    let db = rusqlite::Connection::open(dir.path().join("state.sqlite")).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE decisions SET row = json_set(row, '$.read_block', 1) WHERE block = ?1 AND log_index = ?2",
+            rusqlite::params![block as i64, log as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let after = page(get(&url).await.text().await.unwrap());
+    assert!(
+        after[0].contains("class=\"bad\"") && after[0].contains("field `read_block`: file has 1"),
+        "the rewritten field is named: {}",
+        after[0]
+    );
+    // What the chain holds still checks: the prompt re-derives from the logged read block, and
+    // the answer is the one logged; only the rewritten row is wrong.
+    assert!(after[1].contains("class=\"ok\"") && after[2].contains("class=\"ok\""), "{after:?}");
+    println!("the rewritten row's page says: {}", after[0]);
+    floor.stop().await;
+    w.stop().await;
+}

@@ -471,6 +471,136 @@ fn labelled_rows(rows: &[FeedRow]) -> usize {
 }
 
 /// A decision's identity: its transaction and log index.
+/// What `report --check` finds for one decision row and the rows closing its position, read
+/// again from the node (the floor's decision page shows it).
+#[derive(Debug, Clone)]
+pub struct RowCheck {
+    /// The row and its closing rows against the `Decision`, `Settled` and `WrittenOff` logs of
+    /// its market: every difference, field by field (empty: they match).
+    pub event_problems: Vec<String>,
+    /// Rows of this position the chain holds that the record has not appended yet.
+    pub not_yet_appended: usize,
+    /// The published answer against the logged length, head and keccak256: None when the
+    /// record holds only the logged head.
+    pub answer_matches: Option<bool>,
+    /// The prompt re-rendered from chain: Ok when it hashes to the published prompt hash, Err
+    /// with why not (or why it could not be re-rendered).
+    pub prompt: std::result::Result<(), String>,
+    /// The settlement against the market's own outcome (`finalized()`, `upWins()`), when the
+    /// position settled.
+    pub settlement: Option<std::result::Result<(), String>>,
+}
+
+/// Checks `row` (a decision as the record appended it) and `closings` (the rows the record
+/// appended closing its position) with the code `report --check` runs over a whole feed: the
+/// rows re-derived from the node's logs of its market and compared field by field
+/// ([`compare_rows`]), the whole answer against the log ([`check_answers`]), the prompt
+/// re-rendered from chain ([`record::rederive::check`]) with the strategy texts published in
+/// `results`; then the settlement against the market. Reads to block `to`.
+#[allow(clippy::too_many_arguments)]
+pub async fn check_row(
+    provider: &DynProvider,
+    facts: &crate::domain::decision::GateFacts,
+    from: u64,
+    to: u64,
+    range: u64,
+    row: &DecisionRow,
+    closings: &[FeedRow],
+    results: &Path,
+) -> Result<RowCheck> {
+    use crate::kit::bindings::IRiskGate;
+    use alloy::sol_types::SolEvent;
+    let market: Address = row.market.parse().map_err(|_| {
+        ReportError::Mismatch(vec![format!("the row's market {:?} is not an address", row.market)])
+    })?;
+    let filter = alloy::rpc::types::Filter::new()
+        .address(facts.gate)
+        .event_signature(vec![
+            IRiskGate::Decision::SIGNATURE_HASH,
+            IRiskGate::Settled::SIGNATURE_HASH,
+            IRiskGate::WrittenOff::SIGNATURE_HASH,
+        ])
+        .topic1(market.into_word());
+    let logs = reads::filtered_logs(provider, &filter, from, to, range).await?;
+    let times = reads::block_times(provider, &logs, HashMap::new()).await?;
+    let mut gas = HashMap::new();
+    reads::tx_gas(provider, &logs, &mut gas).await?;
+    let chain = feed::decode_logs(&logs, facts.chain_id, facts.gate, &facts.labels, &times, &gas)?;
+    let this = row.reference();
+    // The labels the chain cannot know come from the row itself, as `report` takes them from
+    // the feed: the check is of what the chain holds.
+    let (notes, _) = feed::split_feed(&[FeedRow::Decision(row.clone())]);
+    let derived = feed::merge(&chain, &notes, &[]);
+    let ours = |r: &FeedRow| match r {
+        FeedRow::Decision(d) => d.reference() == this,
+        other => other.closes().contains(&this),
+    };
+    let derived: Vec<FeedRow> = derived.into_iter().filter(ours).collect();
+    let mut disk: Vec<FeedRow> = vec![FeedRow::Decision(row.clone())];
+    disk.extend(closings.iter().filter(|r| ours(r)).cloned());
+    disk.sort_by_key(FeedRow::sort_key);
+    let mut out = RowCheck {
+        event_problems: Vec::new(),
+        not_yet_appended: 0,
+        answer_matches: None,
+        prompt: Ok(()),
+        settlement: None,
+    };
+    let compared = compare_rows(&disk, &derived, &mut out.event_problems);
+    out.not_yet_appended = compared.after;
+    if row.raw.is_some() {
+        let mut problems = Vec::new();
+        out.answer_matches =
+            Some(check_answers(&disk, &chain, &mut problems) == 1 && problems.is_empty());
+    }
+    let one = ChainRecord {
+        decisions: chain.decisions.iter().filter(|d| d.reference() == this).cloned().collect(),
+        ..Default::default()
+    };
+    out.prompt = if one.decisions.is_empty() {
+        Err("its Decision log is not on chain".into())
+    } else {
+        let labelled = [FeedRow::Decision(row.clone())];
+        let check = record::rederive::check(
+            provider,
+            facts.factory,
+            &one,
+            &labelled,
+            &labelled,
+            results,
+            to,
+            range,
+        )
+        .await?;
+        match (check.matched, check.problems.first()) {
+            (1, None) => Ok(()),
+            (_, Some(why)) => Err(why.clone()),
+            _ => Err("it was not re-rendered".into()),
+        }
+    };
+    let settled = disk.iter().find_map(|r| match r {
+        FeedRow::Settlement(c) | FeedRow::LatePayout(c) => Some(c.event.up_won),
+        _ => None,
+    });
+    if let Some(up_won) = settled {
+        let m = crate::kit::bindings::IBinaryMarket::new(market, provider);
+        let at = alloy::eips::BlockId::number(to);
+        let finalized = m.finalized().block(at).call().await;
+        let up_wins = m.upWins().block(at).call().await;
+        out.settlement = Some(match (finalized, up_wins) {
+            (Ok(true), Ok(u)) if u == up_won => Ok(()),
+            (Ok(true), Ok(u)) => Err(format!(
+                "the settlement says {} won; the market says {}",
+                if up_won { "UP" } else { "DOWN" },
+                if u { "UP" } else { "DOWN" }
+            )),
+            (Ok(false), _) => Err("the market is not final".into()),
+            _ => Err("the market's outcome could not be read".into()),
+        });
+    }
+    Ok(out)
+}
+
 fn identity(d: &DecisionRow) -> (String, u64) {
     (d.tx.clone(), d.log_index)
 }

@@ -105,6 +105,23 @@ impl Store {
         Ok(self.joined(texts)?.pop())
     }
 
+    /// The decision at `key` as the feed holds it, and the rows closing its position, as the
+    /// feed holds them (what a check compares with the chain).
+    pub fn appended_at(&self, key: RowKey) -> Result<Option<(DecisionRow, Vec<FeedRow>)>> {
+        let texts = self.row_texts(
+            "SELECT row FROM decisions WHERE block = ?1 AND log_index = ?2",
+            vec![Value::Integer(sqlint(key.0)), Value::Integer(sqlint(key.1))],
+        )?;
+        let Some(text) = texts.first() else { return Ok(None) };
+        let d: DecisionRow = self.decode("decision row", text)?;
+        let mut closings = Vec::new();
+        for c in self.closing_texts(&d)? {
+            closings.push(self.decode::<FeedRow>("closing row", &c)?);
+        }
+        closings.sort_by_key(FeedRow::sort_key);
+        Ok(Some((d, closings)))
+    }
+
     /// Up to `limit` decisions after `key` (all from the first without one), oldest first.
     pub fn decisions_after(&self, key: Option<RowKey>, limit: u64) -> Result<Vec<DecisionRow>> {
         let (b, i) = key.map_or((-1, -1), |(b, i)| (sqlint(b), sqlint(i)));
@@ -306,10 +323,8 @@ impl Store {
         rows.collect::<std::result::Result<_, _>>().map_err(self.err("read decisions"))
     }
 
-    /// Decision rows (JSON) with the closing rows naming each attached, in feed order.
-    fn joined(&self, texts: Vec<String>) -> Result<Vec<DecisionRow>> {
-        let mut rows: Vec<FeedRow> = Vec::new();
-        let mut closings: Vec<String> = Vec::new();
+    /// The closing rows (JSON) naming `d`.
+    fn closing_texts(&self, d: &DecisionRow) -> Result<Vec<String>> {
         let mut q = self
             .conn
             .prepare_cached(
@@ -318,13 +333,19 @@ impl Store {
                  WHERE x.tx = ?1 AND x.log_index = ?2",
             )
             .map_err(self.err("read closing rows"))?;
+        let found = q
+            .query_map(rusqlite::params![d.tx, sqlint(d.log_index)], |r| r.get::<_, String>(0))
+            .map_err(self.err("read closing rows"))?;
+        found.collect::<std::result::Result<_, _>>().map_err(self.err("read closing rows"))
+    }
+
+    /// Decision rows (JSON) with the closing rows naming each attached, in feed order.
+    fn joined(&self, texts: Vec<String>) -> Result<Vec<DecisionRow>> {
+        let mut rows: Vec<FeedRow> = Vec::new();
+        let mut closings: Vec<String> = Vec::new();
         for t in texts {
             let d: DecisionRow = self.decode("decision row", &t)?;
-            let found = q
-                .query_map(rusqlite::params![d.tx, sqlint(d.log_index)], |r| r.get::<_, String>(0))
-                .map_err(self.err("read closing rows"))?;
-            for c in found {
-                let c = c.map_err(self.err("read closing rows"))?;
+            for c in self.closing_texts(&d)? {
                 if !closings.contains(&c) {
                     closings.push(c);
                 }

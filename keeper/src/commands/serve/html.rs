@@ -367,6 +367,7 @@ pub fn decision(
     s: &Snapshot,
     d: &crate::domain::decision::DecisionRow,
     question: Option<&str>,
+    check: &Result<crate::commands::report::RowCheck, String>,
 ) -> String {
     let v = DecisionView::new(d, &s.facts.labels, question, &s.symbol);
     let mut h = format!(
@@ -499,13 +500,9 @@ pub fn decision(
     if let Some(sc) = &d.note.scenario {
         row("scenario", text(sc, 200));
     }
-    row(
-        "checked",
-        "every field above that comes from chain is re-derived from this row's Decision, Settled and WrittenOff logs, \
-         as <code>keeper report --check</code> does; the answer's length, head and keccak256 against the log; \
-         the labels (provider, model, scenario) only through the feed's hash chain"
-            .into(),
-    );
+    for (name, value) in checked(check) {
+        row(name, value);
+    }
     h.push_str("</dl></section>");
     if let Some(p) = &d.note.prompt {
         let _ = write!(
@@ -516,6 +513,66 @@ pub fn decision(
         );
     }
     layout("decision", s, &h)
+}
+
+/// What `keeper report --check` found for this row, read again from the node when the page
+/// was asked for: one (name, HTML) line per check, each saying ok or what differs.
+fn checked(
+    check: &Result<crate::commands::report::RowCheck, String>,
+) -> Vec<(&'static str, String)> {
+    const OK: &str = "<span class=\"ok\">ok</span>";
+    let bad = |t: &str| format!("<span class=\"bad\">{}</span>", text(t, PAGE_CHARS));
+    let c = match check {
+        Ok(c) => c,
+        Err(why) => return vec![("checked", bad(&format!("could not be checked: {why}")))],
+    };
+    let mut out = Vec::new();
+    let events = if c.event_problems.is_empty() {
+        format!(
+            "{OK}: the row and its closing rows match their Decision, Settled and WrittenOff \
+             logs field by field, as <code>keeper report --check</code> compares them{}",
+            if c.not_yet_appended > 0 {
+                format!(" ({} closing row(s) on chain not appended yet)", c.not_yet_appended)
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        c.event_problems.iter().map(|p| bad(p)).collect::<Vec<_>>().join("<br>")
+    };
+    out.push(("event fields against the row", events));
+    out.push((
+        "answer against the log",
+        match c.answer_matches {
+            Some(true) => {
+                format!("{OK}: its length and keccak256 are the ones the Decision logged")
+            }
+            Some(false) => bad("the published answer is not the one the Decision logged"),
+            None => "only the logged head is published".into(),
+        },
+    ));
+    out.push((
+        "prompt re-derived from chain",
+        match &c.prompt {
+            Ok(()) => format!(
+                "{OK}: re-rendered from the market's logs and the published strategy text, it \
+                 hashes to the prompt hash above"
+            ),
+            Err(why) => bad(why),
+        },
+    ));
+    if let Some(st) = &c.settlement {
+        out.push((
+            "settlement against the market",
+            match st {
+                Ok(()) => {
+                    format!("{OK}: the market is final with the outcome the settlement names")
+                }
+                Err(why) => bad(why),
+            },
+        ));
+    }
+    out
 }
 
 /// A market: its question, the book now, and every decision on it.

@@ -82,6 +82,11 @@ struct App {
     snap: watch::Receiver<Arc<Snapshot>>,
     provider: alloy::providers::DynProvider,
     cancel: CancellationToken,
+    /// What a decision page's check reads: the gate's first block, the widest log range, and
+    /// the results folder holding the published strategy texts.
+    from: u64,
+    log_range: u64,
+    results: std::path::PathBuf,
 }
 
 impl App {
@@ -150,6 +155,7 @@ async fn serve_chain(
         results.unwrap_or_else(|| crate::record::default_results_dir(root, chain_id, gate));
     let confirmations =
         cfg.confirmations.unwrap_or_else(|| crate::domain::config::default_confirmations(chain_id));
+    let strategies = results.clone();
     let state = match track::keeper_state(&results, chain_id, gate) {
         Ok(_) => {
             tracing::info!(results = %results.display(), "the floor reads the keeper's state database in the results folder (read-only)");
@@ -193,7 +199,14 @@ async fn serve_chain(
     let addr = listener.local_addr().map_err(ServeError::Serve)?;
     println!("keeper serve: http://{addr}/");
     tracing::info!(%addr, "the floor is listening");
-    let app = App { snap: rx, provider, cancel: cancel.clone() };
+    let app = App {
+        snap: rx,
+        provider,
+        cancel: cancel.clone(),
+        from,
+        log_range: cfg.log_range,
+        results: strategies,
+    };
     let stop = cancel.clone();
     // The server runs on the runtime's workers; the follower (whose own state database
     // connection stays on one task) runs here until the floor stops.
@@ -399,10 +412,38 @@ async fn decision_page(
     match find(&s, &block, &log_index) {
         Ok(d) => {
             let question = s.db.question(&d.market);
-            Html(html::decision(&s, &d, question.as_deref())).into_response()
+            let check = check_row(&app, &s, &d).await;
+            Html(html::decision(&s, &d, question.as_deref(), &check)).into_response()
         }
         Err((code, e)) => error(code, &e),
     }
+}
+
+/// What `report --check` finds for this row and its closing rows, read again from the node at
+/// the snapshot's confirmed block; Err says why it could not be checked.
+async fn check_row(
+    app: &App,
+    s: &Snapshot,
+    d: &crate::domain::decision::DecisionRow,
+) -> Result<report::RowCheck, String> {
+    let appended = s.db.read(|db| db.appended_at((d.block, d.log_index)));
+    let (row, closings) = match appended {
+        Ok(Some(found)) => found,
+        Ok(None) => return Err("the row left the record (a reorg)".into()),
+        Err(e) => return Err(crate::error_chain(&e)),
+    };
+    report::check_row(
+        &app.provider,
+        &s.facts,
+        app.from,
+        s.status.confirmed,
+        app.log_range,
+        &row,
+        &closings,
+        &app.results,
+    )
+    .await
+    .map_err(|e| crate::error_chain(&e))
 }
 
 async fn api_decision(
