@@ -139,8 +139,28 @@ fn demo_decisions() -> Vec<feed::DecisionRow> {
 async fn the_floor_shows_the_demo_record_as_the_feed_holds_it_and_guards_every_route() {
     let _g = serial();
     let state = root().join("results/anvil-state.json");
-    let floor = Floor::start(&["--load-state".into(), state.display().to_string()]).await;
+    // The floor builds its own state of the saved chain (no keeper's is there) in a cache
+    // folder, then a second start resumes from it instead of reading the history again.
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--load-state".into(),
+        state.display().to_string(),
+        "--cache".into(),
+        cache.path().display().to_string(),
+    ];
+    let first = Floor::start(&args).await;
+    let built = get_json(&format!("{}/api/status", first.url)).await;
+    let log = first.log.text();
+    assert!(
+        log.contains("no usable state database: rebuilding it"),
+        "the first start builds: {log}"
+    );
+    first.stop().await;
+    let floor = Floor::start(&args).await;
     let u = &floor.url;
+    let log = floor.log.text();
+    assert!(log.contains("resumed from the state database"), "the second start resumes: {log}");
+    assert!(!log.contains("rebuilding"), "{log}");
 
     // The record the page must show: results/feed.jsonl, which `make test-record` checks
     // against the same saved chain (every field re-derived from its log).
@@ -151,6 +171,14 @@ async fn the_floor_shows_the_demo_record_as_the_feed_holds_it_and_guards_every_r
     }
     let status = get_json(&format!("{u}/api/status")).await;
     assert_eq!(status["decisions"], json!(rows.len()), "{status}");
+    assert_eq!(status, built, "the resumed state shows what the built one did");
+    // The demo's two off-chain rows came from its feed into the floor's own state.
+    let off = feed::read_feed(&root().join("results/feed.jsonl"))
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r, feed::FeedRow::Offchain(_)))
+        .count();
+    assert_eq!(status["offchain"], json!(off), "{status}");
     let gate = get_json(&format!("{u}/api/gate")).await;
     assert_eq!(
         gate["code_matches"],

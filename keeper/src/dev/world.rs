@@ -287,6 +287,17 @@ impl World {
         Ok(())
     }
 
+    /// Mines a block every `secs` seconds of wall-clock time, as a live chain does, beside
+    /// automine (0: only on demand again).
+    pub async fn interval_mining(&self, secs: u64) -> Result<()> {
+        let _: serde_json::Value = self
+            .keeper_rpc
+            .raw_request("evm_setIntervalMining".into(), (secs,))
+            .await
+            .map_err(rpc_err("evm_setIntervalMining"))?;
+        Ok(())
+    }
+
     /// Turns anvil's automine (a block per transaction, as it arrives) off or on.
     pub async fn automine(&self, on: bool) -> Result<()> {
         let _: serde_json::Value = self

@@ -351,6 +351,9 @@ pub struct ServeConfig {
     /// Where the floor keeps its own state of a gate whose results folder holds no keeper's
     /// (None: `.cache/floor/<chain-id>/<gate>/` under the project root).
     pub cache: Option<PathBuf>,
+    /// Follow the gate into the floor's own state even when the results folder holds a
+    /// keeper's.
+    pub own_state: bool,
 }
 
 /// Confirmations when `--confirmations` is not given, for `run` and `report` alike: none on a

@@ -433,6 +433,15 @@ impl Store {
         Ok(Some(store))
     }
 
+    /// The feed's state as the last write recorded it (its length, last row and head hash), as
+    /// text: it changes exactly when rows are appended or the feed is rewritten.
+    pub fn feed_mark(&self) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'feed'", [], |r| r.get(0))
+            .optional()
+            .map_err(self.err("read the feed's state"))
+    }
+
     /// SQLite's data version: it moves whenever another connection commits a write.
     pub fn data_version(&self) -> Result<i64> {
         self.conn

@@ -180,6 +180,9 @@ pub struct BenchArgs {
     /// and cycle time and disk use are measured.
     #[arg(long, value_delimiter = ',', default_values_t = [1_000usize, 100_000])]
     pub record_sizes: Vec<usize>,
+    /// Seconds the floor runs beside a live keeper, its memory read every minute (issue 34).
+    #[arg(long, default_value_t = 600)]
+    pub floor_live_secs: u64,
     /// Output file.
     #[arg(long, default_value = "results/bench/keeper.md")]
     pub out: PathBuf,

@@ -71,6 +71,10 @@ pub struct ServeArgs {
     /// no keeper's state database (default: .cache/floor/<chain-id>/<gate>/ under --root).
     #[arg(long)]
     pub cache: Option<PathBuf>,
+    /// Build the floor's own state even when the results folder holds a keeper's (which it
+    /// would otherwise read): its feed still gives the labels and off-chain rows the first time.
+    #[arg(long)]
+    pub own_state: bool,
 }
 
 impl ServeArgs {
@@ -91,6 +95,7 @@ impl ServeArgs {
             confirmations: self.confirmations.confirmations,
             poll: std::time::Duration::from_millis(self.poll_ms),
             cache: self.cache.as_deref().map(from_cwd),
+            own_state: self.own_state,
         })
     }
 }

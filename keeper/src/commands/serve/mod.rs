@@ -156,8 +156,13 @@ async fn serve_chain(
     let confirmations =
         cfg.confirmations.unwrap_or_else(|| crate::domain::config::default_confirmations(chain_id));
     let strategies = results.clone();
-    let state = match track::keeper_state(&results, chain_id, gate) {
-        Ok(_) => {
+    let keeper = if cfg.own_state {
+        Err("--own-state".to_string())
+    } else {
+        track::keeper_state(&results, chain_id, gate).map(|_| ())
+    };
+    let state = match keeper {
+        Ok(()) => {
             tracing::info!(results = %results.display(), "the floor reads the keeper's state database in the results folder (read-only)");
             track::StateDir::Keeper(results)
         }
@@ -749,6 +754,7 @@ mod tests {
                 confirmations: None,
                 poll: Duration::from_millis(250),
                 cache: None,
+                own_state: false,
             };
             // Refused before anything is read or bound (the RPC above is never asked).
             let e = run(&cfg, Path::new("."), Path::new("anvil"), CancellationToken::new())

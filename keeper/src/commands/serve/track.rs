@@ -192,6 +192,8 @@ pub struct Tracker {
     /// The head the last snapshot was made at, and the database's data version then.
     last_head: Option<u64>,
     data_version: Option<i64>,
+    /// The feed's state as the database recorded it when the aggregates were last read.
+    feed_mark: Option<Option<String>>,
     shared: Option<Shared>,
 }
 
@@ -253,6 +255,7 @@ impl Tracker {
             reader,
             last_head: None,
             data_version: None,
+            feed_mark: None,
             shared: None,
         })
     }
@@ -272,8 +275,18 @@ impl Tracker {
                 };
                 let follow_err =
                     |e: RunError| TrackError::Follow { dir: dir.clone(), source: Box::new(e) };
+                let t = std::time::Instant::now();
                 engine.follow().await.map_err(follow_err)?;
-                engine.write_results().map_err(follow_err)?;
+                let followed = t.elapsed().as_secs_f64();
+                let written = engine.write_results().map_err(follow_err)?;
+                if self.reader.is_none() {
+                    tracing::info!(
+                        follow_secs = format!("{followed:.2}"),
+                        record_secs = format!("{:.2}", t.elapsed().as_secs_f64() - followed),
+                        rows = written.map_or(0, |w| w.appended),
+                        "the floor's first read of its own state: the gate's logs read and decoded (follow), then the rows appended to its state and record (record)"
+                    );
+                }
                 if self.reader.is_none() {
                     let cache = match &self.src.state {
                         StateDir::Own { cache, .. } => cache.clone(),
@@ -295,9 +308,24 @@ impl Tracker {
         if self.last_head == Some(head) && self.data_version == Some(version) {
             return Ok(None);
         }
-        if self.data_version != Some(version) || self.shared.is_none() {
-            self.shared = Some(self.aggregates(&reader)?);
-            self.data_version = Some(version);
+        // A write that appended no row (a keeper's cycle saving its cursor) moves the data
+        // version but not the feed's state: the aggregates are read again only when it moved.
+        let moved = self.data_version != Some(version) && {
+            let mark = reader.read(Store::feed_mark)?;
+            let moved = self.feed_mark.as_ref() != Some(&mark);
+            self.feed_mark = Some(mark);
+            moved
+        };
+        self.data_version = Some(version);
+        if moved || self.shared.is_none() {
+            let t = std::time::Instant::now();
+            let shared = self.aggregates(&reader)?;
+            tracing::info!(
+                decisions = shared.decisions,
+                secs = format!("{:.3}", t.elapsed().as_secs_f64()),
+                "the record moved: the floor read its aggregates again"
+            );
+            self.shared = Some(shared);
         }
         let shared = self.shared.clone().expect("read above");
         let live = self.live(to).await;

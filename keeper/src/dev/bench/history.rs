@@ -94,8 +94,8 @@ pub struct LongRun {
     pub catch_ups: usize,
     /// Seconds spent generating the decisions.
     pub generate_secs: f64,
-    /// `keeper serve` over the record at its largest size (issue 18), or why not measured.
-    pub floor: std::result::Result<floor::FloorFigures, String>,
+    /// `keeper serve` over the record at each size (issues 18 and 34), or why not measured.
+    pub floor: std::result::Result<Vec<floor::FloorFigures>, String>,
     /// The market of the position bought in the keeper's first run and never settled, and the
     /// UP units the gate held there at the end (issue 32: every figure is with it open).
     pub open: (Address, U256),
@@ -278,6 +278,7 @@ pub async fn record_figures(
     let mut made = feed_rows(dir);
     let (mut gen_secs, mut catch_secs, mut catch_rss, mut catch_ups) = (0.0, 0.0f64, 0, 0);
     let mut out = Vec::new();
+    let (mut floors, mut floor_error) = (Vec::new(), None);
     for &size in sizes {
         while made < size {
             let k = (size - made).min(BATCH);
@@ -328,12 +329,25 @@ pub async fn record_figures(
             feed_appended,
             feed_growth,
         });
+        eprintln!("bench:   the floor (keeper serve) over the record at {made} rows");
+        let cache = dir.with_extension("floor-state");
+        let f = floor::floor_figures(w, root, dir, &cache, || async {
+            generate(w, &markets, 1, 1).await.map_err(|e| crate::error_chain(&e))
+        })
+        .await;
+        let _ = std::fs::remove_dir_all(&cache);
+        match f {
+            Ok(f) => floors.push(f),
+            Err(e) => floor_error = Some(e),
+        }
+        // The floor's block-to-page decisions are on chain: the next size's catch-up takes
+        // them in.
+        made = feed_rows(dir);
     }
-    eprintln!("bench:   the floor (keeper serve) over the record at {made} rows");
-    let floor = floor::floor_figures(w, root, dir, || async {
-        generate(w, &markets, 1, 1).await.map_err(|e| crate::error_chain(&e))
-    })
-    .await;
+    let floor = match floor_error {
+        Some(e) => Err(e),
+        None => Ok(floors),
+    };
     let units = open_units(w, open).await?;
     if units.is_zero() {
         return Err(check(
@@ -439,4 +453,49 @@ pub fn write_record(md: &mut String, f: &LongRun) {
 pub(super) fn sizes_text(f: &LongRun) -> String {
     let v: Vec<String> = f.sizes.iter().map(|s| s.decisions.to_string()).collect();
     v.join(" and ")
+}
+
+/// The floor beside a live keeper (issue 34): `keeper run` (the builtin rules, every market
+/// re-asked each cycle, a cycle every second, anvil mining a block a second) writing its record into `dir` for `secs` seconds
+/// over `markets` fresh markets, and `keeper serve` reading that folder's state database
+/// read-only, as an operator runs them. The floor's memory is read every `every` seconds.
+pub async fn floor_live(
+    w: &World,
+    root: &Path,
+    dir: &Path,
+    markets: usize,
+    secs: u64,
+    every: u64,
+) -> Result<floor::FloorLive> {
+    let io = |what: &'static str| move |e: std::io::Error| check(what, e.to_string());
+    seed_abstain_markets(w, markets).await?;
+    std::fs::create_dir_all(dir).map_err(io_err("create the results folder"))?;
+    // A first cycle, so the folder holds a complete state for the floor to open.
+    run_once(w, root, dir, &["--reask-secs", "1"]).await?;
+    // A block a second, as a live chain: the keeper's re-ask timer runs on chain time.
+    w.interval_mining(1).await?;
+    let exe = std::env::current_exe().map_err(io_err("find the keeper's own executable"))?;
+    let log = std::fs::File::create(dir.with_extension("live-run.log"))
+        .map_err(io_err("create the run's log"))?;
+    let mut keeper = std::process::Command::new(&exe)
+        .arg("--root")
+        .arg(root)
+        .arg("run")
+        .args(["--rpc-url", w.anvil.url.as_str()])
+        .args(["--gate", &w.deployment.gate.to_string()])
+        .args(["--from-block", &w.deployment.deploy_block.to_string()])
+        .arg("--results")
+        .arg(dir)
+        .args(["--reask-secs", "1", "--interval-secs", "1"])
+        // The dev key the anvil this bench spawned published, only against that anvil.
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(io("start keeper run"))?;
+    let out = floor::follow_live(w, root, dir, secs, every).await;
+    let _ = keeper.kill();
+    let _ = keeper.wait();
+    w.interval_mining(0).await?;
+    out.map_err(|e| check("the floor beside a live keeper", e))
 }

@@ -194,6 +194,9 @@ async fn keeper_quotes(w: &World, asks: &[(Address, &str)]) -> Result<Vec<Quote>
         .collect()
 }
 
+/// Markets the live keeper beside the floor re-asks every cycle.
+const FLOOR_LIVE_MARKETS: usize = 26;
+
 /// Progress on a long step: every this many markets seeded.
 const PROGRESS_EVERY: usize = 100;
 /// A day of chain time: every bench market expires this far after it is seeded, inside the
@@ -265,6 +268,8 @@ pub struct BenchConfig {
     pub rss_markets: usize,
     /// Record sizes (decisions, ascending) the long-run figures are measured at.
     pub record_sizes: Vec<usize>,
+    /// Seconds the floor runs beside a live keeper.
+    pub floor_live_secs: u64,
     pub out: PathBuf,
 }
 
@@ -276,6 +281,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             markets: a.markets,
             rss_markets: a.rss_markets,
             record_sizes: a.record_sizes.clone(),
+            floor_live_secs: a.floor_live_secs,
             out: a.out.clone(),
         }
     }
@@ -334,6 +340,21 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     let long = long?;
     eprintln!("bench:   the record's part took {:.1} s", t_long.elapsed().as_secs_f64());
 
+    eprintln!("bench: the floor beside a live keeper, {} s", args.floor_live_secs);
+    let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+    let live = history::floor_live(
+        &w,
+        root,
+        &tmp.path().join("live"),
+        FLOOR_LIVE_MARKETS,
+        args.floor_live_secs,
+        60,
+    )
+    .await
+    .map_err(|e| crate::error_chain(&e));
+    w.stop().await;
+
     eprintln!(
         "bench: the bundled language model: {} asks, then one cycle over {} markets against the builtin model's",
         model::LLM_ASKS,
@@ -357,6 +378,7 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
             let _ = writeln!(md, "## The floor\n\nNot measured: {e}.\n");
         }
     }
+    floor::write_live(&mut md, &live);
     model::write_llm(&mut md, &llm);
     memory::write_anvil_tmp(&mut md, tmp_before, tmp_after);
     gas::write_gas(&mut md, &gas);
