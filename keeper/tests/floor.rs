@@ -35,6 +35,25 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 /// decided by it: it only bounds a hang.
 const HANG: Duration = Duration::from_secs(120);
 
+/// `keeper serve`'s arguments to follow `w`'s gate beside the keeper whose folder is `results`.
+fn over_keeper(w: &keeper::dev::world::World, results: &std::path::Path) -> Vec<String> {
+    let d = &w.deployment;
+    [
+        "--rpc-url",
+        w.anvil.url.as_str(),
+        "--gate",
+        &d.gate.to_string(),
+        "--from-block",
+        &d.deploy_block.to_string(),
+        "--results",
+        &results.display().to_string(),
+        "--poll-ms",
+        "100",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
 /// A running `keeper serve`.
 struct Floor {
     child: tokio::process::Child,
@@ -381,20 +400,7 @@ async fn hostile_text_shows_as_text_and_a_new_decision_appears_without_a_reload(
     k.set_model(hostile);
     k.cycle(None, &cancel).await.unwrap();
 
-    let d = &w.deployment;
-    let floor = Floor::start(&[
-        "--rpc-url".into(),
-        w.anvil.url.to_string(),
-        "--gate".into(),
-        d.gate.to_string(),
-        "--from-block".into(),
-        d.deploy_block.to_string(),
-        "--results".into(),
-        dir.path().display().to_string(),
-        "--poll-ms".into(),
-        "100".into(),
-    ])
-    .await;
+    let floor = Floor::start(&over_keeper(&w, dir.path())).await;
     let u = &floor.url;
     let api = get_json(&format!("{u}/api/decisions")).await;
     assert_eq!(api["total"], json!(5), "{api}");
@@ -520,20 +526,7 @@ async fn a_row_the_keeper_rewrote_is_named_on_its_decision_page() {
     k.set_model(Model::Replay(Replay::from_answers("abstains", vec!["ABSTAIN".into()])));
     k.cycle(None, &tokio_util::sync::CancellationToken::new()).await.unwrap();
     drop(k);
-    let d = &w.deployment;
-    let floor = Floor::start(&[
-        "--rpc-url".into(),
-        w.anvil.url.to_string(),
-        "--gate".into(),
-        d.gate.to_string(),
-        "--from-block".into(),
-        d.deploy_block.to_string(),
-        "--results".into(),
-        dir.path().display().to_string(),
-        "--poll-ms".into(),
-        "100".into(),
-    ])
-    .await;
+    let floor = Floor::start(&over_keeper(&w, dir.path())).await;
     let u = &floor.url;
     let api = get_json(&format!("{u}/api/decisions")).await;
     assert_eq!(api["total"], json!(1), "{api}");

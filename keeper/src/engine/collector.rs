@@ -45,8 +45,6 @@ pub struct Found {
     /// Decision times a reorg took back: each market's time as it was before the removed
     /// blocks (0: never asked), saved before `asked`.
     pub unasked: Vec<(Address, u64)>,
-    /// Hot logs that left memory, by (block, log index).
-    pub cooled: Vec<(u64, u64)>,
     pub cursor: Cursor,
     pub rewound_to: Option<u64>,
 }
@@ -165,16 +163,17 @@ impl Collector {
     }
 
     /// Logs become cold once their rows are in the feed (`in_feed` up to and including that
-    /// key) and no open position needs them: they leave memory (the store keeps them).
-    pub fn prune(&mut self, in_feed: Option<FeedKey>) -> Result<()> {
-        let Some(key) = in_feed else { return Ok(()) };
+    /// key) and no open position needs them: they leave memory (the store keeps them). Returns
+    /// them by (block, log index), for the store to mark cold.
+    pub fn prune(&mut self, in_feed: Option<FeedKey>) -> Result<Vec<(u64, u64)>> {
+        let Some(key) = in_feed else { return Ok(Vec::new()) };
         let (hot, cooled) = feed::split_hot(std::mem::take(&mut self.hot), key);
         self.hot = hot;
-        self.found.cooled.extend(cooled);
         let blocks: HashSet<u64> = self.hot.iter().filter_map(|l| l.block_number).collect();
         self.times.retain(|b, _| blocks.contains(b));
         self.retain_gas();
-        self.decode()
+        self.decode()?;
+        Ok(cooled)
     }
 
     /// Takes `logs` (all the logs up to a deep reorg's fork, from the store) as the whole

@@ -223,7 +223,11 @@ impl Engine {
             // history back from the store and keep hot what the feed now lacks.
             collector.rehydrate(recorder.logs_up_to(u64::MAX)?, recorder.in_feed())?;
         }
-        collector.prune(recorder.in_feed())?;
+        // Marked cold in the store now, not at the next write: a process that stops after this
+        // one (a `--once` run, a floor's first start) must not leave a state whose next start
+        // loads the whole history as hot.
+        let cooled = collector.prune(recorder.in_feed())?;
+        recorder.cool(&cooled)?;
         executor.retire(|tx| recorder.published(tx));
         Ok(Some(written))
     }

@@ -397,9 +397,6 @@ impl Recorder {
             for log in &found.logs {
                 s.add_log(log)?;
             }
-            for &(b, i) in &found.cooled {
-                s.cool_log(b, i)?;
-            }
             for k in &found.markets {
                 s.add_market(k.info.address, k.seen_at, k)?;
             }
@@ -490,6 +487,21 @@ impl Recorder {
         })?;
         self.feed = state;
         self.summary = summary;
+        Ok(())
+    }
+
+    /// Marks `logs` (block, log index) cold in the store: their rows are in the feed and no
+    /// open position needs them, so a restart does not load them.
+    pub fn cool(&mut self, logs: &[(u64, u64)]) -> Result<(), RecordError> {
+        if logs.is_empty() || self.store.is_none() {
+            return Ok(());
+        }
+        self.store_mut().atomically(|s| {
+            for &(b, i) in logs {
+                s.cool_log(b, i)?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 

@@ -142,6 +142,16 @@ pub enum StateDir {
     Own { cache: PathBuf, seed: PathBuf },
 }
 
+impl StateDir {
+    /// The folder holding the state database read.
+    pub fn dir(&self) -> &Path {
+        match self {
+            Self::Keeper(dir) => dir,
+            Self::Own { cache, .. } => cache,
+        }
+    }
+}
+
 /// Where the record is read from.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -169,6 +179,14 @@ pub fn keeper_state(
         Ok(None) => Err(format!("{} holds no state database", dir.display())),
         Err(e) => Err(crate::error_chain(&e)),
     }
+}
+
+/// A reader of the complete state database in `dir`, or why there is none.
+fn open_reader(dir: &Path, chain_id: u64, gate: Address) -> Result<Reader> {
+    let store = keeper_state(dir, chain_id, gate).map_err(|why| {
+        TrackError::Store(StoreError::Unusable { path: dir.display().to_string(), why })
+    })?;
+    Ok(Reader(Arc::new(Mutex::new(store))))
 }
 
 /// The parts of a snapshot that change only when the state database does.
@@ -219,12 +237,7 @@ impl Tracker {
             Err(e) => (false, format!("NOT verified: {}", crate::error_chain(&e))),
         };
         let (own, reader) = match &src.state {
-            StateDir::Keeper(dir) => {
-                let store = keeper_state(dir, src.chain_id, src.gate).map_err(|why| {
-                    TrackError::Store(StoreError::Unusable { path: dir.display().to_string(), why })
-                })?;
-                (None, Some(Reader(Arc::new(Mutex::new(store)))))
-            }
+            StateDir::Keeper(dir) => (None, Some(open_reader(dir, src.chain_id, src.gate)?)),
             StateDir::Own { cache, seed } => {
                 seed_feed(cache, seed)?;
                 let gate = GateRef {
@@ -268,13 +281,11 @@ impl Tracker {
         let head = p.get_block_number().await.map_err(rpc)?;
         let to = head.saturating_sub(self.src.confirmations);
         if self.last_head != Some(head) || self.reader.is_none() {
+            let dir = self.src.state.dir().to_path_buf();
             if let Some(engine) = self.own.as_mut() {
-                let dir = match &self.src.state {
-                    StateDir::Own { cache, .. } => cache.display().to_string(),
-                    StateDir::Keeper(dir) => dir.display().to_string(),
-                };
+                let shown = dir.display().to_string();
                 let follow_err =
-                    |e: RunError| TrackError::Follow { dir: dir.clone(), source: Box::new(e) };
+                    |e: RunError| TrackError::Follow { dir: shown.clone(), source: Box::new(e) };
                 let t = std::time::Instant::now();
                 engine.follow().await.map_err(follow_err)?;
                 let followed = t.elapsed().as_secs_f64();
@@ -286,20 +297,7 @@ impl Tracker {
                         rows = written.map_or(0, |w| w.appended),
                         "the floor's first read of its own state: the gate's logs read and decoded (follow), then the rows appended to its state and record (record)"
                     );
-                }
-                if self.reader.is_none() {
-                    let cache = match &self.src.state {
-                        StateDir::Own { cache, .. } => cache.clone(),
-                        StateDir::Keeper(dir) => dir.clone(),
-                    };
-                    let store =
-                        keeper_state(&cache, self.src.chain_id, self.src.gate).map_err(|why| {
-                            TrackError::Store(StoreError::Unusable {
-                                path: cache.display().to_string(),
-                                why,
-                            })
-                        })?;
-                    self.reader = Some(Reader(Arc::new(Mutex::new(store))));
+                    self.reader = Some(open_reader(&dir, self.src.chain_id, self.src.gate)?);
                 }
             }
         }

@@ -263,15 +263,6 @@ impl FeedQuery {
         ((self.page - 1) as u64).saturating_mul(self.per_page as u64)
     }
 
-    /// Whether `d` passes the filter.
-    pub fn keeps(&self, d: &DecisionRow) -> bool {
-        self.reason.is_none_or(|r| d.reason == r)
-            && self.verdict.is_none_or(|v| d.verdict == v)
-            && self.market.is_none_or(|m| d.market.parse::<Address>().ok() == Some(m))
-            && self.model.as_deref().is_none_or(|m| d.note.model.as_deref() == Some(m))
-            && self.scenario.as_deref().is_none_or(|s| d.note.scenario.as_deref() == Some(s))
-    }
-
     /// The query string of this filter at page `page` (for links; values URL-encoded).
     pub fn link(&self, page: usize) -> String {
         let mut parts = Vec::new();

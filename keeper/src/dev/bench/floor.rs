@@ -85,8 +85,9 @@ fn cpu_ms(pid: u32) -> f64 {
     let rest = stat.rsplit(')').next().unwrap_or("");
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    // Linux reports these in clock ticks of 1/100 s.
-    (ticks(11) + ticks(12)) * 10.0
+    // SAFETY: sysconf only reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    (ticks(11) + ticks(12)) * 1000.0 / hz
 }
 
 /// A running `keeper serve` child.
@@ -98,31 +99,33 @@ struct Child {
 }
 
 impl Child {
-    /// Starts `keeper serve` over `results` of `w`'s gate with its own state in `cache`, and
-    /// waits until it listens.
+    /// Starts `keeper serve` over `results` of `w`'s gate, with its own state in `cache` if
+    /// given (else reading the keeper's in `results`), logging to `log_path`, and waits until it
+    /// listens.
     async fn start(
         w: &World,
         root: &Path,
         results: &Path,
-        cache: &Path,
+        cache: Option<&Path>,
+        log_path: &Path,
     ) -> Result<(Self, f64), String> {
         let exe =
             std::env::current_exe().map_err(|e| format!("the keeper's own executable: {e}"))?;
-        let log_path = cache.with_extension("serve.log");
-        let log = std::fs::File::create(&log_path).map_err(|e| format!("the floor's log: {e}"))?;
+        let log = std::fs::File::create(log_path).map_err(|e| format!("the floor's log: {e}"))?;
         let t0 = Instant::now();
-        let mut child = std::process::Command::new(&exe)
-            .arg("--root")
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("--root")
             .arg(root)
             .arg("serve")
             .args(["--rpc-url", w.anvil.url.as_str()])
             .args(["--gate", &w.deployment.gate.to_string()])
             .args(["--from-block", &w.deployment.deploy_block.to_string()])
             .arg("--results")
-            .arg(results)
-            .arg("--cache")
-            .arg(cache)
-            .arg("--own-state")
+            .arg(results);
+        if let Some(cache) = cache {
+            cmd.arg("--cache").arg(cache).arg("--own-state");
+        }
+        let mut child = cmd
             .args(["--listen", "127.0.0.1:0", "--poll-ms", &POLL_MS.to_string()])
             .stdout(std::process::Stdio::piped())
             .stderr(log)
@@ -142,7 +145,7 @@ impl Child {
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("keeper serve printed no address (see {})", log_path.display()))?;
-        Ok((Self { child, url, pid, log: log_path }, t0.elapsed().as_secs_f64()))
+        Ok((Self { child, url, pid, log: log_path.to_path_buf() }, t0.elapsed().as_secs_f64()))
     }
 
     /// Lines of its log containing `what`.
@@ -176,7 +179,8 @@ where
     Fut: Future<Output = Result<(), String>>,
 {
     let _ = std::fs::remove_dir_all(cache);
-    let (first, build_secs) = Child::start(w, root, results, cache).await?;
+    let log = cache.with_extension("serve.log");
+    let (first, build_secs) = Child::start(w, root, results, Some(cache), &log).await?;
     let build_hwm_kib = vm(first.pid, "VmHWM:");
     let build_where = first
         .log_lines("first read of its own state")
@@ -200,7 +204,7 @@ where
         })
         .unwrap_or_else(|| "the floor logged no split".into());
     first.stop();
-    let (floor, start_secs) = Child::start(w, root, results, cache).await?;
+    let (floor, start_secs) = Child::start(w, root, results, Some(cache), &log).await?;
     let out = measure(w, &floor, &mut decide).await.map(|mut f| {
         (f.build_secs, f.build_hwm_kib, f.build_where, f.start_secs) =
             (build_secs, build_hwm_kib, build_where, start_secs);
@@ -538,36 +542,9 @@ pub async fn follow_live(
     secs: u64,
     every: u64,
 ) -> Result<FloorLive, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("the keeper's own executable: {e}"))?;
-    let log = std::fs::File::create(results.with_extension("live-serve.log"))
-        .map_err(|e| format!("the floor's log: {e}"))?;
-    let mut child = std::process::Command::new(&exe)
-        .arg("--root")
-        .arg(root)
-        .arg("serve")
-        .args(["--rpc-url", w.anvil.url.as_str()])
-        .args(["--gate", &w.deployment.gate.to_string()])
-        .args(["--from-block", &w.deployment.deploy_block.to_string()])
-        .arg("--results")
-        .arg(results)
-        .args(["--listen", "127.0.0.1:0", "--poll-ms", &POLL_MS.to_string()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .map_err(|e| format!("start keeper serve: {e}"))?;
-    let pid = child.id();
-    let stdout = child.stdout.take().ok_or("keeper serve's stdout")?;
-    let url = tokio::task::spawn_blocking(move || {
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        let url = lines.by_ref().map_while(|l| l.ok()).find_map(|l| {
-            l.strip_prefix("keeper serve: ").map(|u| u.trim_end_matches('/').to_string())
-        });
-        std::thread::spawn(move || for _ in lines {});
-        url
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .ok_or("keeper serve printed no address")?;
+    let log = results.with_extension("live-serve.log");
+    let (floor, _) = Child::start(w, root, results, None, &log).await?;
+    let (url, pid) = (floor.url.clone(), floor.pid);
     let http = reqwest::Client::builder().timeout(HANG).build().map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let mut out = FloorLive { secs, ..Default::default() };
@@ -599,8 +576,7 @@ pub async fn follow_live(
     }
     .await;
     out.hwm_kib = vm(pid, "VmHWM:");
-    let _ = child.kill();
-    let _ = child.wait();
+    floor.stop();
     run.map(|()| out)
 }
 

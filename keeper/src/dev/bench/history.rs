@@ -112,29 +112,32 @@ async fn open_units(w: &World, market: Address) -> Result<U256> {
     Ok(if p.writtenOff { U256::ZERO } else { p.upUnits })
 }
 
+/// `keeper run` (the `exe` given) on `w`'s gate with its results in `results`, signing with the
+/// dev key the anvil this bench spawned published (only against that anvil).
+fn keeper_run(exe: &Path, w: &World, root: &Path, results: &Path) -> Result<std::process::Command> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("--root")
+        .arg(root)
+        .arg("run")
+        .args(["--rpc-url", w.anvil.url.as_str()])
+        .args(["--gate", &w.deployment.gate.to_string()])
+        .args(["--from-block", &w.deployment.deploy_block.to_string()])
+        .arg("--results")
+        .arg(results)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?);
+    Ok(cmd)
+}
+
 /// `keeper run --once` on `w`'s gate with its results in `results`, plus `extra` flags.
 pub async fn run_once(w: &World, root: &Path, results: &Path, extra: &[&str]) -> Result<ChildRun> {
     let exe = std::env::current_exe().map_err(io_err("find the keeper's own executable"))?;
     let log_path = results.with_extension("run.log");
     let log = std::fs::File::create(&log_path).map_err(io_err("create the run's log"))?;
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.arg("--root")
-        .arg(root)
-        .arg("run")
-        .arg("--once")
-        .arg("--rpc-url")
-        .arg(w.anvil.url.as_str())
-        .arg("--gate")
-        .arg(w.deployment.gate.to_string())
-        .arg("--from-block")
-        .arg(w.deployment.deploy_block.to_string())
-        .arg("--results")
-        .arg(results)
+    let mut cmd = keeper_run(&exe, w, root, results)?;
+    cmd.arg("--once")
         .args(extra)
-        // The dev key the anvil this bench spawned published, only against that anvil.
         .arg("--log-format")
         .arg("json")
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
         .stdout(std::process::Stdio::null())
         .stderr(log.try_clone().map_err(io_err("open the run's log"))?);
     let t = Instant::now();
@@ -477,18 +480,8 @@ pub async fn floor_live(
     let exe = std::env::current_exe().map_err(io_err("find the keeper's own executable"))?;
     let log = std::fs::File::create(dir.with_extension("live-run.log"))
         .map_err(io_err("create the run's log"))?;
-    let mut keeper = std::process::Command::new(&exe)
-        .arg("--root")
-        .arg(root)
-        .arg("run")
-        .args(["--rpc-url", w.anvil.url.as_str()])
-        .args(["--gate", &w.deployment.gate.to_string()])
-        .args(["--from-block", &w.deployment.deploy_block.to_string()])
-        .arg("--results")
-        .arg(dir)
+    let mut keeper = keeper_run(&exe, w, root, dir)?
         .args(["--reask-secs", "1", "--interval-secs", "1"])
-        // The dev key the anvil this bench spawned published, only against that anvil.
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0)?)
         .stdout(std::process::Stdio::null())
         .stderr(log)
         .spawn()
