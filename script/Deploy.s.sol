@@ -38,6 +38,10 @@ interface VmEnvArrays {
 ///   be neither (a stolen keeper key must not also decide outcomes or make trusted markets).
 ///   Sorted ascending here (the gate requires it); a zero address, a duplicate or the keeper
 ///   is refused before anything is deployed.
+/// - `GATE_ATTESTORS`: comma-separated attestor addresses; unset or empty deploys a relayed gate
+///   (the keeper submits answers). Set, the gate is attested for its whole life, with
+///   `GATE_ATTESTOR_THRESHOLD` (default a majority), `GATE_MAX_READ_AGE` blocks (default 5) and
+///   `GATE_MAX_SLIPPAGE_BPS` (default 200). Sorted and checked as the trusted lists are.
 /// Writes `deployments/<chainId>.json` in the keeper's format (see `_report`) and logs the bounds
 /// read back from the deployed gate.
 contract Deploy is Script {
@@ -61,6 +65,10 @@ contract Deploy is Script {
     uint256 internal constant DEFAULT_WRITE_OFF_GRACE = 86_400;
     /// @dev 25 %: a fill below a quarter of the order is undone.
     uint256 internal constant DEFAULT_MIN_FILL_BPS = 2_500;
+    /// @dev An attested read may lie 5 blocks behind the block its decision is mined in.
+    uint256 internal constant DEFAULT_MAX_READ_AGE = 5;
+    /// @dev 2 % above the attested best price at most.
+    uint256 internal constant DEFAULT_MAX_SLIPPAGE_BPS = 200;
     uint256 private constant U8 = type(uint8).max;
     uint256 private constant U16 = type(uint16).max;
     uint256 private constant U32 = type(uint32).max;
@@ -79,6 +87,8 @@ contract Deploy is Script {
     error TrustedListDuplicate(string variable, address account);
     /// @notice `variable` names the keeper: the keeper key may hold no other role.
     error TrustedListHasKeeper(string variable, address keeper);
+    /// @notice An attestor setting is set while `GATE_ATTESTORS` is not: a relayed gate has none.
+    error AttestorSettingWithoutAttestors(string variable);
 
     /// @notice What was deployed or reused; also returned for tests.
     struct Deployment {
@@ -102,6 +112,7 @@ contract Deploy is Script {
             readTrustedList("GATE_TRUSTED_RESOLVERS", d.keeper, GateLimits.MAX_TRUSTED_RESOLVERS);
         address[] memory creators =
             readTrustedList("GATE_TRUSTED_CREATORS", d.keeper, GateLimits.MAX_TRUSTED_CREATORS);
+        IRiskGate.Attestors memory attestors = readAttestors(d.keeper);
         if (key != 0) vm.startBroadcast(key);
         else vm.startBroadcast();
 
@@ -127,7 +138,9 @@ contract Deploy is Script {
             d.deployedFactory = true;
         }
         d.gate = address(
-            new RiskGate(bounds, resolvers, creators, d.collateral, d.marketFactory, d.keeper)
+            new RiskGate(
+                bounds, resolvers, creators, d.collateral, d.marketFactory, d.keeper, attestors
+            )
         );
         vm.stopBroadcast();
 
@@ -170,6 +183,43 @@ contract Deploy is Script {
     {
         list = VmEnvArrays(address(vm)).envOr(variable, ",", new address[](0));
         if (list.length == 0) revert TrustedListMissing(variable);
+        _sortChecked(variable, list, keeper, max);
+    }
+
+    /// @notice The gate's mode from `GATE_ATTESTORS` and its settings (see the contract's doc).
+    /// The gate's constructor validates the result and remains the authority.
+    function readAttestors(address keeper) public view returns (IRiskGate.Attestors memory a) {
+        a.signers = VmEnvArrays(address(vm)).envOr("GATE_ATTESTORS", ",", new address[](0));
+        if (a.signers.length == 0) {
+            string[3] memory settings =
+                ["GATE_ATTESTOR_THRESHOLD", "GATE_MAX_READ_AGE", "GATE_MAX_SLIPPAGE_BPS"];
+            for (uint256 i; i < settings.length; ++i) {
+                if (vm.envOr(settings[i], uint256(0)) != 0) {
+                    revert AttestorSettingWithoutAttestors(settings[i]);
+                }
+            }
+            return a;
+        }
+        _sortChecked("GATE_ATTESTORS", a.signers, keeper, GateLimits.MAX_ATTESTORS);
+        // The casts below are safe: _envUpTo range-checked each value against its type.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        a.threshold = uint8(_envUpTo("GATE_ATTESTOR_THRESHOLD", a.signers.length / 2 + 1, U8));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        a.maxReadAge = uint32(_envUpTo("GATE_MAX_READ_AGE", DEFAULT_MAX_READ_AGE, U32));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        a.maxSlippageBps = uint16(_envUpTo("GATE_MAX_SLIPPAGE_BPS", DEFAULT_MAX_SLIPPAGE_BPS, U16));
+    }
+
+    // ---
+
+    /// @dev Refuses a list too long or holding the zero address, the keeper or a duplicate,
+    /// and sorts it ascending in place.
+    function _sortChecked(
+        string memory variable,
+        address[] memory list,
+        address keeper,
+        uint256 max
+    ) private pure {
         if (list.length > max) {
             revert TrustedListTooLong(variable, list.length, max);
         }
@@ -191,8 +241,6 @@ contract Deploy is Script {
             if (list[i] == list[i - 1]) revert TrustedListDuplicate(variable, list[i]);
         }
     }
-
-    // ---
 
     /// @dev An unsigned `GATE_*` value that must fit a narrower field.
     function _envUpTo(string memory name, uint256 byDefault, uint256 max)

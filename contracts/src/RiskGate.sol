@@ -8,6 +8,8 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {IRiskGate} from "./interfaces/IRiskGate.sol";
 import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
+import {AttestorSet} from "./AttestorSet.sol";
+import {IAttestorSet} from "./interfaces/IAttestorSet.sol";
 import {GateLimits} from "./libraries/GateLimits.sol";
 import {GateRules} from "./libraries/GateRules.sol";
 import {Ledger} from "./libraries/Ledger.sol";
@@ -35,6 +37,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     uint256 public constant MAX_TRUSTED_RESOLVERS = GateLimits.MAX_TRUSTED_RESOLVERS;
     /// @notice The most trusted market creators a gate may name (each is an immutable).
     uint256 public constant MAX_TRUSTED_CREATORS = GateLimits.MAX_TRUSTED_CREATORS;
+    /// @notice The most attestors an attested gate may name (each is an immutable).
+    uint256 public constant MAX_ATTESTORS = GateLimits.MAX_ATTESTORS;
     /// @notice Probability 1.0 in price units; `maxPrice` must stay below it.
     uint256 public constant PRICE_ONE = Units.ONE;
     /// @notice 100 % in basis points; `minFillBps` must not exceed it.
@@ -84,6 +88,10 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     address internal immutable _creator6;
     address internal immutable _creator7;
 
+    // The attested mode's signers and settings, in a contract this gate deployed; none when
+    // the gate is relayed.
+    IAttestorSet internal immutable _attestorSet;
+
     /// @dev One decision on its way to the log.
     struct Decided {
         Verdict verdict;
@@ -101,6 +109,10 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @dev Positions, open notional, H and the account K (slots 3 to 6).
     Ledger.State internal _ledger;
 
+    /// @dev The last `readBlock` an attested decision used, per market: the next must be above
+    /// it, so each `(market, readBlock)` is used at most once.
+    mapping(address market => uint64 readBlock) internal _lastAttestedRead;
+
     // ---
 
     constructor(
@@ -109,7 +121,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         address[] memory trustedCreators_,
         address collateral_,
         address marketFactory_,
-        address keeper_
+        address keeper_,
+        Attestors memory attestors_
     ) Ownable(msg.sender) {
         _checkBounds(bounds_);
         _checkResolvers(trustedResolvers_);
@@ -120,6 +133,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         // A factory over another token would make every PASS revert, publishing nothing.
         address traded = IMarketFactory(marketFactory_).collateral();
         if (traded != collateral_) revert FactoryCollateralMismatch(traded, collateral_);
+        _checkAttestors(attestors_, keeper_);
 
         _minPrice = bounds_.minPrice;
         _maxPrice = bounds_.maxPrice;
@@ -131,7 +145,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _maxDrawdown = bounds_.maxDrawdown;
         _writeOffGrace = bounds_.writeOffGrace;
         _minFillBps = bounds_.minFillBps;
-        _paramsHash = keccak256(abi.encode(bounds_, trustedResolvers_, trustedCreators_));
+        _paramsHash =
+            keccak256(abi.encode(bounds_, trustedResolvers_, trustedCreators_, attestors_));
         _collateral = IERC20(collateral_);
         _factory = IMarketFactory(marketFactory_);
         _keeper = keeper_;
@@ -157,6 +172,10 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _creator5 = n > 5 ? trustedCreators_[5] : address(0);
         _creator6 = n > 6 ? trustedCreators_[6] : address(0);
         _creator7 = n > 7 ? trustedCreators_[7] : address(0);
+        if (attestors_.signers.length != 0) {
+            _attestorSet = IAttestorSet(address(new AttestorSet(attestors_)));
+        }
+
         // Immutables cannot be read in the constructor, so the keeper is checked against the
         // lists themselves.
         _checkKeeperUntrusted(keeper_, trustedResolvers_, trustedCreators_);
@@ -168,7 +187,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             trustedCreators_,
             collateral_,
             marketFactory_,
-            keeper_
+            keeper_,
+            attestors_
         );
         emit KeeperRotated(address(0), keeper_);
     }
@@ -222,27 +242,83 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         uint64 readBlock,
         Quote calldata quote
     ) external nonReentrant returns (uint8 reason) {
-        if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
-        if (_paused) revert GatePaused();
-        // A prompt cannot have been rendered from a block that does not exist yet.
-        if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
-        // A keeper must not be able to point the gate at a look-alike market. One call answers
-        // both questions: the factory made it (creator non-zero), and who asked for it.
-        address creator = _factory.creatorOf(market);
-        if (creator == address(0)) revert UnknownMarket(market, address(_factory));
+        // The keeper cannot bypass an attested gate's attestors.
+        if (address(_attestorSet) != address(0)) revert WrongGateMode(GateMode.Attested);
+        address creator = _admit(market, readBlock);
 
+        // slither-disable-next-line uninitialized-local
+        Decided memory d;
+        bool ok;
+        (ok, d.verdict) = VerdictParser.tryParse(raw);
+        if (ok) {
+            _decide(market, creator, d, quote.maxPricePaid, quote.deadline);
+        } else {
+            // d.verdict is Verdicts.INVALID already.
+            d.reason = Reasons.INVALID_VERDICT;
+            d.failedMask = uint32(Reasons.INVALID_VERDICT.bit());
+        }
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
-        Decided memory d = _decide(market, creator, raw, quote);
         _publish(
             market,
             promptHash,
             readBlock,
             d,
-            _rawHead(raw),
+            VerdictParser.logged(raw),
             bytes(raw).length,
-            keccak256(bytes(raw))
+            keccak256(bytes(raw)),
+            ""
         );
+        return Reason.unwrap(d.reason);
+    }
+
+    /// @inheritdoc IRiskGate
+    /// @dev The answers, signatures and appended read are judged by the attestor set, to which
+    /// this call's data is forwarded; the gate itself never decodes them.
+    function submitAttested(
+        address market,
+        uint64 readBlock,
+        string[] calldata,
+        bytes[] calldata,
+        Quote calldata quote
+    ) external nonReentrant returns (uint8 reason) {
+        if (address(_attestorSet) == address(0)) {
+            revert WrongGateMode(GateMode.Relayed);
+        }
+        return _submitAttested(market, readBlock, quote);
+    }
+
+    /// @dev `submitAttested` past its mode check, in a frame without the answers' stack slots.
+    function _submitAttested(address market, uint64 readBlock, Quote calldata quote)
+        internal
+        returns (uint8)
+    {
+        address creator = _admit(market, readBlock);
+        IAttestorSet.Judgment memory j = _tally();
+        // slither-disable-next-line uninitialized-local
+        Decided memory d;
+        d.verdict = Verdict.wrap(j.verdict);
+        d.reason = Reason.wrap(j.reason);
+        // Each (market, readBlock) decides once, whatever it decides: the next attested read of
+        // a market must lie above the last.
+        if (d.reason != Reasons.NOT_ATTESTED) {
+            if (readBlock <= _lastAttestedRead[market]) {
+                d.verdict = Verdicts.INVALID;
+                d.reason = Reasons.NOT_ATTESTED;
+            } else {
+                _lastAttestedRead[market] = readBlock;
+            }
+        }
+        if (d.reason == Reasons.PASS) {
+            // The attested book bounds the price; the keeper's quote may only tighten it.
+            uint256 quoted = quote.maxPricePaid;
+            _decide(market, creator, d, quoted < j.limit ? quoted : j.limit, quote.deadline);
+        } else {
+            d.failedMask = uint32(d.reason.bit());
+        }
+        // The event needs the fill, so it follows the market call made inside _decide.
+        // slither-disable-next-line reentrancy-events
+        _publish(market, j.promptHash, readBlock, d, j.head, j.length, j.hash, j.vote);
         return Reason.unwrap(d.reason);
     }
 
@@ -419,6 +495,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @inheritdoc IRiskGate
     function setKeeper(address newKeeper) external onlyOwner {
         if (newKeeper == address(0)) revert ZeroAddress("keeper");
+        if (address(_attestorSet) != address(0) && _attestorSet.isAttestor(newKeeper)) {
+            revert KeeperIsAttestor(newKeeper);
+        }
         if (_isTrusted(newKeeper)) revert KeeperIsTrustedResolver(newKeeper);
         if (_isTrustedCreator(newKeeper)) revert KeeperIsTrustedCreator(newKeeper);
         emit KeeperRotated(_keeper, newKeeper);
@@ -484,6 +563,16 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @inheritdoc IRiskGate
     function paramsHash() external view returns (bytes32) {
         return _paramsHash;
+    }
+
+    /// @inheritdoc IRiskGate
+    function gateMode() external view returns (GateMode) {
+        return address(_attestorSet) == address(0) ? GateMode.Relayed : GateMode.Attested;
+    }
+
+    /// @inheritdoc IRiskGate
+    function attestorSet() external view returns (address) {
+        return address(_attestorSet);
     }
 
     /// @inheritdoc IRiskGate
@@ -683,27 +772,55 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         s.creatorTrusted = _isTrustedCreator(creator);
     }
 
-    /// @dev Parses, reads, evaluates and, on PASS, executes. The snapshot and quote come back
-    /// ABI-encoded, or empty when nothing was evaluated: 16 words of zeros would cost 4 kgas of
-    /// log data on every ABSTAIN and would read like an empty book.
-    function _decide(address market, address creator, string calldata raw, Quote calldata quote)
-        internal
-        returns (Decided memory d)
-    {
-        bool ok;
-        (ok, d.verdict) = VerdictParser.tryParse(raw);
-        if (!ok) {
-            // d.verdict is Verdicts.INVALID already.
-            d.reason = Reasons.INVALID_VERDICT;
-            d.failedMask = uint32(1 << Reason.unwrap(Reasons.INVALID_VERDICT));
-            return d;
+    /// @dev What both submissions check before anything else: the caller is the keeper, the
+    /// gate is not paused, `readBlock` exists, and the factory made `market`, whose creator it
+    /// returns.
+    function _admit(address market, uint64 readBlock) internal view returns (address creator) {
+        if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
+        if (_paused) revert GatePaused();
+        // A prompt cannot have been rendered from a block that does not exist yet.
+        if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
+        // A keeper must not be able to point the gate at a look-alike market. One call answers
+        // both questions: the factory made it (creator non-zero), and who asked for it.
+        creator = _factory.creatorOf(market);
+        if (creator == address(0)) revert UnknownMarket(market, address(_factory));
+    }
+
+    /// @dev The attestor set's judgment of this call's answers: it takes the same arguments,
+    /// so the call data is forwarded with only the selector changed.
+    function _tally() internal view returns (IAttestorSet.Judgment memory) {
+        bytes memory data = msg.data;
+        bytes4 selector = IAttestorSet.tally.selector;
+        assembly ("memory-safe") {
+            let word := add(data, 0x20)
+            mstore(word, or(shr(32, shl(32, mload(word))), selector))
         }
+        (bool ok, bytes memory ret) = address(_attestorSet).staticcall(data);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(ret, 0x20), mload(ret))
+            }
+        }
+        return abi.decode(ret, (IAttestorSet.Judgment));
+    }
+
+    /// @dev Reads, evaluates and, on PASS, executes the parsed `d.verdict`. The snapshot and
+    /// quote come back ABI-encoded, or empty when nothing was evaluated: 16 words of zeros would
+    /// cost 4 kgas of log data on every ABSTAIN and would read like an empty book.
+    function _decide(
+        address market,
+        address creator,
+        Decided memory d,
+        uint256 maxPricePaid,
+        uint64 deadline
+    ) internal {
         if (d.verdict == Verdicts.ABSTAIN) {
             // Nothing else is evaluated, so the book is not read.
             d.reason = Reasons.ABSTAINED;
-            d.failedMask = uint32(1 << Reason.unwrap(Reasons.ABSTAINED));
-            return d;
+            d.failedMask = uint32(Reasons.ABSTAINED.bit());
+            return;
         }
+        Quote memory quote = Quote({maxPricePaid: maxPricePaid, deadline: deadline});
 
         // Zero-initialized by Solidity, then filled field by field.
         // slither-disable-next-line uninitialized-local
@@ -774,11 +891,29 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         }
     }
 
-    /// @dev The first RAW_HEAD_BYTES of `raw`, copied; the rest of a long answer is hashed,
-    /// never logged.
-    function _rawHead(string calldata raw) internal pure returns (bytes memory) {
-        bytes calldata all = bytes(raw);
-        return all.length > RAW_HEAD_BYTES ? all[:RAW_HEAD_BYTES] : all;
+    /// @dev A relayed gate has no signers and every setting 0; an attested one 1 to
+    /// MAX_ATTESTORS strictly ascending non-zero signers, none the keeper, 1 <= k <= n, a read
+    /// age of at least one block and a slippage of at most 100 %.
+    function _checkAttestors(Attestors memory a, address keeper_) internal pure {
+        uint256 n = a.signers.length;
+        if (n == 0) {
+            if (a.threshold != 0 || a.maxReadAge != 0 || a.maxSlippageBps != 0) {
+                revert RelayedGateSettings(a.threshold, a.maxReadAge, a.maxSlippageBps);
+            }
+            return;
+        }
+        if (n > MAX_ATTESTORS) revert TooManyAttestors(n, MAX_ATTESTORS);
+        for (uint256 i; i < n; ++i) {
+            address who = a.signers[i];
+            if (who == address(0)) revert AttestorZero(i);
+            if (i > 0 && who <= a.signers[i - 1]) {
+                revert AttestorsNotAscending(i, a.signers[i - 1], who);
+            }
+            if (who == keeper_) revert KeeperIsAttestor(keeper_);
+        }
+        if (a.threshold == 0 || a.threshold > n) revert ThresholdOutOfRange(a.threshold, n);
+        if (a.maxReadAge == 0) revert MaxReadAgeZero();
+        if (a.maxSlippageBps > BPS) revert MaxSlippageBpsOutOfRange(a.maxSlippageBps, BPS);
     }
 
     /// @dev Its own frame, so the event's fields fit on the stack.
@@ -789,7 +924,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         Decided memory d,
         bytes memory rawHead,
         uint256 rawLength,
-        bytes32 rawHash
+        bytes32 rawHash,
+        bytes memory vote
     ) internal {
         emit Decision(
             market,
@@ -802,7 +938,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             d.order,
             rawHead,
             rawLength,
-            rawHash
+            rawHash,
+            vote
         );
     }
 }

@@ -66,6 +66,16 @@ pub mod spec {
             function questionHash() external view returns (bytes32);
         }
 
+        /// The constructor's last argument (issue 35): how the gate takes answers. No signer
+        /// and every setting 0 is the relayed gate this crate deploys.
+        #[sol(all_derives)]
+        struct Attestors {
+            address[] signers;
+            uint8 threshold;
+            uint32 maxReadAge;
+            uint16 maxSlippageBps;
+        }
+
         /// The keeper's call and the row it publishes. `readBlock` is the block the prompt was
         /// rendered from: at most the block the call is mined in, published with every decision.
         #[sol(all_derives)]
@@ -100,7 +110,8 @@ pub mod spec {
                 Order order,
                 bytes rawHead,
                 uint256 rawLength,
-                bytes32 rawHash
+                bytes32 rawHash,
+                bytes vote
             );
 
             function submitVerdict(
@@ -200,9 +211,16 @@ impl From<&SolQuote> for Quote {
     }
 }
 
-/// The constructor arguments of v2.1 `(Params bounds, address[] trustedResolvers,
-/// address[] trustedCreators, address collateral, address marketFactory, address keeper)`,
-/// ABI-encoded to be appended to the creation code. The keeper is `config.keeper`.
+/// The relayed mode's setting (issue 35): no signer and every setting 0. The model covers
+/// relayed gates; the attested mode is not modelled yet.
+fn relayed_setting() -> spec::Attestors {
+    spec::Attestors { signers: Vec::new(), threshold: 0, maxReadAge: 0, maxSlippageBps: 0 }
+}
+
+/// The constructor arguments `(Params bounds, address[] trustedResolvers, address[]
+/// trustedCreators, address collateral, address marketFactory, address keeper, (address[],
+/// uint8, uint32, uint16) attestors)`, ABI-encoded to be appended to the creation code. The
+/// keeper is `config.keeper`; the gate is relayed.
 pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
     (
         Params::from(&config.bounds),
@@ -211,17 +229,20 @@ pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
         config.collateral,
         factory,
         config.keeper,
+        relayed_setting(),
     )
         .abi_encode_params()
 }
 
-/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators))` (issue 14).
+/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators, attestors))`
+/// (issues 14 and 35), for a relayed gate.
 pub fn params_hash(config: &GateConfig) -> B256 {
     keccak256(
         (
             Params::from(&config.bounds),
             config.trusted_resolvers.clone(),
             config.trusted_creators.clone(),
+            relayed_setting(),
         )
             .abi_encode_params(),
     )
@@ -445,7 +466,7 @@ mod tests {
         assert_eq!(
             IGateSubmit::Decision::SIGNATURE,
             "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,\
-             (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
+             (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32,bytes)"
         );
         assert_eq!(IGateSubmit::ReadBlockInFuture::SIGNATURE, "ReadBlockInFuture(uint64,uint256)");
     }

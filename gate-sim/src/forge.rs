@@ -63,10 +63,11 @@ fn deploy_lines(out: &mut String, config: &GateConfig) {
 }
 
 /// `new RiskGate(...)` with the same placeholder collateral and the keeper the differential
-/// deploys with, and the real factory deployed just before.
+/// deploys with, the real factory deployed just before, and the relayed mode (no attestors).
 fn new_gate(config: &GateConfig) -> String {
     format!(
-        "new RiskGate(bounds, trusted, creators, {}, address(factory), {})",
+        "new RiskGate(bounds, trusted, creators, {}, address(factory), {}, \
+         IRiskGate.Attestors(new address[](0), 0, 0, 0))",
         address(config.collateral),
         address(config.keeper)
     )

@@ -201,7 +201,7 @@ fn reason_labels_are_verbatim_and_21_is_unknown() {
     else {
         panic!("must deploy");
     };
-    for reason in 0u8..=21 {
+    for reason in 0u8..=23 {
         let got = chain
             .call(gate, Bytes::from(IRiskGate::reasonLabelCall { reason }.abi_encode()))
             .expect("call runs");

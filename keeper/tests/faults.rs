@@ -548,6 +548,7 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
         collateral: Some(w.deployment.collateral),
         factory: Some(w.deployment.factory),
         keeper: w.keeper_addr,
+        attestors: deploy::relayed(),
     };
     let second = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
         .await

@@ -35,13 +35,13 @@ sol! {
     }
 }
 
-/// Reason labels as issues 7 and 14 fix them (codes 0-11 unchanged since v1, 12-18 new in v2,
-/// 19-20 new in v2.1, verbatim from `GateRules.label`). The
+/// Reason labels as issues 7, 14 and 35 fix them (codes 0-11 unchanged since v1, 12-18 new in
+/// v2, 19-20 new in v2.1, 21-22 new with the attested mode, verbatim from `GateRules.LABELS`). The
 /// keeper's recorder publishes the labels read from the gate (`reasonLabel`); the keeper's
 /// `chain::check_gate` refuses a gate whose labels differ, so a v1 gate or a look-alike fails
 /// before anything is sent. gate-sim's reference model keeps its own table (it must not use
 /// this one).
-pub const REASON_LABELS: [&str; 21] = [
+pub const REASON_LABELS: [&str; 23] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -63,6 +63,8 @@ pub const REASON_LABELS: [&str; 21] = [
     "fill below minimum",
     "market creator not trusted",
     "minimum fill beyond the venue's match cap",
+    "answer not attested",
+    "attestors disagree",
 ];
 
 /// Number of reason codes, 0..REASON_COUNT.
@@ -86,6 +88,11 @@ pub mod reason {
     /// One IOC at the venue's match cap cannot reach the minimum fill on this market's grid
     /// (v2.1): refused before any order is sent.
     pub const MATCH_CAP: u8 = 20;
+    /// An attested gate's answers lack `k` valid, ascending attestor signatures on a fresh,
+    /// unused read.
+    pub const NOT_ATTESTED: u8 = 21;
+    /// No verdict, or more than one, was given by `k` attestors.
+    pub const ATTESTORS_DISAGREE: u8 = 22;
 }
 
 /// The most resting orders one immediate-or-cancel take matches (`VenueLimits`
@@ -112,6 +119,8 @@ pub const RAW_HEAD_BYTES: usize = 64;
 pub const MAX_TRUSTED_RESOLVERS: usize = 8;
 /// The most trusted market creators a gate may name (`RiskGate.MAX_TRUSTED_CREATORS`).
 pub const MAX_TRUSTED_CREATORS: usize = 8;
+/// The most attestors an attested gate may name (`RiskGate.MAX_ATTESTORS`).
+pub const MAX_ATTESTORS: usize = 8;
 
 /// Probability 1.0 in the gate's price units.
 pub const PRICE_ONE: u64 = 1_000_000;
@@ -127,18 +136,20 @@ mod tests {
     fn v2_signatures_match_the_interface() {
         // From IRiskGate.sol by hand: market, promptHash, (v2.2) the uint64 readBlock, reason,
         // verdict, the uint32 mask, the snapshot and quote as `bytes`, the 6-field Order (limit
-        // second), then the answer's head, length and hash.
+        // second), then the answer's head, length and hash, and (issue 35) the packed vote.
         assert_eq!(
             super::IRiskGate::Decision::SIGNATURE,
             "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,\
-             (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
+             (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32,bytes)"
         );
         // Params: the six v1 fields, then maxHorizon, maxDrawdown, writeOffGrace, minFillBps;
-        // then the trusted resolvers and (v2.1) the trusted creators.
+        // then the trusted resolvers and (v2.1) the trusted creators; (issue 35) the mode's
+        // attestors, threshold, read age and slippage last.
         assert_eq!(
             super::IRiskGate::GateDeployed::SIGNATURE,
             "GateDeployed(bytes32,(uint256,uint256,uint256,uint32,uint8,uint256,uint32,uint256,\
-             uint32,uint16),address[],address[],address,address,address)"
+             uint32,uint16),address[],address[],address,address,address,\
+             (address[],uint8,uint32,uint16))"
         );
         // v2.1: the creator, indexed; v2.2: then the question's text.
         assert_eq!(
@@ -154,14 +165,19 @@ mod tests {
             super::IRiskGate::submitVerdictCall::SIGNATURE,
             "submitVerdict(address,string,bytes32,uint64,(uint256,uint64))"
         );
+        // Pinned by issue 35; the attested read travels after the arguments.
+        assert_eq!(
+            super::IRiskGate::submitAttestedCall::SIGNATURE,
+            "submitAttested(address,uint64,string[],bytes[],(uint256,uint64))"
+        );
     }
 
     #[test]
     fn labels_cover_every_code_once() {
         let mut seen = std::collections::BTreeSet::new();
         assert!(super::REASON_LABELS.iter().all(|l| seen.insert(*l)));
-        // Codes 0..=20: 21 labels.
-        assert_eq!(super::REASON_COUNT, 21);
+        // Codes 0..=22: 23 labels.
+        assert_eq!(super::REASON_COUNT, 23);
         assert_eq!(
             super::REASON_LABELS[super::reason::FILL_BELOW_MIN as usize],
             "fill below minimum"
@@ -173,6 +189,14 @@ mod tests {
         assert_eq!(
             super::REASON_LABELS[super::reason::MATCH_CAP as usize],
             "minimum fill beyond the venue's match cap"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::NOT_ATTESTED as usize],
+            "answer not attested"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::ATTESTORS_DISAGREE as usize],
+            "attestors disagree"
         );
     }
 }

@@ -88,6 +88,8 @@ async fn a_forge_deployed_gate_verifies_and_the_settings_are_read_from_foundry_t
         .arg(collateral.to_string())
         .arg(factory.to_string())
         .arg(deployer.to_string())
+        // Issue 35: the mode's setting, relayed (no attestors, every setting 0).
+        .arg("([],0,0,0)")
         .output()
         .expect("forge runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

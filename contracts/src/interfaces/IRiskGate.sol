@@ -78,6 +78,33 @@ interface IRiskGate {
         uint256 spent; // collateral actually spent; open notional grows by exactly this
     }
 
+    /// @notice How the gate takes answers, fixed at deploy for its whole life. No signers: the
+    /// gate is **relayed** (the keeper submits one answer with `submitVerdict`) and every other
+    /// field is 0. Otherwise it is **attested**: only `submitAttested` is accepted, and an answer
+    /// counts only when `threshold` of these signers gave it.
+    struct Attestors {
+        address[] signers; // strictly ascending, 1 to MAX_ATTESTORS, never the keeper
+        uint8 threshold; // k: attestors that must give the same verdict, 1 <= k <= signers
+        uint32 maxReadAge; // blocks a `readBlock` may lie behind the block the call is mined in
+        uint16 maxSlippageBps; // above the attested best price of the side bought, in bps of it
+    }
+
+    /// @notice What every attestor of one decision signed besides its own answer and the quote's
+    /// deadline: the prompt's hash and the best bid and ask (UP prices) it read at `readBlock`.
+    /// It travels once per call, ABI-encoded (three words) after `submitAttested`'s arguments,
+    /// as ERC-2771 appends a sender: the function's signature stays the one pinned.
+    struct AttestedRead {
+        bytes32 promptHash;
+        uint256 bestBid;
+        uint256 bestAsk;
+    }
+
+    /// @notice A gate's mode, fixed at deploy (see `Attestors`).
+    enum GateMode {
+        Relayed,
+        Attested
+    }
+
     /// @notice The gate's exposure in one market.
     struct Position {
         uint256 upUnits;
@@ -113,6 +140,17 @@ interface IRiskGate {
     error KeeperIsTrustedResolver(address keeper);
     error KeeperIsTrustedCreator(address keeper);
     error FactoryCollateralMismatch(address factoryCollateral, address collateral);
+    error TooManyAttestors(uint256 count, uint256 max);
+    error AttestorZero(uint256 index);
+    error AttestorsNotAscending(uint256 index, address previous, address current);
+    error ThresholdOutOfRange(uint8 threshold, uint256 attestors);
+    error MaxReadAgeZero();
+    error MaxSlippageBpsOutOfRange(uint16 maxSlippageBps, uint16 max);
+    /// @notice A relayed gate (no signers) named attested settings: each must be 0.
+    error RelayedGateSettings(uint8 threshold, uint32 maxReadAge, uint16 maxSlippageBps);
+    /// @notice The keeper key may never be an attestor: a stolen keeper key would then also
+    /// hold one of the `k` signatures (constructor, setKeeper).
+    error KeeperIsAttestor(address keeper);
 
     // --- operation
 
@@ -145,11 +183,21 @@ interface IRiskGate {
     /// @notice `submitVerdict` named a `readBlock` (the block the keeper read the book at) above
     /// the block it is mined in: the keeper's bug, not a decision.
     error ReadBlockInFuture(uint64 readBlock, uint256 currentBlock);
+    /// @notice The submission does not fit the gate's mode, named here: an attested gate refuses
+    /// `submitVerdict` (the keeper cannot bypass its attestors), a relayed one `submitAttested`.
+    error WrongGateMode(GateMode mode);
+    /// @notice `submitAttested` needs one signature per answer, and at most MAX_ATTESTORS (8)
+    /// answers: more would repeat a signer.
+    error AttestationShape(uint256 answers, uint256 signatures);
+    /// @notice `submitAttested`'s call data must end with the `AttestedRead` after its arguments:
+    /// they end at `argumentsEnd`, the call data at `callEnd`.
+    error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
 
     // ---
 
-    /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and creators and their
-    /// hash, `keccak256(abi.encode(params, trustedResolvers, trustedCreators))`.
+    /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and creators, the
+    /// mode's attestors and their hash,
+    /// `keccak256(abi.encode(params, trustedResolvers, trustedCreators, attestors))`.
     event GateDeployed(
         bytes32 indexed paramsHash,
         Params params,
@@ -157,7 +205,8 @@ interface IRiskGate {
         address[] trustedCreators,
         address collateral,
         address marketFactory,
-        address keeper
+        address keeper,
+        Attestors attestors
     );
 
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
@@ -174,6 +223,13 @@ interface IRiskGate {
     /// @param rawLength The answer's full length in bytes.
     /// @param rawHash `keccak256` of the whole answer, so a published full text can be checked.
     /// The whole answer is never logged: a hostile 100 KB answer costs only calldata and hashing.
+    /// On an attested gate the raw fields are those of the first answer giving the verdict taken
+    /// (the first answer sent, on reasons 21 and 22).
+    /// @param vote Empty on a relayed gate. On an attested gate, packed so that logging it stays
+    /// cheap: the count per verdict, one byte each (ABSTAIN, BUY_UP, BUY_DOWN, unparseable),
+    /// then for each answer in the order sent: its signer (20 bytes; 0 when the signature did
+    /// not recover), its length (uint32, 4 bytes), its keccak256 (32 bytes: the signed
+    /// `answerHash`) and its first min(length, RAW_HEAD_BYTES) bytes, verbatim.
     event Decision(
         address indexed market,
         bytes32 indexed promptHash,
@@ -185,7 +241,8 @@ interface IRiskGate {
         Order order,
         bytes rawHead,
         uint256 rawLength,
-        bytes32 rawHash
+        bytes32 rawHash,
+        bytes vote
     );
 
     /// @notice A position closed after its market finalized. `payout` is 0 for a loss.
@@ -274,12 +331,35 @@ interface IRiskGate {
     /// reason 18. Keeper only; the market must come from the immutable factory. An unparseable
     /// `raw` is a published reason-11 row. `readBlock` is the block the prompt was rendered from
     /// (published with the decision so anyone can re-render it); one above the current block
-    /// reverts `ReadBlockInFuture`.
+    /// reverts `ReadBlockInFuture`. A relayed gate's only submission: an attested gate reverts
+    /// `WrongGateMode`.
     function submitVerdict(
         address market,
         string calldata raw,
         bytes32 promptHash,
         uint64 readBlock,
+        Quote calldata quote
+    ) external returns (uint8 reason);
+
+    /// @notice The attested gate's submission: the same decision as `submitVerdict`, on answers
+    /// the attestors signed. The call data is this function's ABI encoding followed by
+    /// `abi.encode(AttestedRead)` (see there). Attestor `i` signs, EIP-712 (domain: name
+    /// "RiskGate", version "2", the chain id, this gate), `Answer(market, readBlock,
+    /// read.promptHash, keccak256(bytes(raws[i])), read.bestBid, read.bestAsk, quote.deadline)`.
+    /// Keeper only. Reason 21 (answer not attested): a signature that does not recover to an
+    /// attestor, signers not strictly ascending, fewer than `threshold` answers, `readBlock`
+    /// more than `maxReadAge` blocks old, or not above the last attested `readBlock` of this
+    /// market (so each `(market, readBlock)` is used at most once). Reason 22 (attestors
+    /// disagree): no verdict, or more than one, was given by `threshold` attestors. Otherwise the
+    /// verdict taken is decided as `submitVerdict` would, with the quote's `maxPricePaid`
+    /// tightened to the attested best price of the side bought plus `maxSlippageBps` of it. The
+    /// published `promptHash` is the attested one. Reverts `AttestationShape` unless there is
+    /// one signature per answer, at most MAX_ATTESTORS, and the read is appended.
+    function submitAttested(
+        address market,
+        uint64 readBlock,
+        string[] calldata raws,
+        bytes[] calldata sigs,
         Quote calldata quote
     ) external returns (uint8 reason);
 
@@ -325,6 +405,10 @@ interface IRiskGate {
     function trustedCreators() external view returns (address[] memory);
     function isTrustedCreator(address creator) external view returns (bool);
     function paramsHash() external view returns (bytes32);
+    function gateMode() external view returns (GateMode);
+    /// @notice The attested gate's `IAttestorSet`, deployed by its constructor: its signers,
+    /// settings and EIP-712 domain. Zero on a relayed gate.
+    function attestorSet() external view returns (address);
     function collateral() external view returns (address);
     function marketFactory() external view returns (address);
     function keeper() external view returns (address);

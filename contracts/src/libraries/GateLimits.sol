@@ -10,4 +10,6 @@ library GateLimits {
     uint256 internal constant MAX_TRUSTED_RESOLVERS = 8;
     /// @notice The most trusted market creators a gate may name (each is an immutable).
     uint256 internal constant MAX_TRUSTED_CREATORS = 8;
+    /// @notice The most attestors an attested gate may name (each is an immutable).
+    uint256 internal constant MAX_ATTESTORS = 8;
 }

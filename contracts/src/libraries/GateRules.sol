@@ -310,29 +310,50 @@ library GateRules {
         return Reason.wrap(code);
     }
 
-    /// @notice Labels, verbatim; stable across versions.
+    /// @notice Every label, verbatim and stable across versions, in code order, each ended by
+    /// `|` (no label contains one): one literal costs far less code than a branch per label.
+    bytes internal constant LABELS = "PASS|" // 0 PASS
+        "model abstained|" // 1 ABSTAINED
+        "market finalized|" // 2 FINALIZED
+        "expiry headroom too short|" // 3 HEADROOM
+        "no resting liquidity on the side needed|" // 4 NO_LIQUIDITY
+        "price outside allowed band|" // 5 PRICE_BAND
+        "size snapped to zero on the lot grid|" // 6 SIZE_ZERO
+        "size below venue minimum|" // 7 SIZE_BELOW_MIN
+        "max concurrent positions reached|" // 8 MAX_CONCURRENT
+        "max notional at risk reached|" // 9 MAX_NOTIONAL
+        "insufficient collateral|" // 10 COLLATERAL
+        "model output not a valid verdict|" // 11 INVALID_VERDICT
+        "market resolver not trusted|" // 12 RESOLVER_UNTRUSTED
+        "expiry too far out|" // 13 HORIZON
+        "max drawdown reached|" // 14 DRAWDOWN
+        "book moved past the quoted limit|" // 15 QUOTE_LIMIT
+        "verdict expired|" // 16 EXPIRED
+        "opposite side already held|" // 17 OPPOSITE_SIDE
+        "fill below minimum|" // 18 FILL_BELOW_MIN
+        "market creator not trusted|" // 19 CREATOR_UNTRUSTED
+        "minimum fill beyond the venue's match cap|" // 20 MATCH_CAP
+        "answer not attested|" // 21 NOT_ATTESTED
+        "attestors disagree|"; // 22 ATTESTORS_DISAGREE
+
+    /// @notice The label of `reason`: the segment of `LABELS` after its `reason`-th `|`.
     function label(Reason reason) internal pure returns (string memory) {
-        if (reason == Reasons.PASS) return "PASS";
-        if (reason == Reasons.ABSTAINED) return "model abstained";
-        if (reason == Reasons.FINALIZED) return "market finalized";
-        if (reason == Reasons.HEADROOM) return "expiry headroom too short";
-        if (reason == Reasons.NO_LIQUIDITY) return "no resting liquidity on the side needed";
-        if (reason == Reasons.PRICE_BAND) return "price outside allowed band";
-        if (reason == Reasons.SIZE_ZERO) return "size snapped to zero on the lot grid";
-        if (reason == Reasons.SIZE_BELOW_MIN) return "size below venue minimum";
-        if (reason == Reasons.MAX_CONCURRENT) return "max concurrent positions reached";
-        if (reason == Reasons.MAX_NOTIONAL) return "max notional at risk reached";
-        if (reason == Reasons.COLLATERAL) return "insufficient collateral";
-        if (reason == Reasons.INVALID_VERDICT) return "model output not a valid verdict";
-        if (reason == Reasons.RESOLVER_UNTRUSTED) return "market resolver not trusted";
-        if (reason == Reasons.HORIZON) return "expiry too far out";
-        if (reason == Reasons.DRAWDOWN) return "max drawdown reached";
-        if (reason == Reasons.QUOTE_LIMIT) return "book moved past the quoted limit";
-        if (reason == Reasons.EXPIRED) return "verdict expired";
-        if (reason == Reasons.OPPOSITE_SIDE) return "opposite side already held";
-        if (reason == Reasons.FILL_BELOW_MIN) return "fill below minimum";
-        if (reason == Reasons.CREATOR_UNTRUSTED) return "market creator not trusted";
-        if (reason == Reasons.MATCH_CAP) return "minimum fill beyond the venue's match cap";
-        revert IRiskGate.UnknownReason(Reason.unwrap(reason));
+        uint256 code = Reason.unwrap(reason);
+        bytes memory all = LABELS;
+        uint256 start = 0;
+        uint256 seen = 0;
+        for (uint256 i; i < all.length; ++i) {
+            if (all[i] != "|") continue;
+            if (seen == code) {
+                bytes memory out = new bytes(i - start);
+                for (uint256 k; k < out.length; ++k) {
+                    out[k] = all[start + k];
+                }
+                return string(out);
+            }
+            ++seen;
+            start = i + 1;
+        }
+        revert IRiskGate.UnknownReason(uint8(code));
     }
 }

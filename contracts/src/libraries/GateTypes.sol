@@ -68,4 +68,6 @@ library Reasons {
     Reason internal constant FILL_BELOW_MIN = Reason.wrap(18);
     Reason internal constant CREATOR_UNTRUSTED = Reason.wrap(19);
     Reason internal constant MATCH_CAP = Reason.wrap(20);
+    Reason internal constant NOT_ATTESTED = Reason.wrap(21);
+    Reason internal constant ATTESTORS_DISAGREE = Reason.wrap(22);
 }

@@ -56,6 +56,13 @@ library VerdictParser {
         if (len < 32) word &= ~bytes32(type(uint256).max >> (len * 8));
     }
 
+    /// @notice The first MAX_RAW_LENGTH bytes of `raw`, copied: what a log carries of an
+    /// answer (every parseable answer fits whole; the rest of a long one is only hashed).
+    function logged(string calldata raw) internal pure returns (bytes memory) {
+        bytes calldata all = bytes(raw);
+        return all.length > MAX_RAW_LENGTH ? all[:MAX_RAW_LENGTH] : all;
+    }
+
     function _isTrim(bytes1 b) private pure returns (bool) {
         return (TRIM_SET >> uint8(b)) & 1 == 1;
     }

@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {Test} from "../utils/Test.sol";
 import {TEST_QUESTION} from "../utils/Question.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
+import {relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
@@ -76,10 +77,9 @@ abstract contract GateTestBase is Test {
     }
 
     function deployGate(IRiskGate.Params memory p) internal returns (RiskGate) {
-        return
-            new RiskGate(
-                p, trustedList(), creatorList(), address(token), address(venue), keeperAddr
-            );
+        return new RiskGate(
+            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr, relayed()
+        );
     }
 
     function sorted2(address a, address b) internal pure returns (address[] memory list) {

@@ -176,13 +176,24 @@ abstract contract GateVenueBase is GateTestBase {
         bytes memory evaluated,
         IRiskGate.Order memory order
     ) internal {
-        // Read `raw` up front: the event's eleven fields leave the deep parameters out of reach.
+        // Read `raw` up front: the event's twelve fields leave the deep parameters out of reach.
         bytes32 hash = keccak256(bytes(raw));
         bytes memory head = rawHead(bytes(raw));
         uint256 length = bytes(raw).length;
         vm.expectEmit(address(gate));
         emit IRiskGate.Decision(
-            address(m), hash, readBlock, reason, verdict, mask, evaluated, order, head, length, hash
+            address(m),
+            hash,
+            readBlock,
+            reason,
+            verdict,
+            mask,
+            evaluated,
+            order,
+            head,
+            length,
+            hash,
+            ""
         );
     }
 

@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {GateDefaultsBase} from "./GateDefaultsBase.sol";
 import {console} from "../utils/Test.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
+import {relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 
@@ -19,8 +20,9 @@ contract RiskGateAttacksTest is GateDefaultsBase {
     function _gate(bool attackerTrusted) internal {
         address[] memory trusted =
             attackerTrusted ? sorted2(address(this), attacker) : one(address(this));
-        gate =
-            new RiskGate(_defaults(), trusted, trusted, address(token), address(venue), keeperAddr);
+        gate = new RiskGate(
+            _defaults(), trusted, trusted, address(token), address(venue), keeperAddr, relayed()
+        );
         token.mint(address(gate), FUNDS);
         token.mint(attacker, 1_000_000 * TUSD);
         token.mint(honestMaker, 1_000_000 * TUSD);

@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {GateTestBase} from "./GateTestBase.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
+import {relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
@@ -16,13 +17,25 @@ contract RiskGateConstructorTest is GateTestBase {
 
     function _deployWith(address[] memory resolvers) internal returns (RiskGate) {
         return new RiskGate(
-            defaultParams(), resolvers, creatorList(), address(token), address(venue), keeperAddr
+            defaultParams(),
+            resolvers,
+            creatorList(),
+            address(token),
+            address(venue),
+            keeperAddr,
+            relayed()
         );
     }
 
     function _deployWithCreators(address[] memory creators) internal returns (RiskGate) {
         return new RiskGate(
-            defaultParams(), trustedList(), creators, address(token), address(venue), keeperAddr
+            defaultParams(),
+            trustedList(),
+            creators,
+            address(token),
+            address(venue),
+            keeperAddr,
+            relayed()
         );
     }
 
@@ -249,11 +262,11 @@ contract RiskGateConstructorTest is GateTestBase {
         address[] memory list = trustedList();
         address[] memory creators = creatorList();
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "collateral"));
-        new RiskGate(p, list, creators, address(0), address(venue), keeperAddr);
+        new RiskGate(p, list, creators, address(0), address(venue), keeperAddr, relayed());
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "marketFactory"));
-        new RiskGate(p, list, creators, address(token), address(0), keeperAddr);
+        new RiskGate(p, list, creators, address(token), address(0), keeperAddr, relayed());
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "keeper"));
-        new RiskGate(p, list, creators, address(token), address(venue), address(0));
+        new RiskGate(p, list, creators, address(token), address(venue), address(0), relayed());
     }
 
     function test_constructor_revertsWhenFactoryTradesAnotherCollateral() public {
@@ -270,7 +283,8 @@ contract RiskGateConstructorTest is GateTestBase {
             creatorList(),
             address(token),
             address(otherVenue),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
     }
 
@@ -283,7 +297,8 @@ contract RiskGateConstructorTest is GateTestBase {
             creatorList(),
             address(token),
             makeAddr("no-code"),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
     }
 
@@ -293,18 +308,20 @@ contract RiskGateConstructorTest is GateTestBase {
         IRiskGate.Params memory p = defaultParams();
         address[] memory list = trustedList();
         address[] memory creators = creatorList();
-        bytes32 expected = keccak256(abi.encode(p, list, creators));
+        // A relayed gate's mode is the empty setting: no signers, every field 0.
+        bytes32 expected = keccak256(abi.encode(p, list, creators, relayed()));
         vm.expectEmit();
         emit IRiskGate.GateDeployed(
-            expected, p, list, creators, address(token), address(venue), keeperAddr
+            expected, p, list, creators, address(token), address(venue), keeperAddr, relayed()
         );
         RiskGate g = _deploy(p);
         assertEq(g.paramsHash(), expected);
         assertEq(
-            keccak256(abi.encode(g.bounds(), g.trustedResolvers(), g.trustedCreators())),
+            keccak256(abi.encode(g.bounds(), g.trustedResolvers(), g.trustedCreators(), relayed())),
             expected,
             "read back"
         );
+        assertEq(uint256(g.gateMode()), uint256(IRiskGate.GateMode.Relayed), "mode");
         assertEq(keccak256(abi.encode(g.bounds())), keccak256(abi.encode(p)), "bounds");
         assertEq(g.owner(), address(this));
         assertEq(g.keeper(), keeperAddr);
@@ -326,7 +343,7 @@ contract RiskGateConstructorTest is GateTestBase {
         assertNotEq(a.paramsHash(), b.paramsHash());
         assertEq(
             a.paramsHash(),
-            keccak256(abi.encode(defaultParams(), one(address(0x1000)), creatorList()))
+            keccak256(abi.encode(defaultParams(), one(address(0x1000)), creatorList(), relayed()))
         );
     }
 
@@ -376,7 +393,8 @@ contract RiskGateConstructorTest is GateTestBase {
             creatorList(),
             address(token),
             address(venue),
-            otherResolver
+            otherResolver,
+            relayed()
         );
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.KeeperIsTrustedCreator.selector, otherCreator)
@@ -387,7 +405,8 @@ contract RiskGateConstructorTest is GateTestBase {
             creatorList(),
             address(token),
             address(venue),
-            otherCreator
+            otherCreator,
+            relayed()
         );
     }
 

@@ -382,14 +382,18 @@ contract RiskGateEvaluateTest is GateTestBase {
         assertEq(gate.reasonLabel(16), "verdict expired");
         assertEq(gate.reasonLabel(17), "opposite side already held");
         assertEq(gate.reasonLabel(18), "fill below minimum");
+        assertEq(gate.reasonLabel(19), "market creator not trusted");
+        assertEq(gate.reasonLabel(20), "minimum fill beyond the venue's match cap");
+        assertEq(gate.reasonLabel(21), "answer not attested");
+        assertEq(gate.reasonLabel(22), "attestors disagree");
     }
 
     function test_reasonLabel_revertsForUnknownCode() public {
-        // 0..20 are codes (19 and 20 new in v2.1); 21 is the first that is not.
-        assertEq(gate.reasonLabel(19), "market creator not trusted");
-        assertEq(gate.reasonLabel(20), "minimum fill beyond the venue's match cap");
-        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(21)));
-        gate.reasonLabel(21);
+        // 0..22 are codes (21 and 22 new with the attested mode); 23 is the first that is not.
+        assertEq(gate.reasonLabel(21), "answer not attested");
+        assertEq(gate.reasonLabel(22), "attestors disagree");
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(23)));
+        gate.reasonLabel(23);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(255)));
         gate.reasonLabel(255);
     }

@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {GateDefaultsBase} from "./GateDefaultsBase.sol";
 import {console} from "../utils/Test.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
+import {relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
@@ -25,7 +26,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             one(address(this)),
             address(token),
             address(venue),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
         token.mint(owner_, 1_000_000 * TUSD);
         token.approve(address(gate), type(uint256).max);
@@ -155,7 +157,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             one(address(this)),
             address(fee),
             address(feeVenue),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
         fee.mint(owner_, 1_000_000 * TUSD);
         fee.approve(address(g), type(uint256).max);
@@ -328,7 +331,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             one(address(this)),
             address(hook),
             address(hv),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
         hook.mint(address(g), FUNDS);
         BinaryMarket m =
@@ -368,7 +372,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             one(address(this)),
             address(fee),
             address(fv),
-            keeperAddr
+            keeperAddr,
+            relayed()
         );
         fee.mint(owner_, 1_000_000 * TUSD);
         fee.approve(address(g), type(uint256).max);

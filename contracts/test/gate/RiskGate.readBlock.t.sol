@@ -69,7 +69,7 @@ contract RiskGateReadBlockTest is GateVenueBase {
             IRiskGate.Decision.selector,
             keccak256(
                 "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,"
-                "(uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)"
+                "(uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32,bytes)"
             ),
             "event signature"
         );

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {GateVenueBase} from "./GateVenueBase.sol";
+import {paramsHashOf} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
@@ -130,7 +131,8 @@ contract RiskGateSubmitTest is GateVenueBase {
             nothing,
             head,
             200,
-            keccak256(raw)
+            keccak256(raw),
+            ""
         );
         assertEq(submitQuoted(market, string(raw), IRiskGate.Quote(0, 0)), 11);
     }
@@ -401,17 +403,13 @@ contract RiskGateSubmitTest is GateVenueBase {
     }
 
     function test_bounds_unchangedByEveryOwnerAction() public {
-        bytes32 before =
-            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators()));
+        bytes32 before = paramsHashOf(gate);
         gate.pause();
         gate.unpause();
         gate.setKeeper(makeAddr("k2"));
         gate.withdrawCollateral(address(this), 1);
         gate.transferOwnership(makeAddr("o2"));
-        assertEq(
-            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators())),
-            before
-        );
+        assertEq(paramsHashOf(gate), before);
         assertEq(gate.paramsHash(), before);
     }
 }

@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {Test, console} from "../utils/Test.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
+import {paramsHashOf, relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 import {MarketFactory} from "../../src/venue/MarketFactory.sol";
@@ -57,9 +58,9 @@ contract RiskGateInvariantTest is Test {
         // The handler creates the trusted markets; a stranger creates hostile ones (rule 19).
         address[] memory creators = new address[](1);
         creators[0] = makeAddr("trusted-creator");
-        gate = new RiskGate(p, trusted, creators, address(token), address(venue), keeper);
+        gate = new RiskGate(p, trusted, creators, address(token), address(venue), keeper, relayed());
         token.mint(address(gate), 3_000);
-        initialParamsHash = keccak256(abi.encode(p, trusted, creators));
+        initialParamsHash = keccak256(abi.encode(p, trusted, creators, relayed()));
         handler = new GateHandler(
             gate,
             venue,
@@ -107,10 +108,7 @@ contract RiskGateInvariantTest is Test {
 
     /// The bounds, the trusted resolvers and creators and their hash are the ones fixed at deploy.
     function invariant_boundsNeverChange() public view {
-        assertEq(
-            keccak256(abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators())),
-            initialParamsHash
-        );
+        assertEq(paramsHashOf(gate), initialParamsHash);
         assertEq(gate.paramsHash(), initialParamsHash);
     }
 

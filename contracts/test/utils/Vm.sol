@@ -33,6 +33,11 @@ interface Vm {
     function label(address account, string calldata newLabel) external;
     function addr(uint256 privateKey) external pure returns (address keyAddr);
     function rememberKey(uint256 privateKey) external returns (address keyAddr);
+    function sign(uint256 privateKey, bytes32 digest)
+        external
+        pure
+        returns (uint8 v, bytes32 r, bytes32 s);
+    function chainId(uint256 newChainId) external;
 
     // --- callers
 

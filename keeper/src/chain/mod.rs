@@ -55,6 +55,8 @@ pub enum ChainError {
         #[source]
         source: Box<alloy::contract::Error>,
     },
+    #[error("gate {addr} on chain {chain_id} is attested (it takes answers only with k of n attestor signatures, submitAttested): keeper run drives relayed gates only so far")]
+    AttestedGate { addr: Address, chain_id: u64 },
     #[error("no keeper key: set KEEPER_PRIVATE_KEY (hex) or pass --keystore FILE with KEEPER_KEYSTORE_PASSWORD")]
     MissingKey,
     #[error(
@@ -181,6 +183,19 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
         });
     }
     contract.paramsHash().call().await.map_err(call_failed("paramsHash"))
+}
+
+/// Refuses an attested gate (issue 35): it reverts every `submitVerdict`, so a keeper that
+/// relays answers would only burn gas on it.
+pub async fn require_relayed(provider: &DynProvider, gate: Address, chain_id: u64) -> Result<()> {
+    let mode = IRiskGate::new(gate, provider).gateMode().call().await.map_err(|e| {
+        ChainError::NotAGateCall { addr: gate, chain_id, call: "gateMode", source: Box::new(e) }
+    })?;
+    if mode == IRiskGate::GateMode::Relayed {
+        Ok(())
+    } else {
+        Err(ChainError::AttestedGate { addr: gate, chain_id })
+    }
 }
 
 alloy::sol! {

@@ -231,6 +231,14 @@ pub struct GateSpec {
     pub collateral: Option<Address>,
     pub factory: Option<Address>,
     pub keeper: Address,
+    /// The gate's mode for its whole life: [`relayed`] (the keeper submits answers), or
+    /// attested by these signers (strictly ascending, as the constructor requires).
+    pub attestors: IRiskGate::Attestors,
+}
+
+/// The relayed mode's constructor setting: no attestors and every setting 0.
+pub fn relayed() -> IRiskGate::Attestors {
+    IRiskGate::Attestors { signers: vec![], threshold: 0, maxReadAge: 0, maxSlippageBps: 0 }
 }
 
 /// Stand-in addresses for a collateral and a factory not deployed yet, in the preflight
@@ -252,7 +260,7 @@ async fn simulated_runtime(
 
 impl GateSpec {
     /// The gate's constructor arguments, ABI-encoded: `(bounds, trustedResolvers,
-    /// trustedCreators, collateral, marketFactory, keeper)`.
+    /// trustedCreators, collateral, marketFactory, keeper, attestors)`.
     pub fn constructor_args(&self, collateral: Address, factory: Address) -> Vec<u8> {
         (
             self.params.clone(),
@@ -261,6 +269,7 @@ impl GateSpec {
             collateral,
             factory,
             self.keeper,
+            self.attestors.clone(),
         )
             .abi_encode_params()
     }
@@ -577,6 +586,7 @@ pub async fn run(cfg: &DeployConfig, root: &Path) -> Result<Deployment> {
         collateral: cfg.collateral,
         factory: cfg.factory,
         keeper: cfg.keeper.unwrap_or(deployer),
+        attestors: relayed(),
     };
     // Before compiling or sending anything: the keeper (the deployer unless --keeper) may hold
     // no trusted role.
@@ -663,6 +673,7 @@ mod tests {
             collateral: None,
             factory: None,
             keeper: k,
+            attestors: relayed(),
         };
         assert!(spec(vec![r], vec![c]).check_roles().is_ok());
         let e = spec(vec![k, r], vec![c]).check_roles().unwrap_err();

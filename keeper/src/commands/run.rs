@@ -48,6 +48,7 @@ pub async fn run(
         }
     };
     chain::check_gate(&reader, gate, chain_id).await?;
+    chain::require_relayed(&reader, gate, chain_id).await?;
     let factory = reads::gate_factory(&reader, gate).await?;
     let results =
         cfg.results.clone().unwrap_or_else(|| record::default_results_dir(root, chain_id, gate));

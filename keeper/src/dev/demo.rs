@@ -18,7 +18,7 @@ use crate::{
     engine::Engine,
     inference::{replay::Replay, Model, Prompt},
     kit::anvil::Anvil,
-    kit::bindings::{IRiskGate, REASON_COUNT},
+    kit::bindings::{reason, IRiskGate, REASON_COUNT},
     kit::compile,
 };
 use alloy::primitives::{Address, U256};
@@ -540,7 +540,11 @@ async fn scenarios(
 
     p.step("results written; checking that every reason code was reached");
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
-    let missing: Vec<u8> = (0..REASON_COUNT).filter(|c| !codes.contains(c)).collect();
+    // The demo's gate is relayed: 21 and 22 are an attested gate's codes, which it never
+    // publishes (the attested demo gate is still to come, issue 35).
+    let attested_only = [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE];
+    let missing: Vec<u8> =
+        (0..REASON_COUNT).filter(|c| !codes.contains(c) && !attested_only.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Check {
             step: "coverage".into(),

@@ -222,6 +222,7 @@ impl World {
             collateral: None,
             factory: None,
             keeper: keeper_addr,
+            attestors: deploy::relayed(),
         };
         let deployment = deploy::deploy_all(&keeper_rpc, chain_id, &artifacts, &spec).await?;
         let w = Self {
