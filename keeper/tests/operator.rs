@@ -593,6 +593,7 @@ alloy::sol! {
         function RAW_HEAD_BYTES() external view returns (uint256);
         function MAX_TRUSTED_RESOLVERS() external view returns (uint256);
         function MAX_TRUSTED_CREATORS() external view returns (uint256);
+        function MAX_ATTESTORS() external view returns (uint256);
     }
 }
 
@@ -620,6 +621,10 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
         on_chain(gate.MAX_TRUSTED_CREATORS().call().await.unwrap()),
         keeper::domain::config::MAX_TRUSTED_CREATORS
     );
+    assert_eq!(
+        on_chain(gate.MAX_ATTESTORS().call().await.unwrap()),
+        keeper::kit::bindings::MAX_ATTESTORS
+    );
     // The keeper reads answers as the gate does: "ABSTAIN" padded with trimmed spaces to 64
     // bytes is ABSTAIN; padded to 65 it is past the length the gate parses, so INVALID.
     let padded = |n: usize| format!("ABSTAIN{}", " ".repeat(n - "ABSTAIN".len()));
@@ -632,6 +637,76 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
         keeper::engine::quote::gate_verdict(&padded(max + 1)),
         keeper::kit::bindings::verdict::INVALID
     );
+    w.stop().await;
+}
+
+/// An attested gate (issue 35) takes answers only with k of n attestor signatures: a keeper that
+/// relays answers is refused at start by name, before it sends anything, and the gate itself
+/// reverts its `submitVerdict` naming the mode. Adversary: a keeper pointed at (or trying to
+/// go around) an attested gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attested_gate_refuses_the_relaying_keeper_by_name() {
+    use keeper::{
+        commands::deploy::{self, GateSpec},
+        kit::bindings::IRiskGate,
+    };
+    let _g = serial();
+    let w = world(&[]).await;
+    let mut signers: Vec<Address> = (1u8..=3).map(|b| Address::repeat_byte(0x40 + b)).collect();
+    signers.sort();
+    let spec = GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+        attestors: IRiskGate::Attestors {
+            signers: signers.clone(),
+            threshold: 2,
+            maxReadAge: 5,
+            maxSlippageBps: 200,
+        },
+    };
+    let attested = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .unwrap();
+    let g = IRiskGate::new(attested.gate, &w.keeper_rpc);
+    assert_eq!(g.gateMode().call().await.unwrap(), IRiskGate::GateMode::Attested);
+    assert_ne!(g.attestorSet().call().await.unwrap(), Address::ZERO);
+    // The gate: submitVerdict reverts WrongGateMode(Attested).
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let quote = IRiskGate::Quote { maxPricePaid: U256::ZERO, deadline: 0 };
+    let err = g
+        .submitVerdict(Address::ZERO, "ABSTAIN".into(), Default::default(), head, quote)
+        .call()
+        .await
+        .unwrap_err();
+    let decoded = err.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>();
+    assert!(
+        matches!(decoded, Some(IRiskGate::IRiskGateErrors::WrongGateMode(ref e)) if e.mode == IRiskGate::GateMode::Attested),
+        "{err}"
+    );
+    // The keeper: refused at start, by name, exit non-zero, nothing sent.
+    let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = keeper(
+        &[
+            "run",
+            "--once",
+            "--rpc-url",
+            w.anvil.url.as_str(),
+            "--gate",
+            &attested.gate.to_string(),
+            "--results",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("KEEPER_PRIVATE_KEY", w.anvil.dev_key(KEEPER).unwrap())],
+    );
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("is attested"), "{stderr}");
+    assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce_before);
+    println!("an attested gate: submitVerdict reverts WrongGateMode(Attested); keeper run exits {code} naming the mode");
     w.stop().await;
 }
 

@@ -77,6 +77,7 @@ interface Vm {
     // --- environment variables (scripts)
 
     function envExists(string calldata name) external view returns (bool result);
+    function setEnv(string calldata name, string calldata value) external;
     function envUint(string calldata name) external view returns (uint256 value);
     function envAddress(string calldata name) external view returns (address value);
     function envString(string calldata name) external view returns (string memory value);
