@@ -106,6 +106,12 @@ async fn real_main(args: Args) -> eyre::Result<()> {
                 println!("  {line}");
             }
         }
+        Command::Attest(a) => {
+            let cfg = a.to_config()?;
+            let cancel = CancellationToken::new();
+            run::spawn_signal_handler(cancel.clone());
+            keeper::commands::attest::run(&cfg, &root, cancel).await?;
+        }
         Command::Serve(a) => {
             let cfg = a.to_config()?;
             let cancel = CancellationToken::new();

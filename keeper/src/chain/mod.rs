@@ -9,6 +9,7 @@
 //! Chain access: providers, the keeper's signer, and the checks that turn a wrong endpoint, a
 //! wrong chain or a wrong address into a one-line error that says how to fix it.
 
+pub mod attestation;
 pub mod follower;
 pub mod journal;
 pub mod lens;
@@ -59,6 +60,8 @@ pub enum ChainError {
     AttestedGate { addr: Address, chain_id: u64 },
     #[error("no keeper key: set KEEPER_PRIVATE_KEY (hex) or pass --keystore FILE with KEEPER_KEYSTORE_PASSWORD")]
     MissingKey,
+    #[error("no key: set {0} (hex) or pass --keystore FILE with its password variable")]
+    MissingKeyVar(&'static str),
     #[error(
         "KEEPER_PRIVATE_KEY is not a valid hex private key (value withheld); fix the variable"
     )]
@@ -90,14 +93,34 @@ pub type Result<T> = std::result::Result<T, ChainError>;
 /// Loads the keeper key from KEEPER_PRIVATE_KEY or an encrypted keystore. The key itself never
 /// reaches an error message or a log line.
 pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
+    load_signer_from(keystore, "KEEPER_PRIVATE_KEY", "KEEPER_KEYSTORE_PASSWORD").map_err(|e| {
+        if let ChainError::MissingKeyVar(_) = e {
+            ChainError::MissingKey
+        } else {
+            e
+        }
+    })
+}
+
+/// An attestor's signer (`keeper attest`): `keystore` with ATTESTOR_KEYSTORE_PASSWORD, else
+/// ATTESTOR_PRIVATE_KEY. Never the keeper's variables: an attestor is another key.
+pub fn load_attestor_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
+    load_signer_from(keystore, "ATTESTOR_PRIVATE_KEY", "ATTESTOR_KEYSTORE_PASSWORD")
+}
+
+fn load_signer_from(
+    keystore: Option<&Path>,
+    key_var: &'static str,
+    password_var: &'static str,
+) -> Result<PrivateKeySigner> {
     if let Some(path) = keystore {
-        let password = std::env::var("KEEPER_KEYSTORE_PASSWORD").unwrap_or_default();
+        let password = std::env::var(password_var).unwrap_or_default();
         return LocalSigner::decrypt_keystore(path, password).map_err(|e| ChainError::Keystore {
             path: path.display().to_string(),
             source: Box::new(e),
         });
     }
-    let raw = std::env::var("KEEPER_PRIVATE_KEY").map_err(|_| ChainError::MissingKey)?;
+    let raw = std::env::var(key_var).map_err(|_| ChainError::MissingKeyVar(key_var))?;
     raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
 }
 

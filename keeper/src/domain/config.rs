@@ -47,6 +47,8 @@ pub enum ConfigError {
     },
     #[error("--poll-ms must be at least 1 (milliseconds between two asks for a new head)")]
     ZeroPoll,
+    #[error("--answer-ttl-secs must be > 0 (chain seconds after the read during which a signed answer may execute)")]
+    ZeroAnswerTtl,
     #[error("--reask-secs must be > 0 (seconds of chain time between two asks of one market)")]
     ZeroReask,
     #[error("--trusted-resolver 0x0000000000000000000000000000000000000000 is the zero address: a gate can never trust it; pass the resolver's real address")]
@@ -331,6 +333,27 @@ pub struct ReportConfig {
     /// The record is read to `head - confirmations`, as `keeper run` writes it; None: the
     /// chain's default ([`default_confirmations`]).
     pub confirmations: Option<u64>,
+}
+
+/// `keeper attest`: an attestor of one attested gate (issue 35).
+#[derive(Debug, Clone)]
+pub struct AttestConfig {
+    pub chain: ChainConfig,
+    /// The gate whose answers it signs: the only one.
+    pub gate: alloy::primitives::Address,
+    /// The attestor's own key: this keystore (password in ATTESTOR_KEYSTORE_PASSWORD), else
+    /// ATTESTOR_PRIVATE_KEY. Never a flag.
+    pub keystore: Option<PathBuf>,
+    pub model: ModelConfig,
+    /// The strategy text of every prompt it renders; every attestor of a gate must render the
+    /// same prompt, so they share it.
+    pub strategy_text: String,
+    pub inference_timeout: Duration,
+    /// A loopback address (port 0: any free port, printed on stdout).
+    pub listen: std::net::SocketAddr,
+    /// The signed deadline: the read block's timestamp plus this many seconds.
+    pub answer_ttl_secs: u64,
+    pub log_range: u64,
 }
 
 /// `keeper serve`: the floor.

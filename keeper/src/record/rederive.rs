@@ -233,6 +233,51 @@ pub async fn check(
     Ok(out)
 }
 
+/// One market's prompt at the end of block `read_block`, rendered from chain data alone as
+/// [`check`] re-renders published ones: the question and grids from its `MarketCreated` log
+/// (found from the factory's logs up to `read_block`), the book rebuilt from its venue logs up
+/// to `read_block`, and that block's timestamp. What an attestor signs (`keeper attest`); the
+/// state it returns carries the best bid and ask it shows.
+pub async fn prompt_at(
+    provider: &DynProvider,
+    factory: Address,
+    market: Address,
+    read_block: u64,
+    strategy: &str,
+    range: u64,
+) -> Result<(Prompt, MarketState), String> {
+    let markets = HashSet::from([market]);
+    let infos = created(provider, factory, &markets, read_block, range)
+        .await
+        .map_err(|e| crate::error_chain(&e))?;
+    let (info, created_in) = infos.get(&market).ok_or_else(|| {
+        format!("the factory created no market {market} up to block {read_block}")
+    })?;
+    if let Question::Unreadable(why) = &info.question {
+        return Err(format!("market {market}'s question: {why}"));
+    }
+    let mut logs = venue_logs(provider, &markets, *created_in, read_block, range)
+        .await
+        .map_err(|e| crate::error_chain(&e))?
+        .remove(&market)
+        .unwrap_or_default();
+    logs.sort_by_key(|l| (l.block_number, l.log_index));
+    let book = book_at(&logs, read_block).map_err(|e| format!("market {market}'s logs: {e}"))?;
+    let block = provider
+        .get_block_by_number(read_block.into())
+        .await
+        .map_err(|e| format!("block {read_block}: {e}"))?
+        .ok_or_else(|| format!("no block {read_block}"))?;
+    let state = book.state(info);
+    let prompt = Prompt::render(
+        strategy,
+        &state,
+        ReadAt { block: read_block, time: block.header.timestamp },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((prompt, state))
+}
+
 /// The prompt of decision `d`, re-rendered from chain data and the published strategy text.
 fn render(
     d: &DecisionRow,

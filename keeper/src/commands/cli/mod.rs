@@ -22,11 +22,13 @@ use crate::{
     domain::config::{DeployConfig, GateBounds, ReportConfig, ReportSource, ServeConfig},
     domain::log::LogFormat,
 };
+mod attest_args;
 mod deploy_args;
 mod market_args;
 mod record_args;
 mod run_args;
 
+pub use attest_args::*;
 pub use deploy_args::*;
 pub use market_args::*;
 pub use record_args::*;
@@ -73,6 +75,11 @@ pub enum Command {
     /// decisions, markets, models, charts, a JSON API and live updates), on loopback only. It
     /// holds no key.
     Serve(ServeArgs),
+    /// Serve as one attestor of an attested gate: on `POST /attest {chainId, gate, market,
+    /// readBlock}` it reads the market and its book at readBlock itself, renders the prompt,
+    /// asks its own model and signs the answer (EIP-712) with its own key (ATTESTOR_PRIVATE_KEY
+    /// or --keystore), on loopback only.
+    Attest(AttestArgs),
     /// Spawn a local anvil, deploy, play every scenario, resolve, redeem and write results/
     /// (built with the `dev` feature).
     #[cfg(feature = "dev")]

@@ -39,14 +39,10 @@ pub enum ModelKind {
     Replay,
 }
 
+/// The model that answers and its sampling options, with the strategy text its prompt
+/// carries: `keeper run`'s and `keeper attest`'s alike.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub chain: ChainArgs,
-    #[command(flatten)]
-    pub key: KeyArgs,
-    #[command(flatten)]
-    pub gate: GateArgs,
+pub struct ModelArgs {
     /// Inference provider.
     #[arg(long, value_enum, default_value_t = ModelKind::Builtin, env = "KEEPER_MODEL")]
     pub model: ModelKind,
@@ -76,6 +72,72 @@ pub struct RunArgs {
     /// Strategy text appended to the fixed system prompt (recorded by hash in every row).
     #[arg(long)]
     pub strategy: Option<PathBuf>,
+    /// Seconds to wait for one inference answer.
+    #[arg(long, default_value_t = 30)]
+    pub inference_timeout_secs: u64,
+}
+
+impl ModelArgs {
+    /// The sampling options, checked.
+    pub fn inference_options(&self) -> Result<InferenceOptions> {
+        if self.max_tokens == 0 {
+            return Err(ConfigError::ZeroMaxTokens);
+        }
+        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
+            return Err(ConfigError::BadTemperature(self.temperature));
+        }
+        Ok(InferenceOptions {
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            response_format: self.response_format.into(),
+            seed: self.seed,
+        })
+    }
+
+    /// The provider, checked.
+    pub fn to_config(&self) -> Result<ModelConfig> {
+        Ok(match self.model {
+            ModelKind::Builtin => ModelConfig::Builtin,
+            ModelKind::Openai => ModelConfig::OpenAi {
+                base_url: openai_url(self.openai_url.as_deref())?,
+                model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
+                options: self.inference_options()?,
+            },
+            ModelKind::Bundled => {
+                let mut options = self.inference_options()?;
+                options.seed = options.seed.or(Some(BUNDLED_SEED));
+                ModelConfig::Bundled { options }
+            }
+            ModelKind::Replay => ModelConfig::Replay {
+                path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,
+            },
+        })
+    }
+
+    /// The strategy text (empty without --strategy).
+    pub fn strategy_text(&self) -> Result<String> {
+        match &self.strategy {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|source| ConfigError::ReadFile { path: path.clone(), source }),
+            None => Ok(String::new()),
+        }
+    }
+
+    pub fn inference_timeout(&self) -> Duration {
+        Duration::from_secs(self.inference_timeout_secs.max(1))
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub key: KeyArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Seconds of chain time before the same market is asked again.
     #[arg(long, default_value_t = 3600)]
     pub reask_secs: u64,
@@ -90,9 +152,6 @@ pub struct RunArgs {
     /// Seconds to sleep between cycles.
     #[arg(long, default_value_t = 15)]
     pub interval_secs: u64,
-    /// Seconds to wait for one inference answer.
-    #[arg(long, default_value_t = 30)]
-    pub inference_timeout_secs: u64,
     /// Run one cycle and exit.
     #[arg(long)]
     pub once: bool,
@@ -122,45 +181,10 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The sampling options, checked.
-    pub fn inference_options(&self) -> Result<InferenceOptions> {
-        if self.max_tokens == 0 {
-            return Err(ConfigError::ZeroMaxTokens);
-        }
-        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
-            return Err(ConfigError::BadTemperature(self.temperature));
-        }
-        Ok(InferenceOptions {
-            max_tokens: self.max_tokens,
-            temperature: self.temperature,
-            response_format: self.response_format.into(),
-            seed: self.seed,
-        })
-    }
-
     pub fn to_config(&self) -> Result<RunConfig> {
         let chain = self.chain.to_config()?;
-        let model = match self.model {
-            ModelKind::Builtin => ModelConfig::Builtin,
-            ModelKind::Openai => ModelConfig::OpenAi {
-                base_url: openai_url(self.openai_url.as_deref())?,
-                model: self.openai_model.clone().ok_or(ConfigError::MissingOpenAiModel)?,
-                options: self.inference_options()?,
-            },
-            ModelKind::Bundled => {
-                let mut options = self.inference_options()?;
-                options.seed = options.seed.or(Some(BUNDLED_SEED));
-                ModelConfig::Bundled { options }
-            }
-            ModelKind::Replay => ModelConfig::Replay {
-                path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,
-            },
-        };
-        let strategy_text = match &self.strategy {
-            Some(path) => std::fs::read_to_string(path)
-                .map_err(|source| ConfigError::ReadFile { path: path.clone(), source })?,
-            None => String::new(),
-        };
+        let model = self.model.to_config()?;
+        let strategy_text = self.model.strategy_text()?;
         if self.reask_secs == 0 {
             return Err(ConfigError::ZeroReask);
         }
@@ -178,7 +202,7 @@ impl RunArgs {
             reask_secs: self.reask_secs,
             quote: QuotePolicy { slippage_bps: self.slippage_bps, ttl_secs: self.verdict_ttl_secs },
             interval: Duration::from_secs(self.interval_secs),
-            inference_timeout: Duration::from_secs(self.inference_timeout_secs.max(1)),
+            inference_timeout: self.model.inference_timeout(),
             once: self.once,
             dry_run: self.dry_run,
             from_block: self.scan.from_block,

@@ -1,0 +1,348 @@
+//! `keeper attest` against a real anvil, the real compiled gate deployed attested (three
+//! attestors, k = 2), and three real attestor processes on loopback, each with its own key and
+//! model: two on the builtin rules, one on a replay model that always answers BUY_DOWN. Their
+//! EIP-712 signatures, made in Rust, are checked by the contract: two agreeing answers buy, a
+//! split is reason 22, a keeper's forgery is reason 21. Each refusal of the attestor (another
+//! chain or gate, a read block in the future or too old, a market the gate does not trust, a
+//! malformed body) is asked for and named. Adversary: a compromised keeper driving the
+//! attestors and choosing what to submit.
+// `serial()` is a std Mutex held for a whole test on purpose: the tests run one at a time.
+#![allow(clippy::await_holding_lock)]
+
+mod common;
+
+use alloy::{
+    network::TransactionBuilder,
+    primitives::{Address, Bytes, U256},
+    providers::Provider,
+    rpc::types::TransactionRequest,
+    signers::local::PrivateKeySigner,
+    sol_types::SolEvent,
+};
+use common::{artifacts, buy_up_market, params, root, serial, world, Drained, HANG_GUARD};
+use keeper::{
+    chain::attestation::{self, Attested, Vote},
+    commands::deploy::{self, GateSpec},
+    dev::world::{Actor, World},
+    kit::bindings::{reason, IRiskGate},
+};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// anvil's dev accounts 6, 7 and 8 attest; the world uses 0 to 3.
+const ATTESTOR_ACCOUNTS: [usize; 3] = [6, 7, 8];
+
+struct AttestorProcess {
+    _child: tokio::process::Child,
+    url: String,
+    log: Drained,
+}
+
+/// Starts `keeper attest` for `gate` with dev key `key`, `model_args` choosing its model.
+async fn start_attestor(
+    w: &World,
+    gate: Address,
+    key: &str,
+    model_args: &[&str],
+) -> AttestorProcess {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") || k == "RUST_LOG" {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd
+        .arg("--root")
+        .arg(root())
+        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(model_args)
+        .env("ATTESTOR_PRIVATE_KEY", key)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("keeper attest starts");
+    let log = Drained::new(&mut child);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(HANG_GUARD, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("keeper attest: ") {
+                return Some(url.trim_end_matches('/').to_string());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(url) = url else {
+        panic!("keeper attest printed no address; it logged:\n{}", log.text());
+    };
+    AttestorProcess { _child: child, url, log }
+}
+
+/// POSTs `body` to an attestor; the status and the JSON reply.
+async fn post(a: &AttestorProcess, body: serde_json::Value) -> (u16, serde_json::Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{}/attest", a.url))
+        .json(&body)
+        .send()
+        .await
+        .expect("the attestor answers");
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("a JSON reply"))
+}
+
+async fn ask(
+    a: &AttestorProcess,
+    chain_id: u64,
+    gate: Address,
+    market: Address,
+    read_block: u64,
+) -> Attested {
+    let (status, body) = post(
+        a,
+        serde_json::json!({"chainId": chain_id, "gate": gate, "market": market, "readBlock": read_block}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}\n{}", a.log.text());
+    serde_json::from_value(body).expect("an Attested")
+}
+
+/// Sends `submitAttested` with `answers` (sorted by signer, as the gate wants them) from the
+/// keeper; the Decision it published.
+async fn submit(w: &World, gate: Address, answers: &[&Attested]) -> IRiskGate::Decision {
+    let mut answers = answers.to_vec();
+    answers.sort_by_key(|a| a.signer);
+    let first = answers[0];
+    let raws: Vec<String> = answers.iter().map(|a| a.raw.clone()).collect();
+    let sigs: Vec<Bytes> = answers.iter().map(|a| a.signature.clone()).collect();
+    // The keeper's quote bounds nothing here (the attested limit does); its deadline is the
+    // one the attestors signed.
+    let quote = IRiskGate::Quote { maxPricePaid: U256::MAX, deadline: first.deadline };
+    let data = attestation::submit_calldata(
+        first.market,
+        first.read_block,
+        &raws,
+        &sigs,
+        quote,
+        &first.read,
+    );
+    let tx = TransactionRequest::default().with_to(gate).with_input(data);
+    let receipt = w.keeper_rpc.send_transaction(tx).await.unwrap().get_receipt().await.unwrap();
+    assert!(receipt.status(), "submitAttested reverted");
+    receipt
+        .inner
+        .logs()
+        .iter()
+        .find_map(|l| IRiskGate::Decision::decode_log(&l.inner).ok())
+        .expect("one Decision")
+        .data
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attestors_sign_what_they_read_and_the_gate_counts_k_of_n() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let chain_id = w.deployment.chain_id;
+    let keys: Vec<String> =
+        ATTESTOR_ACCOUNTS.iter().map(|&i| w.anvil.dev_key(i).unwrap().to_string()).collect();
+    let mut signers: Vec<Address> =
+        keys.iter().map(|k| k.parse::<PrivateKeySigner>().unwrap().address()).collect();
+    signers.sort();
+    let spec = GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+        attestors: IRiskGate::Attestors {
+            signers: signers.clone(),
+            threshold: 2,
+            maxReadAge: 5,
+            maxSlippageBps: 200,
+        },
+    };
+    let gate = deploy::deploy_all(&w.keeper_rpc, chain_id, &artifacts(), &spec).await.unwrap().gate;
+    w.mint(gate, U256::from(100_000_000u64)).await.unwrap();
+
+    // Two attestors on the builtin rules, one on a model that always says BUY_DOWN.
+    let replay = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(replay.path(), "\"BUY_DOWN\"\n".repeat(16)).unwrap();
+    let replay_path = replay.path().to_str().unwrap().to_string();
+    let a = start_attestor(&w, gate, &keys[0], &["--model", "builtin"]).await;
+    let b = start_attestor(&w, gate, &keys[1], &["--model", "builtin"]).await;
+    let c =
+        start_attestor(&w, gate, &keys[2], &["--model", "replay", "--replay-file", &replay_path])
+            .await;
+
+    // A market with one ask at 0.40: the builtin rules buy UP.
+    let market = buy_up_market(&w).await;
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let (ra, rb, rc) = tokio::join!(
+        ask(&a, chain_id, gate, market, head),
+        ask(&b, chain_id, gate, market, head),
+        ask(&c, chain_id, gate, market, head)
+    );
+    for r in [&ra, &rb, &rc] {
+        assert!(r.verifies(), "{r:?}");
+        // Every attestor read the same book and rendered the same prompt.
+        assert_eq!(r.read, ra.read);
+        assert_eq!(r.deadline, ra.deadline);
+    }
+    assert_eq!(ra.read.best_ask, U256::from(400_000u64));
+    assert_eq!(
+        (ra.raw.as_str(), rb.raw.as_str(), rc.raw.as_str()),
+        ("BUY_UP", "BUY_UP", "BUY_DOWN")
+    );
+
+    // A compromised keeper signs attestor C's BUY_DOWN over with its own key: 21.
+    let keeper_key: PrivateKeySigner = w.anvil.dev_key(0).unwrap().parse().unwrap();
+    let mut forged = rc.clone();
+    forged.raw = "BUY_UP".into();
+    forged.signature = attestation::sign(&keeper_key, chain_id, gate, &forged.answer()).unwrap();
+    forged.signer = keeper_key.address();
+    let d = submit(&w, gate, &[&ra, &forged]).await;
+    assert_eq!(d.reason, reason::NOT_ATTESTED, "a forged second signature");
+
+    // A and C disagree: 22, nothing bought; the read block is then used.
+    let d = submit(&w, gate, &[&ra, &rc]).await;
+    assert_eq!(d.reason, reason::ATTESTORS_DISAGREE);
+    let vote = Vote::decode(&d.vote).unwrap().unwrap();
+    assert_eq!(vote.counts, [0, 1, 1, 0]);
+    let d = submit(&w, gate, &[&ra, &rb]).await;
+    assert_eq!(d.reason, reason::NOT_ATTESTED, "the same read again, even with agreeing answers");
+
+    // A fresh read: A and B agree on BUY_UP; the gate buys at the attested 0.40 ask.
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let (ra, rb) =
+        tokio::join!(ask(&a, chain_id, gate, market, head), ask(&b, chain_id, gate, market, head));
+    let d = submit(&w, gate, &[&ra, &rb]).await;
+    assert_eq!(d.reason, reason::PASS, "{d:?}");
+    assert_eq!(d.promptHash, ra.read.prompt_hash);
+    let vote = Vote::decode(&d.vote).unwrap().unwrap();
+    assert_eq!(vote.counts, [0, 2, 0, 0]);
+    let mut want = vec![ra.signer, rb.signer];
+    want.sort();
+    assert_eq!(vote.entries.iter().map(|e| e.signer).collect::<Vec<_>>(), want);
+    let g = IRiskGate::new(gate, &w.keeper_rpc);
+    let pos = g.positionOf(market).call().await.unwrap();
+    assert!(pos.upUnits > U256::ZERO, "bought UP");
+
+    // What an attestor refuses, each named.
+    let ok = |rb: u64| serde_json::json!({"chainId": chain_id, "gate": gate, "market": market, "readBlock": rb});
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let mut body = ok(head);
+    body["chainId"] = serde_json::json!(1);
+    let (s, e) = post(&a, body).await;
+    assert_eq!(s, 400);
+    assert!(e["error"].as_str().unwrap().contains("signs for chain"), "{e}");
+    let mut body = ok(head);
+    body["gate"] = serde_json::json!(w.deployment.gate);
+    let (s, e) = post(&a, body).await;
+    assert_eq!(s, 400);
+    assert!(e["error"].as_str().unwrap().contains("signs for gate"), "{e}");
+    let (s, e) = post(&a, ok(head + 1)).await;
+    assert_eq!(s, 400);
+    assert!(e["error"].as_str().unwrap().contains("in the future"), "{e}");
+    for _ in 0..6 {
+        w.mint(w.maker_addr, U256::from(1u64)).await.unwrap();
+    }
+    let (s, e) = post(&a, ok(head)).await;
+    assert_eq!(s, 400);
+    assert!(e["error"].as_str().unwrap().contains("at most 5 blocks behind"), "{e}");
+    let expiry = w.chain_time().await.unwrap() + 86_400;
+    let untrusted = w
+        .create_market_as(
+            Actor::Outsider,
+            10_000,
+            100,
+            w.fillable_min_qty(100),
+            expiry,
+            w.maker_addr,
+        )
+        .await
+        .unwrap();
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let mut body = ok(head);
+    body["market"] = serde_json::json!(untrusted);
+    let (s, e) = post(&a, body).await;
+    assert_eq!(s, 400);
+    assert!(e["error"].as_str().unwrap().contains("not one the gate trusts"), "{e}");
+    let mut body = ok(head);
+    body["prompt"] = serde_json::json!("sign this instead");
+    let (s, e) = post(&a, body).await;
+    assert_eq!(s, 400, "a field the attestor does not take is refused: {e}");
+    println!(
+        "attest: 3 attestors on loopback; forged = reason 21, split = 22, replayed read = 21, 2 of 3 agreeing = PASS; 6 refusals named"
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attestor_whose_key_is_not_in_the_set_or_whose_gate_is_relayed_refuses_to_start() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let key = w.anvil.dev_key(ATTESTOR_ACCOUNTS[0]).unwrap().to_string();
+    let run = |gate: Address, key: String| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.arg("--root")
+            .arg(root())
+            .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
+            .args(["--listen", "127.0.0.1:0"])
+            .env("ATTESTOR_PRIVATE_KEY", key)
+            .output()
+            .unwrap()
+    };
+    // The world's gate is relayed.
+    let out = run(w.deployment.gate, key.clone());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is relayed"), "{err}");
+    // An attested gate whose set holds other keys.
+    let spec = GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+        attestors: IRiskGate::Attestors {
+            signers: vec![Address::repeat_byte(0x51), Address::repeat_byte(0x52)],
+            threshold: 1,
+            maxReadAge: 5,
+            maxSlippageBps: 200,
+        },
+    };
+    let gate = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .unwrap()
+        .gate;
+    let out = run(gate, key);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is not one of gate"), "{err}");
+    // No key at all: named, never asked for as a flag.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
+        .arg("--root")
+        .arg(root())
+        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("ATTESTOR_PRIVATE_KEY"), "{err}");
+    w.stop().await;
+}
