@@ -52,7 +52,7 @@ const STRATEGIES: &str = "strategies";
 /// The signatures as contracts/src/interfaces declares the events (an independent source for
 /// the topic0 the tests look for; the keeper filters on its bindings' hashes).
 const DECISION_SIG: &str = "Decision(address,bytes32,uint64,uint8,uint8,uint32,bytes,\
-                            (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32)";
+                            (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32,bytes)";
 const MARKET_CREATED_SIG: &str =
     "MarketCreated(address,uint256,uint256,uint256,uint256,uint64,address,address,string)";
 

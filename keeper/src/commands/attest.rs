@@ -10,7 +10,7 @@
 //! choose is the market and the read block, both checked here and again by the gate.
 
 use crate::{
-    chain::{self, attestation, reads, ChainError},
+    chain::{self, attestation, reads, reads::MarketInfo, ChainError},
     domain::config::AttestConfig,
     inference::Model,
     kit::bindings::{IBinaryMarket, IMarketFactory, IRiskGate},
@@ -28,7 +28,7 @@ use axum::{
     routing::{get, post},
     Json, Router,
 };
-use std::{net::SocketAddr, path::Path, sync::Arc};
+use std::{collections::HashMap, net::SocketAddr, path::Path, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +77,10 @@ struct Attestor {
     strategy: String,
     answer_ttl_secs: u64,
     log_range: u64,
+    /// The first block searched for a market's `MarketCreated`.
+    from_block: u64,
+    /// Each market's `MarketCreated`, immutable: searched for once.
+    created: tokio::sync::Mutex<HashMap<Address, (MarketInfo, u64)>>,
 }
 
 /// Starts the attestor: checks the chain, the gate, its mode and that this key is one of its
@@ -122,6 +126,8 @@ pub async fn run(
         strategy: cfg.strategy_text.clone(),
         answer_ttl_secs: cfg.answer_ttl_secs,
         log_range: cfg.log_range,
+        from_block: cfg.from_block,
+        created: Default::default(),
     });
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
@@ -251,10 +257,11 @@ async fn sign(
         ));
     }
     trusted(a, req.market).await?;
+    let created = created(a, req.market, head).await?;
     let (prompt, state) = rederive::prompt_at(
         &a.provider,
-        a.factory,
         req.market,
+        &created,
         req.read_block,
         &a.strategy,
         a.log_range,
@@ -293,6 +300,19 @@ async fn sign(
         signature,
         model: a.model.model(),
     })
+}
+
+/// `market`'s `MarketCreated`, from the cache or searched for from `--from-block` to `head`.
+async fn created(a: &Attestor, market: Address, head: u64) -> Result<(MarketInfo, u64), Refusal> {
+    if let Some(known) = a.created.lock().await.get(&market) {
+        return Ok(known.clone());
+    }
+    let found =
+        rederive::market_created(&a.provider, a.factory, market, a.from_block, head, a.log_range)
+            .await
+            .map_err(|e| (StatusCode::UNPROCESSABLE_ENTITY, format!("finding the market: {e}")))?;
+    a.created.lock().await.insert(market, found.clone());
+    Ok(found)
 }
 
 /// The gate trades `market` only if its factory made it, its creator is trusted and its

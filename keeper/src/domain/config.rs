@@ -354,6 +354,8 @@ pub struct AttestConfig {
     /// The signed deadline: the read block's timestamp plus this many seconds.
     pub answer_ttl_secs: u64,
     pub log_range: u64,
+    /// The first block searched for a market's `MarketCreated` (each market once).
+    pub from_block: u64,
 }
 
 /// `keeper serve`: the floor.

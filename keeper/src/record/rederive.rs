@@ -233,29 +233,48 @@ pub async fn check(
     Ok(out)
 }
 
-/// One market's prompt at the end of block `read_block`, rendered from chain data alone as
-/// [`check`] re-renders published ones: the question and grids from its `MarketCreated` log
-/// (found from the factory's logs up to `read_block`), the book rebuilt from its venue logs up
-/// to `read_block`, and that block's timestamp. What an attestor signs (`keeper attest`); the
-/// state it returns carries the best bid and ask it shows.
-pub async fn prompt_at(
+/// `market`'s `MarketCreated` (its question checked against `questionHash()`) and the block it
+/// was created in, from the factory's logs over `[from, to]`: what [`prompt_at`] renders a
+/// prompt of. Immutable, so a caller keeps it.
+pub async fn market_created(
     provider: &DynProvider,
     factory: Address,
     market: Address,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<(MarketInfo, u64), String> {
+    let markets = HashSet::from([market]);
+    created_from(provider, factory, &markets, from, to, range)
+        .await
+        .map_err(|e| crate::error_chain(&e))?
+        .remove(&market)
+        .ok_or_else(|| format!("the factory created no market {market} in blocks {from}..={to}"))
+}
+
+/// One market's prompt at the end of block `read_block`, rendered from chain data alone as
+/// [`check`] re-renders published ones: the question and grids from its `MarketCreated` log
+/// (`created`, from [`market_created`]), the book rebuilt from its venue logs up to
+/// `read_block`, and that block's timestamp. What an attestor signs (`keeper attest`); the
+/// state it returns carries the best bid and ask it shows.
+pub async fn prompt_at(
+    provider: &DynProvider,
+    market: Address,
+    created: &(MarketInfo, u64),
     read_block: u64,
     strategy: &str,
     range: u64,
 ) -> Result<(Prompt, MarketState), String> {
-    let markets = HashSet::from([market]);
-    let infos = created(provider, factory, &markets, read_block, range)
-        .await
-        .map_err(|e| crate::error_chain(&e))?;
-    let (info, created_in) = infos.get(&market).ok_or_else(|| {
-        format!("the factory created no market {market} up to block {read_block}")
-    })?;
+    let (info, created_in) = created;
     if let Question::Unreadable(why) = &info.question {
         return Err(format!("market {market}'s question: {why}"));
     }
+    if *created_in > read_block {
+        return Err(format!(
+            "market {market} was created in block {created_in}, after {read_block}"
+        ));
+    }
+    let markets = HashSet::from([market]);
     let mut logs = venue_logs(provider, &markets, *created_in, read_block, range)
         .await
         .map_err(|e| crate::error_chain(&e))?
@@ -366,10 +385,21 @@ pub(crate) async fn created(
     head: u64,
     range: u64,
 ) -> Result<HashMap<Address, (MarketInfo, u64)>, CollectError> {
+    created_from(provider, factory, markets, 0, head, range).await
+}
+
+async fn created_from(
+    provider: &DynProvider,
+    factory: Address,
+    markets: &HashSet<Address>,
+    from: u64,
+    head: u64,
+    range: u64,
+) -> Result<HashMap<Address, (MarketInfo, u64)>, CollectError> {
     let topics: Vec<B256> = markets.iter().map(|m| m.into_word()).collect();
     let mut out = HashMap::new();
     for log in
-        reads::filtered_logs(provider, &factory_filter(factory, topics), 0, head, range).await?
+        reads::filtered_logs(provider, &factory_filter(factory, topics), from, head, range).await?
     {
         let Some(market) = log.topics().get(1).map(|t| Address::from_word(*t)) else { continue };
         let block = log.block_number.unwrap_or_default();

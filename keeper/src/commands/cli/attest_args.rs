@@ -27,6 +27,10 @@ pub struct AttestArgs {
     /// Largest block range of one eth_getLogs query.
     #[arg(long, default_value_t = 5_000)]
     pub log_range: u64,
+    /// The first block searched for a market's creation (each market once, then kept): the
+    /// factory's deploy block spares a long history's scan.
+    #[arg(long, default_value_t = 0, env = "ATTESTOR_FROM_BLOCK")]
+    pub from_block: u64,
 }
 
 impl AttestArgs {
@@ -45,6 +49,7 @@ impl AttestArgs {
             listen: self.listen,
             answer_ttl_secs: self.answer_ttl_secs,
             log_range: self.log_range.max(1),
+            from_block: self.from_block,
         })
     }
 }
