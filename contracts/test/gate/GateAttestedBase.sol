@@ -4,7 +4,6 @@ pragma solidity 0.8.30;
 import {GateVenueBase} from "./GateVenueBase.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {IAttestorSet} from "../../src/interfaces/IAttestorSet.sol";
-import {RiskGate} from "../../src/RiskGate.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
 
 /// @notice The venue fixture with an attested gate in place of the relayed one: three attestors
@@ -36,15 +35,7 @@ abstract contract GateAttestedBase is GateVenueBase {
             keys[i] = k[i];
             signers[i] = vm.addr(k[i]);
         }
-        gate = new RiskGate(
-            defaultParams(),
-            trustedList(),
-            creatorList(),
-            address(token),
-            address(venue),
-            keeperAddr,
-            attestorsOf(3, K)
-        );
+        gate = deployGate(defaultParams(), attestorsOf(3, K));
         token.mint(address(gate), GATE_FUNDS);
     }
 
@@ -122,6 +113,35 @@ abstract contract GateAttestedBase is GateVenueBase {
         );
         (uint8 v, bytes32 r, bytes32 s) = vm.sign(key, d);
         return abi.encodePacked(r, s, v);
+    }
+
+    /// @dev Fixture attestors `i` and `j` sign `ri` and `rj` on `m`'s read `read` at `rb`.
+    function signPair(
+        BinaryMarket m,
+        uint64 rb,
+        IRiskGate.AttestedRead memory read,
+        uint256 i,
+        string memory ri,
+        uint256 j,
+        string memory rj,
+        uint64 deadline
+    ) internal view returns (bytes[] memory sigs) {
+        sigs = new bytes[](2);
+        sigs[0] = signAnswer(keys[i], m, rb, read, ri, deadline);
+        sigs[1] = signAnswer(keys[j], m, rb, read, rj, deadline);
+    }
+
+    /// @dev A trader takes `quantity` of `m`'s book up to `limit`: the UP asks (`up`) or the
+    /// bids (buying DOWN at `1e6 - limit` or better), as a mempool trader does between the
+    /// attestors' read and the keeper's transaction.
+    function takeAsTrader(BinaryMarket m, bool up, uint256 limit, uint256 quantity) internal {
+        address trader = makeAddr("trader");
+        token.mint(trader, 1_000_000);
+        vm.startPrank(trader);
+        token.approve(address(m), type(uint256).max);
+        if (up) m.buyUp(limit, quantity);
+        else m.buyDown(limit, quantity);
+        vm.stopPrank();
     }
 
     /// @dev The call the keeper sends: the ABI encoding of `submitAttested` with the read

@@ -77,8 +77,16 @@ abstract contract GateTestBase is Test {
     }
 
     function deployGate(IRiskGate.Params memory p) internal returns (RiskGate) {
+        return deployGate(p, relayed());
+    }
+
+    /// @dev The fixture's gate with bounds `p` in mode `a` (relayed or attested).
+    function deployGate(IRiskGate.Params memory p, IRiskGate.Attestors memory a)
+        internal
+        returns (RiskGate)
+    {
         return new RiskGate(
-            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr, relayed()
+            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr, a
         );
     }
 

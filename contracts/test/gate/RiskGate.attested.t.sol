@@ -4,7 +4,7 @@ pragma solidity 0.8.30;
 import {GateAttestedBase} from "./GateAttestedBase.sol";
 import {console} from "../utils/Test.sol";
 import {Vm} from "../utils/Vm.sol";
-import {modeOf, paramsHashOf, relayed} from "../utils/Modes.sol";
+import {paramsHashOf, relayed} from "../utils/Modes.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {IAttestorSet} from "../../src/interfaces/IAttestorSet.sol";
 import {RiskGate} from "../../src/RiskGate.sol";
@@ -21,15 +21,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
     function test_deploy_modeSettingsArePublishedAndHashed() public {
         IRiskGate.Attestors memory a = attestorsOf(3, K);
         vm.recordLogs();
-        RiskGate g = new RiskGate(
-            defaultParams(),
-            trustedList(),
-            creatorList(),
-            address(token),
-            address(venue),
-            keeperAddr,
-            a
-        );
+        RiskGate g = deployGate(defaultParams(), a);
         assertEq(uint256(g.gateMode()), uint256(IRiskGate.GateMode.Attested), "mode");
         bytes32 expected = keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), a));
         assertEq(g.paramsHash(), expected, "paramsHash covers the attestors");
@@ -65,29 +57,15 @@ contract RiskGateAttestedTest is GateAttestedBase {
     }
 
     function test_deploy_relayedGateHasNoSet() public {
-        RiskGate g = new RiskGate(
-            defaultParams(),
-            trustedList(),
-            creatorList(),
-            address(token),
-            address(venue),
-            keeperAddr,
-            relayed()
-        );
+        RiskGate g = deployGate(defaultParams(), relayed());
         assertEq(uint256(g.gateMode()), uint256(IRiskGate.GateMode.Relayed));
         assertEq(g.attestorSet(), address(0));
-        assertEq(keccak256(abi.encode(modeOf(g))), keccak256(abi.encode(relayed())));
-    }
-
-    function _deploy(IRiskGate.Attestors memory a) internal returns (RiskGate) {
-        return new RiskGate(
-            defaultParams(),
-            trustedList(),
-            creatorList(),
-            address(token),
-            address(venue),
-            keeperAddr,
-            a
+        // paramsHash covers the empty setting: no signer, every setting 0.
+        IRiskGate.Attestors memory none = IRiskGate.Attestors(new address[](0), 0, 0, 0);
+        assertEq(
+            g.paramsHash(),
+            keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), none)),
+            "paramsHash"
         );
     }
 
@@ -96,22 +74,22 @@ contract RiskGateAttestedTest is GateAttestedBase {
 
         a.threshold = 0;
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ThresholdOutOfRange.selector, 0, 3));
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.threshold = 4; // k > n
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ThresholdOutOfRange.selector, 4, 3));
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.threshold = K;
 
         a.maxReadAge = 0;
         vm.expectRevert(IRiskGate.MaxReadAgeZero.selector);
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.maxReadAge = MAX_READ_AGE;
 
         a.maxSlippageBps = 10_001; // above 100 %
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.MaxSlippageBpsOutOfRange.selector, 10_001, 10_000)
         );
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.maxSlippageBps = MAX_SLIPPAGE_BPS;
 
         (a.signers[0], a.signers[1]) = (a.signers[1], a.signers[0]);
@@ -120,7 +98,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
                 IRiskGate.AttestorsNotAscending.selector, 1, a.signers[0], a.signers[1]
             )
         );
-        _deploy(a);
+        deployGate(defaultParams(), a);
         (a.signers[0], a.signers[1]) = (a.signers[1], a.signers[0]);
 
         a.signers[1] = a.signers[0]; // a duplicate is not strictly ascending
@@ -129,19 +107,21 @@ contract RiskGateAttestedTest is GateAttestedBase {
                 IRiskGate.AttestorsNotAscending.selector, 1, a.signers[0], a.signers[0]
             )
         );
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.signers[1] = signers[1];
 
         a.signers[0] = address(0);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.AttestorZero.selector, 0));
-        _deploy(a);
+        deployGate(defaultParams(), a);
         a.signers[0] = signers[0];
 
         // The keeper may not hold a signature: it would need only k - 1 accomplices.
         address[] memory withKeeper = new address[](1);
         withKeeper[0] = keeperAddr;
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.KeeperIsAttestor.selector, keeperAddr));
-        _deploy(IRiskGate.Attestors(withKeeper, 1, MAX_READ_AGE, MAX_SLIPPAGE_BPS));
+        deployGate(
+            defaultParams(), IRiskGate.Attestors(withKeeper, 1, MAX_READ_AGE, MAX_SLIPPAGE_BPS)
+        );
 
         // Nine attestors: one more than the gate holds.
         address[] memory nine = new address[](9);
@@ -149,11 +129,11 @@ contract RiskGateAttestedTest is GateAttestedBase {
             nine[i] = address(uint160(0x1000 + i));
         }
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.TooManyAttestors.selector, 9, 8));
-        _deploy(IRiskGate.Attestors(nine, 1, MAX_READ_AGE, MAX_SLIPPAGE_BPS));
+        deployGate(defaultParams(), IRiskGate.Attestors(nine, 1, MAX_READ_AGE, MAX_SLIPPAGE_BPS));
 
         // A relayed gate takes no settings: a forgotten signer list must not deploy silently.
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.RelayedGateSettings.selector, 2, 5, 200));
-        _deploy(IRiskGate.Attestors(new address[](0), 2, 5, 200));
+        deployGate(defaultParams(), IRiskGate.Attestors(new address[](0), 2, 5, 200));
     }
 
     function test_setKeeper_refusesAnAttestor() public {
@@ -174,7 +154,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
     }
 
     function test_relayedGate_refusesSubmitAttested() public {
-        RiskGate g = _deploy(relayed());
+        RiskGate g = deployGate(defaultParams(), relayed());
         IRiskGate.Quote memory q;
         vm.prank(keeperAddr);
         vm.expectRevert(
@@ -216,19 +196,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
     function test_decisionPublishesTheVote() public {
         vm.recordLogs();
         attest(market, idx(0, 1, 2), strs("BUY_UP", "nonsense the model said", "BUY_UP"));
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        bytes memory vote;
-        bytes32 promptHash;
-        uint256 found;
-        for (uint256 i; i < logs.length; ++i) {
-            if (logs[i].topics[0] != IRiskGate.Decision.selector) continue;
-            ++found;
-            promptHash = logs[i].topics[2];
-            (,,,,,,,, vote) = abi.decode(
-                logs[i].data,
-                (uint64, uint8, uint32, bytes, IRiskGate.Order, bytes, uint256, bytes32, bytes)
-            );
-        }
+        (uint256 found, bytes32 promptHash, bytes memory vote) = recordedDecision();
         assertEq(found, 1, "one Decision");
         assertEq(promptHash, keccak256("prompt"), "the attested prompt hash");
         // Counts: ABSTAIN 0, BUY_UP 2, BUY_DOWN 0, unparseable 1; then per answer signer (20),
@@ -253,15 +221,8 @@ contract RiskGateAttestedTest is GateAttestedBase {
         string memory long = string(bytes.concat(bytes("BUY_UP"), new bytes(94)));
         vm.recordLogs();
         attest(market, idx(0, 1), strs(long, "ABSTAIN"));
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        bytes memory vote;
-        for (uint256 i; i < logs.length; ++i) {
-            if (logs[i].topics[0] != IRiskGate.Decision.selector) continue;
-            (,,,,,,,, vote) = abi.decode(
-                logs[i].data,
-                (uint64, uint8, uint32, bytes, IRiskGate.Order, bytes, uint256, bytes32, bytes)
-            );
-        }
+        (uint256 found,, bytes memory vote) = recordedDecision();
+        assertEq(found, 1, "one Decision");
         bytes memory head = new bytes(64);
         for (uint256 i; i < 64; ++i) {
             head[i] = bytes(long)[i];
@@ -298,9 +259,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "ABSTAIN", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "ABSTAIN", q.deadline);
         assertEq(
             sendAsKeeper(attestedCall(market, rb, strs("BUY_UP", "BUY_UP"), sigs, q, read)), 21
         );
@@ -310,9 +269,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "BUY_UP", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "BUY_UP", q.deadline);
         // A higher attested ask would loosen the price limit.
         IRiskGate.AttestedRead memory richer =
             IRiskGate.AttestedRead(read.promptHash, read.bestBid, 900_000);
@@ -342,9 +299,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "BUY_UP", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "BUY_UP", q.deadline);
         assertEq(sendAsKeeper(attestedCall(other, rb, strs("BUY_UP", "BUY_UP"), sigs, q, read)), 21);
     }
 
@@ -353,7 +308,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         uint64 rb = readBlockNow();
         bytes[] memory sigs = new bytes[](2);
-        RiskGate twin = _deploy(attestorsOf(3, K));
+        RiskGate twin = deployGate(defaultParams(), attestorsOf(3, K));
         for (uint256 i; i < 2; ++i) {
             // Chain 1's domain, and a twin gate's domain on this chain.
             bytes32 d = answerDigest(
@@ -377,9 +332,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = keeperQuote(market, "BUY_UP");
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "BUY_UP", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "BUY_UP", q.deadline);
         vm.chainId(block.chainid + 1);
         assertEq(set().domainSeparator(), domainOf(address(gate), block.chainid), "re-derived");
         assertEq(
@@ -435,9 +388,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = IRiskGate.Quote(type(uint256).max, uint64(block.timestamp) + 600);
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "ABSTAIN", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "ABSTAIN", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "ABSTAIN", 1, "ABSTAIN", q.deadline);
         bytes memory call_ = attestedCall(market, rb, strs("ABSTAIN", "ABSTAIN"), sigs, q, read);
         vm.roll(block.number + MAX_READ_AGE + 1);
         assertEq(sendAsKeeper(call_), 21, "6 blocks old");
@@ -449,9 +400,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = IRiskGate.Quote(type(uint256).max, uint64(block.timestamp) + 600);
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "BUY_UP", q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "BUY_UP", q.deadline);
         bytes memory call_ = attestedCall(market, rb, strs("BUY_UP", "BUY_UP"), sigs, q, read);
         assertEq(sendAsKeeper(call_), 0, "first use");
         // Replayed in the same block and a block later: the read block is used.
@@ -466,9 +415,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
     function attestAt(BinaryMarket m, uint64 rb) internal returns (uint8) {
         IRiskGate.AttestedRead memory read = readOf(m, "prompt");
         IRiskGate.Quote memory q = IRiskGate.Quote(type(uint256).max, uint64(block.timestamp) + 600);
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], m, rb, read, "ABSTAIN", q.deadline);
-        sigs[1] = signAnswer(keys[1], m, rb, read, "ABSTAIN", q.deadline);
+        bytes[] memory sigs = signPair(m, rb, read, 0, "ABSTAIN", 1, "ABSTAIN", q.deadline);
         return sendAsKeeper(attestedCall(m, rb, strs("ABSTAIN", "ABSTAIN"), sigs, q, read));
     }
 
@@ -486,7 +433,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
 
     function test_twoVerdictsAtK_disagree() public {
         // 2 of 3 with k = 1: two verdicts reach k (2k <= n): no agreement.
-        gate = _deploy(attestorsOf(3, 1));
+        gate = deployGate(defaultParams(), attestorsOf(3, 1));
         token.mint(address(gate), GATE_FUNDS);
         assertEq(attest(market, idx(0, 1), strs("BUY_UP", "BUY_DOWN")), 22);
         // One answer alone with k = 1 decides, on a later read.
@@ -509,15 +456,8 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = IRiskGate.Quote(type(uint256).max, uint64(block.timestamp) + 60);
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_UP", q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, "BUY_UP", q.deadline);
-        address trader = makeAddr("trader");
-        token.mint(trader, 1_000_000);
-        vm.startPrank(trader);
-        token.approve(address(market), type(uint256).max);
-        market.buyUp(420_000, 2_000);
-        vm.stopPrank();
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_UP", 1, "BUY_UP", q.deadline);
+        takeAsTrader(market, true, 420_000, 2_000);
         assertEq(market.bestAsk(), 440_000);
         // 440_000 > 428_400: rule 15, nothing bought. A relayed gate with this quote would pay
         // 0.44 (test_relayedLooseQuote_paysTheMovedBook below).
@@ -530,15 +470,10 @@ contract RiskGateAttestedTest is GateAttestedBase {
 
     function test_relayedLooseQuote_paysTheMovedBook() public {
         // The contrast: the same moved book on a relayed gate and a loose quote buys at 0.44.
-        RiskGate relayedGate = _deploy(relayed());
+        RiskGate relayedGate = deployGate(defaultParams(), relayed());
         token.mint(address(relayedGate), GATE_FUNDS);
         makerQuote(market, false, 440_000, 2_000);
-        address trader = makeAddr("trader");
-        token.mint(trader, 1_000_000);
-        vm.startPrank(trader);
-        token.approve(address(market), type(uint256).max);
-        market.buyUp(420_000, 2_000);
-        vm.stopPrank();
+        takeAsTrader(market, true, 420_000, 2_000);
         vm.prank(keeperAddr);
         uint8 reason = relayedGate.submitVerdict(
             address(market),
@@ -564,15 +499,8 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.AttestedRead memory read = readOf(market, "prompt");
         IRiskGate.Quote memory q = IRiskGate.Quote(type(uint256).max, uint64(block.timestamp) + 60);
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, "BUY_DOWN", q.deadline);
-        sigs[1] = signAnswer(keys[2], market, rb, read, "BUY_DOWN", q.deadline);
-        address trader = makeAddr("trader");
-        token.mint(trader, 1_000_000);
-        vm.startPrank(trader);
-        token.approve(address(market), type(uint256).max);
-        market.buyDown(400_000, 2_000);
-        vm.stopPrank();
+        bytes[] memory sigs = signPair(market, rb, read, 0, "BUY_DOWN", 2, "BUY_DOWN", q.deadline);
+        takeAsTrader(market, false, 400_000, 2_000);
         assertEq(market.bestBid(), 380_000);
         assertEq(
             sendAsKeeper(attestedCall(market, rb, strs("BUY_DOWN", "BUY_DOWN"), sigs, q, read)), 15
@@ -606,6 +534,25 @@ contract RiskGateAttestedTest is GateAttestedBase {
         (bool ok, bytes memory ret) = address(gate).call(bare);
         assertFalse(ok);
         assertEq(bytes4(ret), IRiskGate.AttestedReadMissing.selector);
+    }
+
+    /// @dev The Decisions among the recorded logs: how many, and the last one's promptHash and
+    /// vote (the ninth data field, after readBlock, verdict, mask, snapshot, order, head,
+    /// length and hash).
+    function recordedDecision()
+        internal
+        returns (uint256 found, bytes32 promptHash, bytes memory vote)
+    {
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        for (uint256 i; i < logs.length; ++i) {
+            if (logs[i].topics[0] != IRiskGate.Decision.selector) continue;
+            ++found;
+            promptHash = logs[i].topics[2];
+            (,,,,,,,, vote) = abi.decode(
+                logs[i].data,
+                (uint64, uint8, uint32, bytes, IRiskGate.Order, bytes, uint256, bytes32, bytes)
+            );
+        }
     }
 
     /// @dev The high-s twin of `key`'s signature of `d`: (r, n - s) with v flipped.

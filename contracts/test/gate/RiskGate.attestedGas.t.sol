@@ -49,9 +49,7 @@ contract RiskGateAttestedGasTest is GateAttestedBase {
         IRiskGate.Quote memory q = keeperQuote(market, raws[0]);
         if (q.deadline == 0) q.deadline = uint64(block.timestamp) + VERDICT_TTL;
         uint64 rb = readBlockNow();
-        bytes[] memory sigs = new bytes[](2);
-        sigs[0] = signAnswer(keys[0], market, rb, read, raws[0], q.deadline);
-        sigs[1] = signAnswer(keys[1], market, rb, read, raws[1], q.deadline);
+        bytes[] memory sigs = signPair(market, rb, read, 0, raws[0], 1, raws[1], q.deadline);
         bytes memory data = attestedCall(market, rb, raws, sigs, q, read);
         assertEq(sendAsKeeper(data), want, "reason");
         uint256 used = vm.lastCallGas().gasTotalUsed;
