@@ -19,14 +19,14 @@ use alloy::{
     signers::local::PrivateKeySigner,
     sol_types::SolEvent,
 };
-use common::{artifacts, buy_up_market, params, root, serial, world, Drained, HANG_GUARD};
+use common::{
+    attested, buy_up_market, deploy_beside, root, serial, spawn_listening, world, Drained,
+};
 use keeper::{
     chain::attestation::{self, Attested, Vote},
-    commands::deploy::{self, GateSpec},
     dev::world::{Actor, World},
     kit::bindings::{reason, IRiskGate},
 };
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// anvil's dev accounts 6, 7 and 8 attest; the world uses 0 to 3.
 const ATTESTOR_ACCOUNTS: [usize; 3] = [6, 7, 8];
@@ -37,6 +37,25 @@ struct AttestorProcess {
     log: Drained,
 }
 
+/// `keeper attest` for `gate` on loopback with a clean environment and the attestor key `key`
+/// (none: no key at all).
+fn attest_command(w: &World, gate: Address, key: Option<&str>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") || k == "RUST_LOG" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.arg("--root")
+        .arg(root())
+        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
+        .args(["--listen", "127.0.0.1:0"]);
+    if let Some(key) = key {
+        cmd.env("ATTESTOR_PRIVATE_KEY", key);
+    }
+    cmd
+}
+
 /// Starts `keeper attest` for `gate` with dev key `key`, `model_args` choosing its model.
 async fn start_attestor(
     w: &World,
@@ -44,40 +63,9 @@ async fn start_attestor(
     key: &str,
     model_args: &[&str],
 ) -> AttestorProcess {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") || k == "RUST_LOG" {
-            cmd.env_remove(k);
-        }
-    }
-    let mut child = cmd
-        .arg("--root")
-        .arg(root())
-        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
-        .args(["--listen", "127.0.0.1:0"])
-        .args(model_args)
-        .env("ATTESTOR_PRIVATE_KEY", key)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("keeper attest starts");
-    let log = Drained::new(&mut child);
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = tokio::time::timeout(HANG_GUARD, async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(url) = line.strip_prefix("keeper attest: ") {
-                return Some(url.trim_end_matches('/').to_string());
-            }
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten();
-    let Some(url) = url else {
-        panic!("keeper attest printed no address; it logged:\n{}", log.text());
-    };
+    let mut cmd = attest_command(w, gate, Some(key));
+    cmd.args(model_args);
+    let (child, url, log) = spawn_listening(cmd.into(), "keeper attest: ").await;
     AttestorProcess { _child: child, url, log }
 }
 
@@ -147,24 +135,9 @@ async fn attestors_sign_what_they_read_and_the_gate_counts_k_of_n() {
     let chain_id = w.deployment.chain_id;
     let keys: Vec<String> =
         ATTESTOR_ACCOUNTS.iter().map(|&i| w.anvil.dev_key(i).unwrap().to_string()).collect();
-    let mut signers: Vec<Address> =
+    let signers: Vec<Address> =
         keys.iter().map(|k| k.parse::<PrivateKeySigner>().unwrap().address()).collect();
-    signers.sort();
-    let spec = GateSpec {
-        params: params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: IRiskGate::Attestors {
-            signers: signers.clone(),
-            threshold: 2,
-            maxReadAge: 5,
-            maxSlippageBps: 200,
-        },
-    };
-    let gate = deploy::deploy_all(&w.keeper_rpc, chain_id, &artifacts(), &spec).await.unwrap().gate;
+    let gate = deploy_beside(&w, attested(signers, 2)).await.gate;
     w.mint(gate, U256::from(100_000_000u64)).await.unwrap();
 
     // Two attestors on the builtin rules, one on a model that always says BUY_DOWN.
@@ -285,62 +258,25 @@ async fn an_attestor_whose_key_is_not_in_the_set_or_whose_gate_is_relayed_refuse
     let _g = serial();
     let w = world(&[]).await;
     let key = w.anvil.dev_key(ATTESTOR_ACCOUNTS[0]).unwrap().to_string();
-    let run = |gate: Address, key: String| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
-        for (k, _) in std::env::vars() {
-            if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.arg("--root")
-            .arg(root())
-            .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
-            .args(["--listen", "127.0.0.1:0"])
-            .env("ATTESTOR_PRIVATE_KEY", key)
-            .output()
-            .unwrap()
-    };
+    let run = |gate: Address, key: Option<&str>| attest_command(&w, gate, key).output().unwrap();
     // The world's gate is relayed.
-    let out = run(w.deployment.gate, key.clone());
+    let out = run(w.deployment.gate, Some(&key));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("is relayed"), "{err}");
     // An attested gate whose set holds other keys.
-    let spec = GateSpec {
-        params: params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: IRiskGate::Attestors {
-            signers: vec![Address::repeat_byte(0x51), Address::repeat_byte(0x52)],
-            threshold: 1,
-            maxReadAge: 5,
-            maxSlippageBps: 200,
-        },
-    };
-    let gate = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
-        .await
-        .unwrap()
-        .gate;
-    let out = run(gate, key);
+    let gate = deploy_beside(
+        &w,
+        attested(vec![Address::repeat_byte(0x51), Address::repeat_byte(0x52)], 1),
+    )
+    .await
+    .gate;
+    let out = run(gate, Some(&key));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("is not one of gate"), "{err}");
     // No key at all: named, never asked for as a flag.
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
-            cmd.env_remove(k);
-        }
-    }
-    let out = cmd
-        .arg("--root")
-        .arg(root())
-        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
-        .output()
-        .unwrap();
+    let out = run(gate, None);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("ATTESTOR_PRIVATE_KEY"), "{err}");

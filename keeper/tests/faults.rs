@@ -22,12 +22,12 @@ use alloy::{
     rpc::types::TransactionRequest,
 };
 use common::{
-    anvil_rpc, artifacts, automine, builtin_cycle, buy_up_market, decisions, eventually,
-    eventually_async, mine, offchain, params, root, serial, world, HANG_GUARD,
+    anvil_rpc, automine, builtin_cycle, buy_up_market, decisions, eventually, eventually_async,
+    mine, offchain, root, serial, world, HANG_GUARD,
 };
 use keeper::{
     chain::journal::{Entry, Journal, Outcome},
-    commands::deploy::{self, GateSpec},
+    commands::deploy,
     dev::world::{Actor, World},
     engine::Engine,
     kit::bindings::{reason, IRiskGate},
@@ -541,18 +541,7 @@ async fn f10_a_second_gate_on_the_same_factory_finds_older_markets_and_its_own_f
     let w = world(&[]).await;
     let older = buy_up_market(&w).await;
     // Gate 2: same collateral and factory, deployed after `older` was created.
-    let spec = GateSpec {
-        params: params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: deploy::relayed(),
-    };
-    let second = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
-        .await
-        .unwrap();
+    let second = common::deploy_beside(&w, deploy::relayed()).await;
     assert!(second.deploy_block > 0 && second.gate != w.deployment.gate);
     w.mint(second.gate, U256::from(100_000_000u64)).await.unwrap();
     let tmp_root = tempfile::tempdir().unwrap();

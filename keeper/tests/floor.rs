@@ -26,10 +26,8 @@ use serde_json::{json, Value};
 use std::{
     collections::BTreeMap,
     path::PathBuf,
-    process::Stdio,
     time::{Duration, Instant},
 };
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// How long a page or the floor may take to come up on a loaded two-core machine. Nothing is
 /// decided by it: it only bounds a hang.
@@ -63,33 +61,9 @@ struct Floor {
 
 impl Floor {
     async fn start(args: &[String]) -> Self {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
-            .arg("--root")
-            .arg(root())
-            .arg("serve")
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("keeper serve starts");
-        let log = Drained::new(&mut child);
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = tokio::time::timeout(HANG, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.strip_prefix("keeper serve: ") {
-                    return Some(url.trim_end_matches('/').to_string());
-                }
-            }
-            None
-        })
-        .await
-        .ok()
-        .flatten();
-        let Some(url) = url else {
-            panic!("keeper serve printed no address; it logged:\n{}", log.text());
-        };
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+        cmd.arg("--root").arg(root()).arg("serve").args(args).args(["--listen", "127.0.0.1:0"]);
+        let (child, url, log) = common::spawn_listening(cmd, "keeper serve: ").await;
         Self { child, url, log }
     }
 

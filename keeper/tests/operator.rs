@@ -646,31 +646,11 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
 /// go around) an attested gate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attested_gate_refuses_the_relaying_keeper_by_name() {
-    use keeper::{
-        commands::deploy::{self, GateSpec},
-        kit::bindings::IRiskGate,
-    };
+    use keeper::kit::bindings::IRiskGate;
     let _g = serial();
     let w = world(&[]).await;
-    let mut signers: Vec<Address> = (1u8..=3).map(|b| Address::repeat_byte(0x40 + b)).collect();
-    signers.sort();
-    let spec = GateSpec {
-        params: params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: IRiskGate::Attestors {
-            signers: signers.clone(),
-            threshold: 2,
-            maxReadAge: 5,
-            maxSlippageBps: 200,
-        },
-    };
-    let attested = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
-        .await
-        .unwrap();
+    let signers: Vec<Address> = (1u8..=3).map(|b| Address::repeat_byte(0x40 + b)).collect();
+    let attested = common::deploy_beside(&w, common::attested(signers, 2)).await;
     let g = IRiskGate::new(attested.gate, &w.keeper_rpc);
     assert_eq!(g.gateMode().call().await.unwrap(), IRiskGate::GateMode::Attested);
     assert_ne!(g.attestorSet().call().await.unwrap(), Address::ZERO);

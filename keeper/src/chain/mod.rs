@@ -58,10 +58,8 @@ pub enum ChainError {
     },
     #[error("gate {addr} on chain {chain_id} is attested (it takes answers only with k of n attestor signatures, submitAttested): keeper run drives relayed gates only so far")]
     AttestedGate { addr: Address, chain_id: u64 },
-    #[error("no keeper key: set KEEPER_PRIVATE_KEY (hex) or pass --keystore FILE with KEEPER_KEYSTORE_PASSWORD")]
-    MissingKey,
-    #[error("no key: set {0} (hex) or pass --keystore FILE with its password variable")]
-    MissingKeyVar(&'static str),
+    #[error("no key: set {key_var} (hex) or pass --keystore FILE with {password_var}")]
+    MissingKey { key_var: &'static str, password_var: &'static str },
     #[error(
         "KEEPER_PRIVATE_KEY is not a valid hex private key (value withheld); fix the variable"
     )]
@@ -93,13 +91,7 @@ pub type Result<T> = std::result::Result<T, ChainError>;
 /// Loads the keeper key from KEEPER_PRIVATE_KEY or an encrypted keystore. The key itself never
 /// reaches an error message or a log line.
 pub fn load_signer(keystore: Option<&Path>) -> Result<PrivateKeySigner> {
-    load_signer_from(keystore, "KEEPER_PRIVATE_KEY", "KEEPER_KEYSTORE_PASSWORD").map_err(|e| {
-        if let ChainError::MissingKeyVar(_) = e {
-            ChainError::MissingKey
-        } else {
-            e
-        }
-    })
+    load_signer_from(keystore, "KEEPER_PRIVATE_KEY", "KEEPER_KEYSTORE_PASSWORD")
 }
 
 /// An attestor's signer (`keeper attest`): `keystore` with ATTESTOR_KEYSTORE_PASSWORD, else
@@ -120,7 +112,8 @@ fn load_signer_from(
             source: Box::new(e),
         });
     }
-    let raw = std::env::var(key_var).map_err(|_| ChainError::MissingKeyVar(key_var))?;
+    let raw =
+        std::env::var(key_var).map_err(|_| ChainError::MissingKey { key_var, password_var })?;
     raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
 }
 

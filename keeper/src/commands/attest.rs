@@ -12,7 +12,7 @@
 use crate::{
     chain::{self, attestation, reads, reads::MarketInfo, ChainError},
     domain::config::AttestConfig,
-    inference::Model,
+    inference::{prompt::ReadAt, Model},
     kit::bindings::{IBinaryMarket, IMarketFactory, IRiskGate},
     record::rederive,
 };
@@ -79,7 +79,7 @@ struct Attestor {
     log_range: u64,
     /// The first block searched for a market's `MarketCreated`.
     from_block: u64,
-    /// Each market's `MarketCreated`, immutable: searched for once.
+    /// Each trusted market's `MarketCreated`, immutable: checked and searched for once.
     created: tokio::sync::Mutex<HashMap<Address, (MarketInfo, u64)>>,
 }
 
@@ -256,24 +256,20 @@ async fn sign(
             ),
         ));
     }
-    trusted(a, req.market).await?;
-    let created = created(a, req.market, head).await?;
-    let (prompt, state) = rederive::prompt_at(
-        &a.provider,
-        req.market,
-        &created,
-        req.read_block,
-        &a.strategy,
-        a.log_range,
-    )
-    .await
-    .map_err(|e| (StatusCode::UNPROCESSABLE_ENTITY, format!("rendering the prompt: {e}")))?;
+    let created = trusted_market(a, req.market, head).await?;
     let block = a
         .provider
         .get_block_by_number(req.read_block.into())
         .await
         .map_err(|e| unavailable("the node", e))?
         .ok_or_else(|| unavailable("the node", format!("no block {}", req.read_block)))?;
+    let at = ReadAt { block: req.read_block, time: block.header.timestamp };
+    let (prompt, state) =
+        rederive::prompt_at(&a.provider, req.market, &created, at, &a.strategy, a.log_range)
+            .await
+            .map_err(|e| {
+                (StatusCode::UNPROCESSABLE_ENTITY, format!("rendering the prompt: {e}"))
+            })?;
     let reply = a
         .model
         .ask(&prompt, &state)
@@ -302,11 +298,19 @@ async fn sign(
     })
 }
 
-/// `market`'s `MarketCreated`, from the cache or searched for from `--from-block` to `head`.
-async fn created(a: &Attestor, market: Address, head: u64) -> Result<(MarketInfo, u64), Refusal> {
+/// `market`'s `MarketCreated`, once the gate is seen to trust it, from the cache or searched for
+/// from `--from-block` to `head`. Both are fixed for a market's life (its factory, creator and
+/// resolver are immutable, and so are the gate's trusted lists), so each market is checked and
+/// searched for once; a refused one is not kept.
+async fn trusted_market(
+    a: &Attestor,
+    market: Address,
+    head: u64,
+) -> Result<(MarketInfo, u64), Refusal> {
     if let Some(known) = a.created.lock().await.get(&market) {
         return Ok(known.clone());
     }
+    trusted(a, market).await?;
     let found =
         rederive::market_created(&a.provider, a.factory, market, a.from_block, head, a.log_range)
             .await

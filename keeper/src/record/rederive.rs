@@ -255,16 +255,17 @@ pub async fn market_created(
 /// One market's prompt at the end of block `read_block`, rendered from chain data alone as
 /// [`check`] re-renders published ones: the question and grids from its `MarketCreated` log
 /// (`created`, from [`market_created`]), the book rebuilt from its venue logs up to
-/// `read_block`, and that block's timestamp. What an attestor signs (`keeper attest`); the
+/// `read.block`, and that block's timestamp, `read.time`. What an attestor signs (`keeper attest`); the
 /// state it returns carries the best bid and ask it shows.
 pub async fn prompt_at(
     provider: &DynProvider,
     market: Address,
     created: &(MarketInfo, u64),
-    read_block: u64,
+    read: ReadAt,
     strategy: &str,
     range: u64,
 ) -> Result<(Prompt, MarketState), String> {
+    let read_block = read.block;
     let (info, created_in) = created;
     if let Question::Unreadable(why) = &info.question {
         return Err(format!("market {market}'s question: {why}"));
@@ -282,18 +283,8 @@ pub async fn prompt_at(
         .unwrap_or_default();
     logs.sort_by_key(|l| (l.block_number, l.log_index));
     let book = book_at(&logs, read_block).map_err(|e| format!("market {market}'s logs: {e}"))?;
-    let block = provider
-        .get_block_by_number(read_block.into())
-        .await
-        .map_err(|e| format!("block {read_block}: {e}"))?
-        .ok_or_else(|| format!("no block {read_block}"))?;
     let state = book.state(info);
-    let prompt = Prompt::render(
-        strategy,
-        &state,
-        ReadAt { block: read_block, time: block.header.timestamp },
-    )
-    .map_err(|e| e.to_string())?;
+    let prompt = Prompt::render(strategy, &state, read).map_err(|e| e.to_string())?;
     Ok((prompt, state))
 }
 

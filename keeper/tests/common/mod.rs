@@ -54,6 +54,33 @@ pub fn artifacts() -> Artifacts {
         .clone()
 }
 
+/// Deploys another gate beside `w`'s, on the same collateral and factory, trusting the maker as
+/// resolver and creator, with the keeper as its keeper and `attestors` as its mode.
+pub async fn deploy_beside(
+    w: &World,
+    attestors: IRiskGate::Attestors,
+) -> keeper::commands::deploy::Deployment {
+    let spec = keeper::commands::deploy::GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+        attestors,
+    };
+    keeper::commands::deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .expect("the gate deploys")
+}
+
+/// The attested mode the tests deploy: `signers` (sorted here, as the constructor requires),
+/// threshold `k`, reads at most 5 blocks old, 200 bps over the attested price.
+pub fn attested(mut signers: Vec<alloy::primitives::Address>, k: u8) -> IRiskGate::Attestors {
+    signers.sort();
+    IRiskGate::Attestors { signers, threshold: k, maxReadAge: 5, maxSlippageBps: 200 }
+}
+
 pub fn params() -> IRiskGate::Params {
     IRiskGate::Params {
         minPrice: U256::from(50_000u64),
@@ -386,6 +413,39 @@ pub async fn buy_up_market(w: &World) -> alloy::primitives::Address {
 pub async fn builtin_cycle(k: &mut keeper::engine::Engine) -> keeper::engine::CycleReport {
     k.set_model(keeper::inference::Model::Builtin);
     k.cycle(None, &tokio_util::sync::CancellationToken::new()).await.unwrap()
+}
+
+/// Spawns `cmd`, a keeper server (`serve`, `attest`), with its output piped and killed when
+/// dropped, and waits (at most [`HANG_GUARD`]) for the line `<announces>http://addr/` it prints
+/// once listening: the child, the base URL without its trailing slash, and its stderr.
+pub async fn spawn_listening(
+    mut cmd: tokio::process::Command,
+    announces: &str,
+) -> (tokio::process::Child, String, Drained) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{announces:?} does not start: {e}"));
+    let log = Drained::new(&mut child);
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(HANG_GUARD, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix(announces) {
+                return Some(url.trim_end_matches('/').to_string());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(url) = url else {
+        panic!("no {announces:?} line was printed; it logged:\n{}", log.text());
+    };
+    (child, url, log)
 }
 
 /// A child's stderr, read into memory as it is written (a pipe nobody reads would stall the
