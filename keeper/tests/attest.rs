@@ -282,3 +282,123 @@ async fn an_attestor_whose_key_is_not_in_the_set_or_whose_gate_is_relayed_refuse
     assert!(err.contains("ATTESTOR_PRIVATE_KEY"), "{err}");
     w.stop().await;
 }
+
+/// `keeper run` against an attested gate, with its three attestors as real `keeper attest`
+/// processes (two on the builtin rules, one always saying BUY_DOWN): it asks them all at once,
+/// submits once two agree, and the gate publishes PASS with the vote naming the signers. Then,
+/// with one attestor left and the two others silent (a listener that never answers) or gone (a
+/// closed port), it sends nothing and writes an off-chain row naming both and why. Adversary:
+/// attestors that fail or stall (fewer than k): they delay a decision by the timeout at most,
+/// and never make one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let keys: Vec<String> =
+        ATTESTOR_ACCOUNTS.iter().map(|&i| w.anvil.dev_key(i).unwrap().to_string()).collect();
+    let signers: Vec<Address> =
+        keys.iter().map(|k| k.parse::<PrivateKeySigner>().unwrap().address()).collect();
+    let deployed = deploy_beside(&w, attested(signers.clone(), 2)).await;
+    let gate = deployed.gate;
+    w.mint(gate, U256::from(100_000_000u64)).await.unwrap();
+    let replay = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(replay.path(), "\"BUY_DOWN\"\n".repeat(16)).unwrap();
+    let replay_path = replay.path().to_str().unwrap().to_string();
+    let a = start_attestor(&w, gate, &keys[0], &["--model", "builtin"]).await;
+    let b = start_attestor(&w, gate, &keys[1], &["--model", "builtin"]).await;
+    let c =
+        start_attestor(&w, gate, &keys[2], &["--model", "replay", "--replay-file", &replay_path])
+            .await;
+    let dir = tempfile::tempdir().unwrap();
+    // anvil's dev account 0 is the world's keeper.
+    let keeper_key = w.anvil.dev_key(0).unwrap().to_string();
+    let run_once = |attestors: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") || k == "RUST_LOG" {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.arg("--root").arg(root()).args(["run", "--once", "--rpc-url", w.anvil.url.as_str()]);
+        cmd.args(["--gate", &gate.to_string(), "--from-block", &deployed.deploy_block.to_string()]);
+        cmd.args(["--attestor-timeout-secs", "3", "--results", dir.path().to_str().unwrap()]);
+        for url in attestors {
+            cmd.args(["--attestor", url]);
+        }
+        cmd.env("KEEPER_PRIVATE_KEY", &keeper_key);
+        let out = cmd.output().expect("keeper run runs");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "keeper run failed: {err}");
+        err
+    };
+
+    // All three up: the two builtin attestors agree on BUY_UP at the 0.40 ask.
+    let market = buy_up_market(&w).await;
+    let log = run_once(&[&a.url, &b.url, &c.url]);
+    let rows = common::record_rows(dir.path());
+    let decided = common::decisions(&rows);
+    assert_eq!(decided.len(), 1, "{log}");
+    let d = decided[0];
+    assert_eq!(d.reason, reason::PASS, "{d:?}\n{log}");
+    assert_eq!(d.market, market.to_checksum(None));
+    // The vote, from the gate's own log: at least the two agreeing signers, ascending; the
+    // BUY_DOWN attestor is in it only if it answered before the second BUY_UP.
+    let logs = w
+        .keeper_rpc
+        .get_logs(
+            &alloy::rpc::types::Filter::new()
+                .address(gate)
+                .event_signature(IRiskGate::Decision::SIGNATURE_HASH)
+                .from_block(deployed.deploy_block),
+        )
+        .await
+        .unwrap();
+    assert_eq!(logs.len(), 1);
+    let event = IRiskGate::Decision::decode_log(&logs[0].inner).unwrap().data;
+    let vote = Vote::decode(&event.vote).unwrap().unwrap();
+    assert_eq!(vote.counts[1], 2, "two BUY_UP: {vote:?}");
+    assert!(vote.counts[2] <= 1 && vote.counts[0] == 0 && vote.counts[3] == 0, "{vote:?}");
+    let got: Vec<Address> = vote.entries.iter().map(|e| e.signer).collect();
+    assert!(got.windows(2).all(|p| p[0] < p[1]), "ascending: {got:?}");
+    assert!(got.iter().all(|s| signers.contains(s)), "{got:?}");
+    let pos = IRiskGate::new(gate, &w.keeper_rpc).positionOf(market).call().await.unwrap();
+    assert!(pos.upUnits > U256::ZERO, "bought UP");
+
+    // One attestor left: B silent (a listener that accepts nothing), C gone (a closed port).
+    drop(b);
+    drop(c);
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let gone = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gone_url = format!("http://{}", gone.local_addr().unwrap());
+    drop(gone);
+    let second = buy_up_market(&w).await;
+    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let log = run_once(&[&a.url, &silent_url, &gone_url]);
+    assert_eq!(
+        w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(),
+        nonce,
+        "nothing is sent with fewer than k answers: {log}"
+    );
+    let rows = common::record_rows(dir.path());
+    let off = common::offchain(&rows);
+    let row = off
+        .iter()
+        .find(|r| r.market == second.to_checksum(None))
+        .unwrap_or_else(|| panic!("an off-chain row for the second market: {rows:?}\n{log}"));
+    assert!(
+        row.error.contains("1 usable attested answer(s) over one read, 2 needed"),
+        "{}",
+        row.error
+    );
+    assert!(row.error.contains(&format!("{silent_url} (no answer within 3 s)")), "{}", row.error);
+    assert!(row.error.contains(&format!("{gone_url} (unreachable")), "{}", row.error);
+    assert!(!row.error.contains(&a.url), "the attestor that answered is not named: {}", row.error);
+    assert_eq!(common::decisions(&rows).len(), 1, "no second decision");
+    println!(
+        "keeper run + 3 attestors: PASS with vote {:?}; 1 of 3 answering: nothing sent, row: {}",
+        vote.counts, row.error
+    );
+    drop(silent);
+    w.stop().await;
+}

@@ -630,20 +630,20 @@ async fn the_keepers_copies_of_the_gates_constants_are_the_gates() {
     let padded = |n: usize| format!("ABSTAIN{}", " ".repeat(n - "ABSTAIN".len()));
     let max = keeper::kit::bindings::RAW_HEAD_BYTES;
     assert_eq!(
-        keeper::engine::quote::gate_verdict(&padded(max)),
+        keeper::domain::decision::gate_verdict(&padded(max)),
         keeper::kit::bindings::verdict::ABSTAIN
     );
     assert_eq!(
-        keeper::engine::quote::gate_verdict(&padded(max + 1)),
+        keeper::domain::decision::gate_verdict(&padded(max + 1)),
         keeper::kit::bindings::verdict::INVALID
     );
     w.stop().await;
 }
 
-/// An attested gate (issue 35) takes answers only with k of n attestor signatures: a keeper that
-/// relays answers is refused at start by name, before it sends anything, and the gate itself
-/// reverts its `submitVerdict` naming the mode. Adversary: a keeper pointed at (or trying to
-/// go around) an attested gate.
+/// An attested gate (issue 35) takes answers only with k of n attestor signatures: a keeper
+/// started on it without attestors is refused at start by name, before it sends anything, and
+/// the gate itself reverts its `submitVerdict` naming the mode; a relayed gate given attestors
+/// is refused too. Adversary: a keeper pointed at (or trying to go around) an attested gate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attested_gate_refuses_the_relaying_keeper_by_name() {
     use keeper::kit::bindings::IRiskGate;
@@ -685,8 +685,29 @@ async fn an_attested_gate_refuses_the_relaying_keeper_by_name() {
     );
     assert_ne!(code, 0, "{stderr}");
     assert!(stderr.contains("is attested"), "{stderr}");
+    assert!(stderr.contains("2 of 3 attestor signatures"), "{stderr}");
+    assert!(stderr.contains("--attestor"), "{stderr}");
     assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce_before);
-    println!("an attested gate: submitVerdict reverts WrongGateMode(Attested); keeper run exits {code} naming the mode");
+    // A relayed gate given attestors: refused, since they would never be asked.
+    let (code, _, stderr) = keeper(
+        &[
+            "run",
+            "--once",
+            "--rpc-url",
+            w.anvil.url.as_str(),
+            "--gate",
+            &w.deployment.gate.to_string(),
+            "--attestor",
+            "http://127.0.0.1:9",
+            "--results",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("KEEPER_PRIVATE_KEY", w.anvil.dev_key(KEEPER).unwrap())],
+    );
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("is relayed"), "{stderr}");
+    assert_eq!(w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(), nonce_before);
+    println!("an attested gate: submitVerdict reverts WrongGateMode(Attested); keeper run without --attestor exits naming the mode; a relayed gate with --attestor exits {code}");
     w.stop().await;
 }
 

@@ -511,6 +511,7 @@ async fn a_journal_of_another_gate_is_refused_not_adopted() {
             read_block: 0,
             read_time: 0,
             note: Default::default(),
+            attested: None,
         }))
         .unwrap();
     }

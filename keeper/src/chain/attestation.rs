@@ -26,6 +26,21 @@ alloy::sol! {
     }
 }
 
+alloy::sol! {
+    /// The attestor set's views the keeper and its attestors read (`IAttestorSet`).
+    #[sol(rpc)]
+    interface IAttestorSetView {
+        struct Attestors {
+            address[] signers;
+            uint8 threshold;
+            uint32 maxReadAge;
+            uint16 maxSlippageBps;
+        }
+        function attestors() external view returns (Attestors memory);
+        function domainSeparator() external view returns (bytes32);
+    }
+}
+
 /// The EIP-712 domain of `gate` on chain `chain_id`: name "RiskGate", version "2".
 pub fn domain(chain_id: u64, gate: Address) -> Eip712Domain {
     alloy::sol_types::eip712_domain! {
@@ -39,7 +54,9 @@ pub fn domain(chain_id: u64, gate: Address) -> Eip712Domain {
 /// What every attestor of one decision read and signed besides its own answer and the
 /// deadline: the prompt's hash and the best bid and ask (UP prices) at `readBlock`. Travels
 /// once per call, appended after `submitAttested`'s arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Read {
     pub prompt_hash: B256,

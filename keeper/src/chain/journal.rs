@@ -27,7 +27,7 @@
 //! is retired ([`Journal::retire`]); a restart reads the file from the [`Checkpoint`] (the
 //! first line anything hot still needs), not from its first line.
 
-use crate::domain::decision::{Annotation, OffchainRow};
+use crate::domain::decision::{Annotation, Attestations, OffchainRow};
 use alloy::primitives::{Address, Bytes, TxHash, B256, U256};
 use serde::{Deserialize, Serialize};
 use std::{
@@ -119,6 +119,10 @@ pub struct Submission {
     pub read_block: u64,
     pub read_time: u64,
     pub note: Annotation,
+    /// An attested submission's signed answers (absent on a relayed gate, and in journals
+    /// written before issue 35).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attested: Option<Attestations>,
 }
 
 /// How a submission ended.
@@ -592,6 +596,7 @@ mod tests {
             read_block: 7,
             read_time: 1_000,
             note: Annotation { provider: Some("builtin".into()), ..Annotation::default() },
+            attested: None,
         }
     }
 

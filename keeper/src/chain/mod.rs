@@ -56,8 +56,16 @@ pub enum ChainError {
         #[source]
         source: Box<alloy::contract::Error>,
     },
-    #[error("gate {addr} on chain {chain_id} is attested (it takes answers only with k of n attestor signatures, submitAttested): keeper run drives relayed gates only so far")]
-    AttestedGate { addr: Address, chain_id: u64 },
+    #[error("gate {addr} on chain {chain_id} is attested (it takes answers only with {k} of {n} attestor signatures): give each attestor's URL with --attestor")]
+    NoAttestors { addr: Address, chain_id: u64, k: u8, n: usize },
+    #[error("gate {addr} on chain {chain_id} is relayed: it takes no attested answers, so --attestor has nothing to do; drop it, or point --gate at an attested gate")]
+    AttestorsOnRelayed { addr: Address, chain_id: u64 },
+    #[error("reading gate {addr}'s attestor set failed")]
+    AttestorSet {
+        addr: Address,
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
     #[error("no key: set {key_var} (hex) or pass --keystore FILE with {password_var}")]
     MissingKey { key_var: &'static str, password_var: &'static str },
     #[error(
@@ -201,17 +209,31 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
     contract.paramsHash().call().await.map_err(call_failed("paramsHash"))
 }
 
-/// Refuses an attested gate (issue 35): it reverts every `submitVerdict`, so a keeper that
-/// relays answers would only burn gas on it.
-pub async fn require_relayed(provider: &DynProvider, gate: Address, chain_id: u64) -> Result<()> {
-    let mode = IRiskGate::new(gate, provider).gateMode().call().await.map_err(|e| {
-        ChainError::NotAGateCall { addr: gate, chain_id, call: "gateMode", source: Box::new(e) }
-    })?;
-    if mode == IRiskGate::GateMode::Relayed {
-        Ok(())
-    } else {
-        Err(ChainError::AttestedGate { addr: gate, chain_id })
-    }
+/// The gate's mode (issue 35): who may submit its decisions.
+pub async fn gate_mode(
+    provider: &DynProvider,
+    gate: Address,
+    chain_id: u64,
+) -> Result<IRiskGate::GateMode> {
+    IRiskGate::new(gate, provider).gateMode().call().await.map_err(|e| ChainError::NotAGateCall {
+        addr: gate,
+        chain_id,
+        call: "gateMode",
+        source: Box::new(e),
+    })
+}
+
+/// An attested gate's attestor set: its address and settings (signers ascending, threshold,
+/// read age, slippage), as the set reports them.
+pub async fn attestor_set(
+    provider: &DynProvider,
+    gate: Address,
+) -> Result<(Address, attestation::IAttestorSetView::Attestors)> {
+    let err = |e| ChainError::AttestorSet { addr: gate, source: Box::new(e) };
+    let set = IRiskGate::new(gate, provider).attestorSet().call().await.map_err(err)?;
+    let settings =
+        attestation::IAttestorSetView::new(set, provider).attestors().call().await.map_err(err)?;
+    Ok((set, settings))
 }
 
 alloy::sol! {

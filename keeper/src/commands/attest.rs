@@ -102,7 +102,10 @@ pub async fn run(
     if g.gateMode().call().await.map_err(set_err)? != IRiskGate::GateMode::Attested {
         return Err(AttestError::RelayedGate { gate, chain_id });
     }
-    let set = IAttestorSetView::new(g.attestorSet().call().await.map_err(set_err)?, &provider);
+    let set = attestation::IAttestorSetView::new(
+        g.attestorSet().call().await.map_err(set_err)?,
+        &provider,
+    );
     let settings = set.attestors().call().await.map_err(set_err)?;
     if !settings.signers.contains(&signer.address()) {
         let listed = settings.signers.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -155,21 +158,6 @@ pub async fn run(
         .map_err(AttestError::Serve)
 }
 
-alloy::sol! {
-    /// The attestor set's views this process reads (`IAttestorSet`).
-    #[sol(rpc)]
-    interface IAttestorSetView {
-        struct Attestors {
-            address[] signers;
-            uint8 threshold;
-            uint32 maxReadAge;
-            uint16 maxSlippageBps;
-        }
-        function attestors() external view returns (Attestors memory);
-        function domainSeparator() external view returns (bytes32);
-    }
-}
-
 async fn health(State(a): State<Arc<Attestor>>) -> Response {
     Json(serde_json::json!({
         "signer": a.signer.address(),
@@ -203,7 +191,7 @@ async fn attest(
                 market = %signed.market,
                 read_block = signed.read_block,
                 prompt_hash = %signed.read.prompt_hash,
-                verdict = crate::engine::quote::gate_verdict(&signed.raw),
+                verdict = crate::domain::decision::gate_verdict(&signed.raw),
                 "attested"
             );
             Json(signed).into_response()

@@ -8,7 +8,8 @@ use crate::{
     chain::reads,
     domain::config::{RunConfig, SavedGate},
     engine::{Engine, GateRef, Result, RunError},
-    inference::Model,
+    inference::{attestors::Panel, Model},
+    kit::bindings::IRiskGate,
     record,
 };
 use alloy::providers::DynProvider;
@@ -48,7 +49,7 @@ pub async fn run(
         }
     };
     chain::check_gate(&reader, gate, chain_id).await?;
-    chain::require_relayed(&reader, gate, chain_id).await?;
+    let panel = panel(&cfg, &reader, gate, chain_id).await?;
     let factory = reads::gate_factory(&reader, gate).await?;
     let results =
         cfg.results.clone().unwrap_or_else(|| record::default_results_dir(root, chain_id, gate));
@@ -70,6 +71,7 @@ pub async fn run(
         .dry_run(cfg.dry_run)
         .strategy_text(cfg.strategy_text.clone())
         .model(model)
+        .panel(panel)
         .resend_after(cfg.resend_after);
     let builder = if cfg.dry_run {
         let keeper = crate::kit::bindings::IRiskGate::new(gate, &reader)
@@ -104,6 +106,42 @@ pub async fn run(
     }
     info!(peak_rss_kib = peak_rss_kib().unwrap_or(0), "keeper stopped");
     outcome
+}
+
+/// Who answers for `gate`: its attestors on an attested gate (each from `--attestor`), the
+/// model on a relayed one. Refuses an attested gate without attestors and a relayed one with.
+async fn panel(
+    cfg: &RunConfig,
+    reader: &DynProvider,
+    gate: alloy::primitives::Address,
+    chain_id: u64,
+) -> Result<Option<Panel>> {
+    let mode = chain::gate_mode(reader, gate, chain_id).await?;
+    if mode != IRiskGate::GateMode::Attested {
+        if !cfg.attestors.is_empty() {
+            return Err(chain::ChainError::AttestorsOnRelayed { addr: gate, chain_id }.into());
+        }
+        return Ok(None);
+    }
+    let (_, settings) = chain::attestor_set(reader, gate).await?;
+    if cfg.attestors.is_empty() {
+        let (k, n) = (settings.threshold, settings.signers.len());
+        return Err(chain::ChainError::NoAttestors { addr: gate, chain_id, k, n }.into());
+    }
+    let panel = Panel::new(
+        cfg.attestors.clone(),
+        chain_id,
+        gate,
+        settings.signers,
+        usize::from(settings.threshold),
+        cfg.attestor_timeout,
+    )?;
+    info!(
+        attestors = panel.urls().len(),
+        k = panel.threshold(),
+        "an attested gate: its attestors answer"
+    );
+    Ok(Some(panel))
 }
 
 /// This process's peak resident set (VmHWM, KiB), from /proc (None where there is none). Its

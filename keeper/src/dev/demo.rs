@@ -431,6 +431,7 @@ async fn scenarios(
                 prompt_hash: prompt.hash(),
                 note,
                 read: head,
+                attested: None,
             });
         }
         steps::submit(&mut k, answers).await?;

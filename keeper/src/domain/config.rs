@@ -252,6 +252,10 @@ pub struct RunConfig {
     pub max_outage: Option<Duration>,
     /// None: the gate saved in deployments/<chain-id>.json.
     pub gate: Option<Address>,
+    /// An attested gate's attestors (`keeper attest` base URLs); empty for a relayed gate.
+    pub attestors: Vec<String>,
+    /// How long each attestor is given per ask.
+    pub attestor_timeout: Duration,
 }
 
 /// What the saved deployment of the connected chain says (`deployments/<chain-id>.json`), read

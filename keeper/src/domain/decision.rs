@@ -4,7 +4,10 @@
 //! record the follower rebuilds from logs. Nothing here talks to a node or a disk; the
 //! recorder keeps only decoding, the hash chain and rendering.
 
-use crate::kit::bindings::IRiskGate::{self, Quote};
+use crate::kit::bindings::{
+    verdict,
+    IRiskGate::{self, Quote},
+};
 use alloy::primitives::{Address, Bytes, TxHash, B256, U256};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -45,6 +48,29 @@ pub struct GateFacts {
     pub symbol: String,
 }
 
+/// Bytes the gate trims from both ends of an answer: tab, LF, CR, space, `"` and `'`.
+const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];
+
+/// Longest answer the gate looks at (`VerdictParser.MAX_RAW_LENGTH`, the same 64 bytes as
+/// the head a `Decision` log carries).
+const MAX_RAW_LENGTH: usize = crate::kit::bindings::RAW_HEAD_BYTES;
+
+/// The verdict the gate will read from `raw`: `verdict::INVALID` when it will not parse.
+pub fn gate_verdict(raw: &str) -> u8 {
+    let bytes = raw.as_bytes();
+    if bytes.len() > MAX_RAW_LENGTH {
+        return verdict::INVALID;
+    }
+    let start = bytes.iter().position(|b| !TRIM.contains(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !TRIM.contains(b)).map_or(start, |i| i + 1);
+    match &bytes[start..end.max(start)] {
+        b"ABSTAIN" => verdict::ABSTAIN,
+        b"BUY_UP" => verdict::BUY_UP,
+        b"BUY_DOWN" => verdict::BUY_DOWN,
+        _ => verdict::INVALID,
+    }
+}
+
 /// A model answer ready to submit, with the keeper's quote for it and the read it came from.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -54,6 +80,28 @@ pub struct Answer {
     pub quote: Quote,
     pub note: Annotation,
     pub read: BlockRef,
+    /// On an attested gate: the signed answers the call carries (`raw` is then the one the
+    /// gate will show, `prompt_hash` the attested one, and the quote's deadline the signed one).
+    pub attested: Option<Attestations>,
+}
+
+/// What an attested submission carries besides the pinned arguments (issue 35): each
+/// attestor's answer and signature, in ascending signer order as the gate requires, and the
+/// book every one of them signed (the best bid and ask at the read block; the prompt's hash is
+/// the submission's own). Journalled with the submission, so a re-send rebuilds the same call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attestations {
+    pub best_bid: U256,
+    pub best_ask: U256,
+    /// The signers, ascending; `raws[i]` and `sigs[i]` are `signers[i]`'s.
+    pub signers: Vec<Address>,
+    /// The answers verbatim (hostile text).
+    pub raws: Vec<String>,
+    /// 65 bytes each.
+    pub sigs: Vec<Bytes>,
+    /// The model each attestor named, in the same order (shown, never trusted).
+    #[serde(default)]
+    pub models: Vec<String>,
 }
 
 /// A market the model gave no answer about: the ask (or the read before it) failed.

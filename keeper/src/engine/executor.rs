@@ -6,16 +6,22 @@
 
 use super::{collector::Closing, GateRef, Result};
 use crate::{
+    chain::attestation,
     chain::follower::{self, Step},
     chain::journal::{
         Entry, Journal, Outcome, OwnCall, OwnKind, QuoteSent, Submission, Tracked, TrackedOwn,
     },
     chain::sender::{self as tx, BroadcastError, ExecError, Fees, Mined, Refusal, Sender},
-    domain::decision::{Annotation, Answer, BlockRef, ChainRecord, Failure, Submitted},
-    kit::bindings::IRiskGate::{self, Quote},
+    domain::decision::{
+        gate_verdict, Annotation, Answer, Attestations, BlockRef, ChainRecord, Failure, Submitted,
+    },
+    kit::bindings::{
+        verdict,
+        IRiskGate::{self, Quote},
+    },
 };
 use alloy::{
-    primitives::{Address, Bytes, U256},
+    primitives::{Address, Bytes, B256, U256},
     providers::{DynProvider, Provider},
     rpc::types::TransactionReceipt,
     signers::local::PrivateKeySigner,
@@ -247,18 +253,16 @@ impl Executor {
     /// would publish instead.
     pub async fn submit(&mut self, a: Answer) -> Result<Option<u64>> {
         let gate = self.gate.gate;
+        let (input, call, cap) = submit_call(
+            a.market,
+            &a.raw,
+            a.prompt_hash,
+            a.read.number,
+            &a.quote,
+            a.attested.as_ref(),
+        );
         if self.policy.dry_run {
-            let sim = tx::simulate_submit(
-                &self.provider,
-                gate,
-                self.keeper,
-                a.market,
-                &a.raw,
-                a.prompt_hash,
-                a.read.number,
-                &a.quote,
-            )
-            .await;
+            let sim = tx::simulate_submit(&self.provider, gate, self.keeper, &input, call).await;
             let line = serde_json::json!({
                 "dry_run": true,
                 "market": a.market.to_checksum(None),
@@ -269,6 +273,7 @@ impl Executor {
                     "max_price_paid": a.quote.maxPricePaid.to_string(),
                     "deadline": a.quote.deadline,
                 },
+                "attestors": a.attested.as_ref().map(|at| &at.signers),
                 "would_publish_reason": sim.as_ref().ok(),
                 "would_revert": sim.as_ref().err().map(|e| crate::error_chain(e)),
             });
@@ -276,9 +281,11 @@ impl Executor {
             return Ok(None);
         }
         // An answer the chain would refuse as expired is never sent: an off-chain row says so,
-        // and the market is asked again when due. (An ABSTAIN or an unparseable answer carries
-        // no deadline; the gate publishes it whenever it lands.)
-        if a.quote.deadline != 0 {
+        // and the market is asked again when due. (The gate publishes an ABSTAIN or an
+        // unparseable answer whenever it lands: a relayed one carries no deadline, and the
+        // deadline an attested one carries, signed, is not looked at.)
+        let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
+        if a.quote.deadline != 0 && buys {
             if let Ok(head) = follower::head(&self.provider).await {
                 let next = follower::next_block_time(&self.provider, &head).await;
                 if next > a.quote.deadline {
@@ -307,14 +314,10 @@ impl Executor {
             }
             Err(e) => return self.not_sent(a, &e),
         };
-        let input = tx::submit_calldata(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote);
         // Gas from the pending state's estimate plus the margin, capped at the worst case of one
         // IOC at the match cap. A call the estimate shows reverting is never signed: it is an
         // off-chain row with the decoded revert, and the market is asked again when due.
-        let cap = tx::submit_gas_cap(&a.raw);
-        let gas = match tx::gas_for(&self.provider, "submitVerdict", self.keeper, gate, &input, cap)
-            .await
-        {
+        let gas = match tx::gas_for(&self.provider, call, self.keeper, gate, &input, cap).await {
             Ok(g) => g,
             Err(e) => {
                 warn!(market = %a.market, error = %crate::error_chain(&e), "submission not sent");
@@ -341,6 +344,7 @@ impl Executor {
                 read_block: a.read.number,
                 read_time: a.read.time,
                 note: a.note.clone(),
+                attested: a.attested.clone(),
             };
             // On disk before it is sent: a crash from here on leaves a pending submission that
             // a restart follows, never a decision the keeper does not know it made.
@@ -869,7 +873,41 @@ impl Executor {
 /// A submission's calldata, as signed.
 fn calldata(sub: &Submission) -> Bytes {
     let quote = Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline };
-    tx::submit_calldata(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote)
+    let at = sub.attested.as_ref();
+    submit_call(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote, at).0
+}
+
+/// One submission's call: its data, the entry point's name, and the most gas it is signed
+/// with. A relayed answer is `submitVerdict`; an attested one `submitAttested` with every
+/// signed answer and the read they signed appended.
+fn submit_call(
+    market: Address,
+    raw: &str,
+    prompt_hash: B256,
+    read_block: u64,
+    quote: &Quote,
+    attested: Option<&Attestations>,
+) -> (Bytes, &'static str, u64) {
+    match attested {
+        None => (
+            tx::submit_calldata(market, raw, prompt_hash, read_block, quote),
+            "submitVerdict",
+            tx::submit_gas_cap(raw),
+        ),
+        Some(at) => {
+            let read =
+                attestation::Read { prompt_hash, best_bid: at.best_bid, best_ask: at.best_ask };
+            let data = attestation::submit_calldata(
+                market,
+                read_block,
+                &at.raws,
+                &at.sigs,
+                quote.clone(),
+                &read,
+            );
+            (data, "submitAttested", tx::submit_attested_gas_cap(&at.raws))
+        }
+    }
 }
 
 /// The receipt of whichever of a submission's transactions was mined (latest attempt first),

@@ -75,6 +75,8 @@ pub enum RunError {
     Inference(#[from] model::InferenceError),
     #[error(transparent)]
     Exec(#[from] crate::chain::sender::ExecError),
+    #[error(transparent)]
+    Panel(#[from] model::attestors::PanelError),
     #[error(
         "the node kept failing for {secs} s, past --max-outage (its last failure follows); every \
          row is on disk"
@@ -165,6 +167,7 @@ impl Engine {
             dry_run: false,
             strategy_text: String::new(),
             model: Model::Builtin,
+            panel: None,
             resend_after: Duration::from_secs(30),
             one_at_a_time: false,
         }
@@ -368,6 +371,7 @@ pub struct EngineBuilder {
     dry_run: bool,
     strategy_text: String,
     model: Model,
+    panel: Option<model::attestors::Panel>,
     resend_after: Duration,
     one_at_a_time: bool,
 }
@@ -447,6 +451,12 @@ impl EngineBuilder {
         self
     }
 
+    /// An attested gate's attestors, asked instead of the model ([`Strategy::set_panel`]).
+    pub fn panel(mut self, panel: Option<model::attestors::Panel>) -> Self {
+        self.panel = panel;
+        self
+    }
+
     pub fn strategy_text(mut self, text: String) -> Self {
         self.strategy_text = text;
         self
@@ -498,6 +508,9 @@ impl EngineBuilder {
         }
         if let Some(saved) = health {
             strategy.restore_health(saved);
+        }
+        if let Some(panel) = self.panel {
+            strategy.set_panel(panel);
         }
         let mut executor =
             Executor::new(self.provider, gate, self.keeper, self.signer, journal, policy);

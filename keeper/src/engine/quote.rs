@@ -9,32 +9,10 @@
 use crate::{
     chain::reads::MarketState,
     domain::config::QuotePolicy,
+    domain::decision::gate_verdict,
     kit::bindings::{verdict, IRiskGate::Quote, BPS, PRICE_ONE},
 };
 use alloy::primitives::U256;
-
-/// Bytes the gate trims from both ends of an answer: tab, LF, CR, space, `"` and `'`.
-const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];
-
-/// Longest answer the gate looks at (`VerdictParser.MAX_RAW_LENGTH`, the same 64 bytes as
-/// the head a `Decision` log carries).
-const MAX_RAW_LENGTH: usize = crate::kit::bindings::RAW_HEAD_BYTES;
-
-/// The verdict the gate will read from `raw`: `verdict::INVALID` when it will not parse.
-pub fn gate_verdict(raw: &str) -> u8 {
-    let bytes = raw.as_bytes();
-    if bytes.len() > MAX_RAW_LENGTH {
-        return verdict::INVALID;
-    }
-    let start = bytes.iter().position(|b| !TRIM.contains(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !TRIM.contains(b)).map_or(start, |i| i + 1);
-    match &bytes[start..end.max(start)] {
-        b"ABSTAIN" => verdict::ABSTAIN,
-        b"BUY_UP" => verdict::BUY_UP,
-        b"BUY_DOWN" => verdict::BUY_DOWN,
-        _ => verdict::INVALID,
-    }
-}
 
 /// The price of the chosen side's token in the book the model was shown: the best ask for UP,
 /// `1e6 − best bid` for DOWN (0 when the bid is at or above certainty, as the gate saturates).

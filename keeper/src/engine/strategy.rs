@@ -11,8 +11,11 @@ use super::{
 use crate::{
     chain::reads::{MarketInfo, MarketState},
     domain::config::QuotePolicy,
-    domain::decision::{Annotation, Answer, BlockRef, Failure, Unanswered, WhyUnanswered},
+    domain::decision::{
+        Annotation, Answer, Attestations, BlockRef, Failure, Unanswered, WhyUnanswered,
+    },
     inference::{
+        attestors::{Outcome, Panel},
         prompt::{strategy_hash, ReadAt},
         Model, Prompt,
     },
@@ -36,6 +39,8 @@ pub struct Strategy {
     /// `--concurrency`: asks in flight at most (also capped by the server's slots).
     concurrency: usize,
     health: InferenceHealth,
+    /// On an attested gate: its attestors, asked instead of the model.
+    panel: Option<Arc<Panel>>,
 }
 
 /// Which markets are asked this cycle, and why the others are not.
@@ -61,7 +66,17 @@ impl Strategy {
         concurrency: usize,
     ) -> Self {
         let health = InferenceHealth::default();
-        Self { model: Arc::new(model), text, policy, reask_secs, concurrency, health }
+        Self { model: Arc::new(model), text, policy, reask_secs, concurrency, health, panel: None }
+    }
+
+    /// Asks the attestors of an attested gate instead of the model: each answer is then the
+    /// set of signed answers they gave ([`Panel::ask`]).
+    pub fn set_panel(&mut self, panel: Panel) {
+        self.panel = Some(Arc::new(panel));
+    }
+
+    pub fn panel(&self) -> Option<&Panel> {
+        self.panel.as_deref()
     }
 
     /// The model asked from the next cycle on.
@@ -95,6 +110,15 @@ impl Strategy {
     /// The annotation every row answered by the strategy's model carries.
     pub fn note(&self, scenario: Option<&str>) -> Annotation {
         let model = &self.model;
+        if self.panel.is_some() {
+            // The attestors' own models are named per answer ([`ask_attested`]).
+            return Annotation {
+                provider: Some(ATTESTORS.to_string()),
+                strategy_hash: Some(strategy_hash(&self.text).to_string()),
+                scenario: scenario.map(str::to_string),
+                ..Annotation::default()
+            };
+        }
         Annotation {
             provider: Some(model.name().to_string()),
             model: Some(model.model()),
@@ -108,6 +132,10 @@ impl Strategy {
     /// server says it decodes at once (an ask beyond them only queues at the server, where its
     /// inference timeout runs while it waits).
     pub fn ask_limit(&self) -> usize {
+        if self.panel.is_some() {
+            // Each attestor bounds its own model; the keeper only holds connections open.
+            return self.concurrency.max(1);
+        }
         self.concurrency.max(1).min(self.model.slots().unwrap_or(usize::MAX))
     }
 
@@ -153,6 +181,7 @@ impl Strategy {
             policy: self.policy,
             limit: self.ask_limit(),
             model: Arc::clone(&self.model),
+            panel: self.panel.clone(),
             cancel,
             waiting: Vec::new().into_iter(),
             inflight: FuturesUnordered::new(),
@@ -232,6 +261,7 @@ pub struct Asks<'a> {
     policy: QuotePolicy,
     limit: usize,
     model: Arc<Model>,
+    panel: Option<Arc<Panel>>,
     cancel: &'a CancellationToken,
     waiting: std::vec::IntoIter<MarketState>,
     inflight: FuturesUnordered<BoxFuture<'a, Asked>>,
@@ -252,7 +282,13 @@ impl<'a> Asks<'a> {
     pub fn send_one(&mut self, book: Book) {
         let (note, text, policy) = (self.note.clone(), self.text.clone(), self.policy);
         let (model, cancel) = (Arc::clone(&self.model), self.cancel);
-        self.inflight.push(Box::pin(ask_one(note, text, policy, book, model, cancel)));
+        match &self.panel {
+            Some(panel) => {
+                let panel = Arc::clone(panel);
+                self.inflight.push(Box::pin(ask_attested(note, text, policy, book, panel, cancel)))
+            }
+            None => self.inflight.push(Box::pin(ask_one(note, text, policy, book, model, cancel))),
+        }
     }
 
     /// The annotation of every row these asks write, failures included.
@@ -333,6 +369,7 @@ async fn ask_one(
                 prompt_hash,
                 note,
                 read,
+                attested: None,
             })
         }
         Err(e) => Err(Unanswered {
@@ -343,4 +380,100 @@ async fn ask_one(
             cause: WhyUnanswered::Model,
         }),
     })
+}
+
+/// The provider an attested row names: its answers came from the gate's attestors.
+pub const ATTESTORS: &str = "attestors";
+
+/// One attested ask: every attestor asked about `book`'s market at its read block
+/// ([`Panel::ask`]). With `k` usable answers, the answer submitted carries all of them, the
+/// one the gate will show as `raw`, the attested prompt hash, and the keeper's quote (the
+/// price it read at the same block plus its slippage; the gate tightens it further to the
+/// attested price plus its own) with the deadline the attestors signed. With fewer, no answer:
+/// a row naming each attestor left out and why. None when the market is final; a shutdown
+/// while the attestors are asked drops the ask, with a row.
+async fn ask_attested(
+    note: Annotation,
+    text: String,
+    policy: QuotePolicy,
+    book: Book,
+    panel: Arc<Panel>,
+    cancel: &CancellationToken,
+) -> Asked {
+    let Book { state: st, read, send_time } = book;
+    let market = st.info.address;
+    if st.finalized {
+        return None;
+    }
+    let asked = tokio::select! {
+        _ = cancel.cancelled() => {
+            return Some(Err(Unanswered {
+                market,
+                prompt_hash: None,
+                error: SHUTDOWN_DROPPED.to_string(),
+                detail: Default::default(),
+                cause: WhyUnanswered::Shutdown,
+            }))
+        }
+        o = panel.ask(market, read.number) => o,
+    };
+    let k = panel.threshold();
+    let g = match asked {
+        Outcome::Ready(g) => g,
+        Outcome::Short(g) => {
+            let error = format!(
+                "not submitted: {} usable attested answer(s) over one read, {k} needed; not \
+                 answered: {}",
+                g.answers.len(),
+                g.missing_line()
+            );
+            return Some(Err(Unanswered {
+                market,
+                prompt_hash: g.read().map(|(r, _)| r.prompt_hash),
+                error,
+                detail: Default::default(),
+                cause: WhyUnanswered::Model,
+            }));
+        }
+    };
+    let ((signed, deadline), shown) = match (g.read(), g.shown(k)) {
+        (Some(r), Some(a)) => (r, a.raw.clone()),
+        _ => unreachable!("a ready gathering holds k >= 1 answers"),
+    };
+    let mut quote = policy.quote(&shown, &st, send_time);
+    quote.deadline = deadline;
+    let mut note = note;
+    let mut models: Vec<String> = g.answers.iter().map(|a| a.model.clone()).collect();
+    models.dedup();
+    note.model = Some(models.join(", "));
+    // The prompt the attestors signed, shown when the keeper renders the same bytes from its
+    // own read of the same block (its strategy text the same as theirs).
+    let at = ReadAt { block: read.number, time: read.time };
+    if let Ok(p) = Prompt::render(&text, &st, at) {
+        if p.hash() == signed.prompt_hash {
+            note.prompt = Some(p.user.clone());
+        } else {
+            warn!(%market, attested = %signed.prompt_hash, own = %p.hash(), "the attestors signed another prompt than this keeper renders: its strategy text differs from theirs");
+        }
+    }
+    if !g.missing.is_empty() {
+        info!(%market, missing = %g.missing_line(), "submitting k attested answers; some attestors did not answer");
+    }
+    let attested = Attestations {
+        best_bid: signed.best_bid,
+        best_ask: signed.best_ask,
+        signers: g.answers.iter().map(|a| a.signer).collect(),
+        raws: g.answers.iter().map(|a| a.raw.clone()).collect(),
+        sigs: g.answers.iter().map(|a| a.signature.clone()).collect(),
+        models: g.answers.iter().map(|a| a.model.clone()).collect(),
+    };
+    Some(Ok(Answer {
+        market,
+        raw: shown,
+        prompt_hash: signed.prompt_hash,
+        quote,
+        note,
+        read,
+        attested: Some(attested),
+    }))
 }

@@ -5,10 +5,11 @@
 //!
 //! The inference layer: the prompt's rendering ([`prompt`]) and the providers ([`builtin`]
 //! rules, an OpenAI-compatible server in [`openai`] with the bundled model server's client, and
-//! scripted [`replay`]).
+//! scripted [`replay`]), and an attested gate's [`attestors`] asked k of n.
 //!
 //! May import: chain, record, domain, kit.
 
+pub mod attestors;
 pub mod builtin;
 pub mod openai;
 pub mod prompt;

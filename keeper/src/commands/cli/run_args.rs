@@ -178,6 +178,14 @@ pub struct RunArgs {
     /// seconds; without it an outage is waited out with a bounded backoff.
     #[arg(long, env = "KEEPER_MAX_OUTAGE_SECS")]
     pub max_outage_secs: Option<u64>,
+    /// An attested gate's attestor, as the base URL of its `keeper attest` (repeat the flag,
+    /// or a comma-separated KEEPER_ATTESTORS): every one is asked about each due market at
+    /// once, and the answers go out once k agree. Not for a relayed gate.
+    #[arg(long = "attestor", env = "KEEPER_ATTESTORS", value_delimiter = ',')]
+    pub attestors: Vec<String>,
+    /// Seconds each attestor is given to answer one ask.
+    #[arg(long, default_value_t = 30, env = "KEEPER_ATTESTOR_TIMEOUT_SECS")]
+    pub attestor_timeout_secs: u64,
 }
 
 impl RunArgs {
@@ -213,6 +221,8 @@ impl RunArgs {
             resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
             gate: self.gate.gate,
+            attestors: self.attestors.iter().filter(|u| !u.trim().is_empty()).cloned().collect(),
+            attestor_timeout: Duration::from_secs(self.attestor_timeout_secs.max(1)),
         })
     }
 }

@@ -1,0 +1,309 @@
+//! Who answers on an attested gate (issue 35): not a model the keeper asks, but the gate's
+//! attestors, each a `keeper attest` process with its own key, node and model. The keeper asks
+//! every configured attestor at once about one market at one read block, each with a timeout,
+//! checks what comes back the way the gate will (the signer is one of the gate's, the signature
+//! recovers to it over what it claims to have signed, for this chain, gate, market and block),
+//! and stops as soon as `k` of them answered the same verdict over the same read. With fewer than
+//! `k` usable answers when the last one is in or timed out, nothing is submitted: the caller
+//! writes an off-chain row naming every attestor that did not answer, and why.
+//!
+//! Adversary: a compromised or broken attestor (fewer than `k`). Whatever it returns (a forged
+//! or malformed reply, another read, a signature of someone else) is left out and named; it can
+//! delay a decision by the timeout at most, never make one.
+
+use crate::{
+    chain::attestation::{AttestRequest, Attested, Read},
+    domain::decision::gate_verdict,
+    kit::bindings::verdict,
+};
+use alloy::primitives::Address;
+use futures::{stream::FuturesUnordered, StreamExt};
+use std::{collections::BTreeMap, time::Duration};
+
+/// The attestors of one gate, as the keeper reaches them.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    client: reqwest::Client,
+    /// Each attestor's base URL (`POST {url}/attest`).
+    urls: Vec<String>,
+    chain_id: u64,
+    gate: Address,
+    /// The gate's attestors, as its set reports them.
+    set: Vec<Address>,
+    /// `k`: agreeing answers needed.
+    threshold: usize,
+    /// How long each attestor is given.
+    timeout: Duration,
+}
+
+/// An attestor whose answer is not in the call, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub attestor: String,
+    pub why: String,
+}
+
+/// What the attestors gave about one market at one read block.
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    /// The answers to submit, ascending by signer (as the gate requires), all over one read
+    /// and one deadline.
+    pub answers: Vec<Attested>,
+    /// Every asked attestor whose answer is not among them, with why (not waited for once `k`
+    /// agreed is not missing).
+    pub missing: Vec<Missing>,
+}
+
+impl Gathered {
+    /// The read every answer signed (None when there is no answer).
+    pub fn read(&self) -> Option<(Read, u64)> {
+        self.answers.first().map(|a| (a.read, a.deadline))
+    }
+
+    /// The verdict at least `k` answers gave, when exactly one did.
+    pub fn winner(&self, k: usize) -> Option<u8> {
+        let mut counts = [0usize; 3];
+        for a in &self.answers {
+            if let Some(c) = counts.get_mut(usize::from(gate_verdict(&a.raw))) {
+                *c += 1;
+            }
+        }
+        let reached: Vec<u8> = (0u8..3).filter(|&v| counts[usize::from(v)] >= k.max(1)).collect();
+        (reached.len() == 1).then(|| reached[0])
+    }
+
+    /// The answer the gate will show: the first (by signer) giving the verdict taken, else the
+    /// first.
+    pub fn shown(&self, k: usize) -> Option<&Attested> {
+        match self.winner(k) {
+            Some(v) => self.answers.iter().find(|a| gate_verdict(&a.raw) == v),
+            None => self.answers.first(),
+        }
+    }
+
+    /// The attestors left out, on one line.
+    pub fn missing_line(&self) -> String {
+        self.missing
+            .iter()
+            .map(|m| format!("{} ({})", m.attestor, m.why))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The end of one round of asks.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// At least `k` usable answers over one read: submit them (the gate decides, 22 included
+    /// when they split).
+    Ready(Gathered),
+    /// Fewer than `k`: nothing to submit.
+    Short(Gathered),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PanelError {
+    #[error("cannot build the attestors' HTTP client")]
+    Client(#[source] reqwest::Error),
+    #[error("no attestor configured for attested gate {gate}: give each one's URL with --attestor (its set holds {n} signers, {k} must agree)")]
+    NoAttestors { gate: Address, n: usize, k: usize },
+    #[error("--attestor {url} is not an http(s) URL")]
+    BadUrl { url: String },
+    #[error("{urls} attestors are configured, fewer than the gate's threshold {k}: no decision could ever be attested")]
+    BelowThreshold { urls: usize, k: usize },
+}
+
+impl Panel {
+    /// The attestors at `urls` of `gate` (on `chain_id`), whose set holds `set` and needs
+    /// `threshold` agreeing answers; each is given `timeout`.
+    pub fn new(
+        urls: Vec<String>,
+        chain_id: u64,
+        gate: Address,
+        set: Vec<Address>,
+        threshold: usize,
+        timeout: Duration,
+    ) -> Result<Self, PanelError> {
+        if urls.is_empty() {
+            return Err(PanelError::NoAttestors { gate, n: set.len(), k: threshold });
+        }
+        let mut clean = Vec::new();
+        for url in urls {
+            let u = url.trim_end_matches('/').to_string();
+            match reqwest::Url::parse(&u) {
+                Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some() => {
+                    clean.push(u)
+                }
+                _ => return Err(PanelError::BadUrl { url }),
+            }
+        }
+        if clean.len() < threshold {
+            return Err(PanelError::BelowThreshold { urls: clean.len(), k: threshold });
+        }
+        let client =
+            reqwest::Client::builder().timeout(timeout).build().map_err(PanelError::Client)?;
+        Ok(Self { client, urls: clean, chain_id, gate, set, threshold, timeout })
+    }
+
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+
+    pub fn urls(&self) -> &[String] {
+        &self.urls
+    }
+
+    /// Asks every attestor about `market` at `read_block`, all at once, and gathers their
+    /// answers until `k` agree over one read or every ask has ended (answered, refused or timed
+    /// out).
+    pub async fn ask(&self, market: Address, read_block: u64) -> Outcome {
+        let req = AttestRequest { chain_id: self.chain_id, gate: self.gate, market, read_block };
+        let mut inflight: FuturesUnordered<_> = self
+            .urls
+            .iter()
+            .map(|url| async move { (url.clone(), self.ask_one(url, &req).await) })
+            .collect();
+        // Usable answers, grouped by what they signed besides the answer (read and deadline).
+        let mut groups: BTreeMap<(Read, u64), Vec<(String, Attested)>> = BTreeMap::new();
+        let mut missing = Vec::new();
+        let mut seen: BTreeMap<Address, String> = BTreeMap::new();
+        while let Some((url, got)) = inflight.next().await {
+            let a = match got.and_then(|a| self.check(a, &req)) {
+                Ok(a) => a,
+                Err(why) => {
+                    missing.push(Missing { attestor: url, why });
+                    continue;
+                }
+            };
+            if let Some(first) = seen.get(&a.signer) {
+                let why = format!("signer {} already answered through {first}", a.signer);
+                missing.push(Missing { attestor: url, why });
+                continue;
+            }
+            seen.insert(a.signer, url.clone());
+            let key = (a.read, a.deadline);
+            let group = groups.entry(key).or_default();
+            group.push((url, a));
+            let v = gate_verdict(&group.last().expect("just pushed").1.raw);
+            let agreeing = group.iter().filter(|(_, g)| gate_verdict(&g.raw) == v).count();
+            if v != verdict::INVALID && agreeing >= self.threshold {
+                return Outcome::Ready(self.gathered(groups, missing, key));
+            }
+        }
+        // Every ask ended: the largest group (ties: the one with the lowest signer, so the
+        // choice does not depend on arrival order).
+        let best = groups
+            .iter()
+            .max_by(|(_, x), (_, y)| x.len().cmp(&y.len()).then_with(|| lowest(y).cmp(&lowest(x))))
+            .map(|(k, _)| *k);
+        let Some(best) = best else {
+            return Outcome::Short(Gathered { answers: Vec::new(), missing });
+        };
+        let g = self.gathered(groups, missing, best);
+        if g.answers.len() >= self.threshold {
+            Outcome::Ready(g)
+        } else {
+            Outcome::Short(g)
+        }
+    }
+
+    /// The group `best` as the answers, every other group's answers named as missing.
+    fn gathered(
+        &self,
+        groups: BTreeMap<(Read, u64), Vec<(String, Attested)>>,
+        mut missing: Vec<Missing>,
+        best: (Read, u64),
+    ) -> Gathered {
+        let mut answers = Vec::new();
+        for (key, group) in groups {
+            for (url, a) in group {
+                if key == best {
+                    answers.push(a);
+                } else {
+                    let why = format!(
+                        "signed another read (prompt {}, bid {}, ask {}, deadline {}) than the \
+                         others (prompt {}, deadline {}): different strategy text or answer ttl?",
+                        key.0.prompt_hash,
+                        key.0.best_bid,
+                        key.0.best_ask,
+                        key.1,
+                        best.0.prompt_hash,
+                        best.1
+                    );
+                    missing.push(Missing { attestor: url, why });
+                }
+            }
+        }
+        answers.sort_by_key(|a| a.signer);
+        missing.sort_by(|a, b| a.attestor.cmp(&b.attestor));
+        Gathered { answers, missing }
+    }
+
+    /// One attestor's reply, or why there is none.
+    async fn ask_one(&self, url: &str, req: &AttestRequest) -> Result<Attested, String> {
+        let secs = self.timeout.as_secs_f64();
+        let sent = self.client.post(format!("{url}/attest")).json(req).send();
+        let resp = match tokio::time::timeout(self.timeout, sent).await {
+            Err(_) => return Err(format!("no answer within {secs} s")),
+            Ok(Err(e)) if e.is_timeout() => return Err(format!("no answer within {secs} s")),
+            Ok(Err(e)) => return Err(format!("unreachable: {}", crate::error_chain(&e))),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        let body = match tokio::time::timeout(self.timeout, resp.bytes()).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(e)) => return Err(format!("reply unreadable: {}", crate::error_chain(&e))),
+            Err(_) => return Err(format!("reply not complete within {secs} s")),
+        };
+        if !status.is_success() {
+            let said = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+                .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+            return Err(format!("refused (HTTP {}): {}", status.as_u16(), short(&said)));
+        }
+        serde_json::from_slice::<Attested>(&body)
+            .map_err(|e| format!("reply is not a signed answer: {e}"))
+    }
+
+    /// `a` if the gate would count it for `req`: the same chain, gate, market and block, a
+    /// signer of the set, and a signature that recovers to it.
+    fn check(&self, a: Attested, req: &AttestRequest) -> Result<Attested, String> {
+        if a.chain_id != req.chain_id || a.gate != req.gate {
+            return Err(format!(
+                "signed for gate {} on chain {}, not this one",
+                a.gate, a.chain_id
+            ));
+        }
+        if a.market != req.market || a.read_block != req.read_block {
+            return Err(format!(
+                "signed market {} at block {}, not the one asked about",
+                a.market, a.read_block
+            ));
+        }
+        if !self.set.contains(&a.signer) {
+            return Err(format!("signer {} is not one of the gate's attestors", a.signer));
+        }
+        if !a.verifies() {
+            return Err(format!(
+                "its signature does not recover to {} over what it says it signed",
+                a.signer
+            ));
+        }
+        Ok(a)
+    }
+}
+
+/// The lowest signer of a group (groups are never empty).
+fn lowest(group: &[(String, Attested)]) -> Option<Address> {
+    group.iter().map(|(_, a)| a.signer).min()
+}
+
+/// At most 200 characters of an attestor's text, on one line (it is shown in rows and logs).
+fn short(text: &str) -> String {
+    let line = crate::one_line(text);
+    match line.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line,
+    }
+}
