@@ -203,6 +203,68 @@ async fn attestors_sign_what_they_read_and_the_gate_counts_k_of_n() {
     let pos = g.positionOf(market).call().await.unwrap();
     assert!(pos.upUnits > U256::ZERO, "bought UP");
 
+    // `keeper report` rebuilds the record of these four decisions from chain, and `--check`
+    // re-verifies every vote from logs and call data: 8 signatures, 21 (forged), 22, 21
+    // (replayed read), PASS, each reason following from what was signed.
+    let results = tempfile::tempdir().unwrap();
+    let report = |check: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("KEEPER_") || k == "RUST_LOG" {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.arg("--root").arg(root()).args(["report", "--rpc-url", w.anvil.url.as_str()]);
+        cmd.args(["--gate", &gate.to_string(), "--results", results.path().to_str().unwrap()]);
+        if check {
+            cmd.arg("--check");
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "keeper report (check {check}) failed: {text}");
+        text
+    };
+    report(false);
+    let checked = report(true);
+    assert!(checked.contains("4 attested decisions' votes, 8 signatures recovered"), "{checked}");
+    // The checker is not a rubber stamp: the PASS row against its own call with one answer
+    // changed, or with the signatures swapped, is named.
+    let rows = keeper::record::feed::read_feed_for(
+        &results.path().join(keeper::record::FEED_FILE),
+        chain_id,
+        gate,
+    )
+    .unwrap();
+    let pass = common::decisions(&rows).into_iter().find(|d| d.reason == reason::PASS).unwrap();
+    let tx = w.keeper_rpc.get_transaction_by_hash(pass.tx.parse().unwrap()).await.unwrap().unwrap();
+    let input = {
+        use alloy::consensus::Transaction as _;
+        tx.inner.input().clone()
+    };
+    let call = keeper::record::votes::decode_call(&input).unwrap();
+    let (set_addr, set) = keeper::chain::attestor_set(&w.keeper_rpc, gate).await.unwrap();
+    assert_ne!(set_addr, Address::ZERO);
+    let mut n = 0;
+    let honest = keeper::record::votes::check_one(pass, &call, chain_id, gate, &set, false, &mut n);
+    assert!(honest.is_empty(), "{honest:?}");
+    let mut changed = call.clone();
+    changed.raws[1] = "BUY_DOWN".into();
+    let found =
+        keeper::record::votes::check_one(pass, &changed, chain_id, gate, &set, false, &mut n);
+    assert!(found.iter().any(|p| p.contains("answer 2's length, hash or head")), "{found:?}");
+    assert!(found.iter().any(|p| p.contains("answer 2's signature recovers to")), "{found:?}");
+    let mut swapped = call.clone();
+    swapped.sigs.swap(0, 1);
+    let found =
+        keeper::record::votes::check_one(pass, &swapped, chain_id, gate, &set, false, &mut n);
+    assert!(found.iter().any(|p| p.contains("answer 1's signature recovers to")), "{found:?}");
+    let found = keeper::record::votes::check_one(pass, &call, chain_id, gate, &set, true, &mut n);
+    assert!(found.iter().any(|p| p.contains("not attested")), "a PASS on a used read: {found:?}");
+
     // What an attestor refuses, each named.
     let ok = |rb: u64| serde_json::json!({"chainId": chain_id, "gate": gate, "market": market, "readBlock": rb});
     let head = w.keeper_rpc.get_block_number().await.unwrap();
@@ -395,6 +457,22 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     assert!(row.error.contains(&format!("{gone_url} (unreachable")), "{}", row.error);
     assert!(!row.error.contains(&a.url), "the attestor that answered is not named: {}", row.error);
     assert_eq!(common::decisions(&rows).len(), 1, "no second decision");
+    // The keeper's record, checked from chain: the vote from call data, and the prompt the
+    // attestors signed re-rendered from the market's logs at the read block.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .env_remove("KEEPER_RESULTS")
+        .arg("--root")
+        .arg(root())
+        .args(["report", "--check", "--check-prompts", "--rpc-url", w.anvil.url.as_str()])
+        .args(["--gate", &gate.to_string(), "--from-block", &deployed.deploy_block.to_string()])
+        .args(["--results", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 attested decisions' votes"), "{text}");
+    assert!(text.contains("1 of 1 decisions' prompts re-render"), "{text}");
     println!(
         "keeper run + 3 attestors: PASS with vote {:?}; 1 of 3 answering: nothing sent, row: {}",
         vote.counts, row.error

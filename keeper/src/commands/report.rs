@@ -339,6 +339,7 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
+    let vote_line = check_votes(&provider, chain_id, gate, &record, &mut problems).await?;
     let RowsCompared { after: after_feed, older } =
         compare_rows(&disk_rows, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
@@ -374,6 +375,7 @@ async fn report_at(
              rewrites the feed can rewrite it too): compare {head_hash} with a copy kept elsewhere"
         ),
     ];
+    verified.extend(vote_line);
     verified.extend(prompt_line);
     if older > 0 {
         verified.push(format!(
@@ -409,7 +411,35 @@ async fn report_at(
     })
 }
 
-/// Chain time of block `number`.
+/// On an attested gate, every attested decision's vote re-checked from its transaction's call
+/// data ([`record::votes`]); the line saying what was verified (None on a relayed gate).
+async fn check_votes(
+    provider: &DynProvider,
+    chain_id: u64,
+    gate: Address,
+    record: &ChainRecord,
+    problems: &mut Vec<String>,
+) -> Result<Option<String>> {
+    use crate::kit::bindings::IRiskGate::GateMode;
+    if chain::gate_mode(provider, gate, chain_id).await? != GateMode::Attested {
+        return Ok(None);
+    }
+    let (_, set) = chain::attestor_set(provider, gate).await?;
+    let rows: Vec<&DecisionRow> = record.decisions.iter().collect();
+    let v = record::votes::check(provider, chain_id, gate, &set, &rows).await?;
+    problems.extend(v.problems);
+    Ok(Some(format!(
+        "verified from chain (logs and call data): {} attested decisions' votes, {} signatures \
+         recovered over this chain, gate, market, read and deadline to the signers each vote \
+         names; each answer's length, hash and head as published; counts re-parsed; each \
+         reason (PASS and the rules, 21, 22) as the {} of {} attestors' answers give it",
+        v.checked,
+        v.signatures,
+        set.threshold,
+        set.signers.len()
+    )))
+}
+
 /// The checked questions of the markets RESULTS.md names ([`record::page_markets`]), each from
 /// its `MarketCreated` log checked against the market's `questionHash()`, as the keeper's
 /// follower read them.
@@ -432,6 +462,7 @@ async fn page_questions(
         .collect())
 }
 
+/// Chain time of block `number`.
 pub(crate) async fn block_time(provider: &DynProvider, number: u64) -> Result<u64> {
     let block = provider
         .get_block_by_number(number.into())

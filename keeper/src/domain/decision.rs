@@ -384,8 +384,59 @@ pub struct DecisionRow {
     /// The publishing transaction's gas, from its receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gas: Option<TxGas>,
+    /// An attested gate's vote (issue 35), from the `Decision` log: absent on a relayed gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote: Option<VoteRow>,
     #[serde(flatten)]
     pub note: Annotation,
+}
+
+/// An attested decision's vote as its `Decision` published it: how many answers gave each
+/// verdict, and each answer in the order sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VoteRow {
+    pub counts: VoteCounts,
+    pub answers: Vec<VoteAnswer>,
+}
+
+/// Answers per verdict, as the gate's parser read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct VoteCounts {
+    pub abstain: u8,
+    pub buy_up: u8,
+    pub buy_down: u8,
+    pub unparseable: u8,
+}
+
+impl VoteCounts {
+    /// The count of `verdict` (0 ABSTAIN, 1 BUY_UP, 2 BUY_DOWN, anything else unparseable).
+    pub fn of(&self, verdict: u8) -> u8 {
+        match verdict {
+            verdict::ABSTAIN => self.abstain,
+            verdict::BUY_UP => self.buy_up,
+            verdict::BUY_DOWN => self.buy_down,
+            _ => self.unparseable,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        [self.abstain, self.buy_up, self.buy_down, self.unparseable]
+            .iter()
+            .map(|&c| usize::from(c))
+            .sum()
+    }
+}
+
+/// One attestor's answer in a published vote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VoteAnswer {
+    /// Checksummed; the zero address when its signature did not recover.
+    pub signer: String,
+    /// The answer's length in bytes, and its keccak256.
+    pub length: u32,
+    pub hash: String,
+    /// Its first min(length, 64) bytes (invalid UTF-8 replaced: the hash is of the bytes).
+    pub head: String,
 }
 
 /// What the transaction that published a decision cost its sender, from its receipt: the gas

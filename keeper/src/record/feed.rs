@@ -4,7 +4,7 @@ use super::{RecordError, Result, FEED_FILE, HEAD_FILE};
 pub use crate::domain::decision::{
     average_price_paid, Annotation, AttemptedFill, BookRead, ChainRecord, Closing, Decided,
     DecisionId, DecisionRef, DecisionRow, FeedRow, OffchainRow, QuoteRead, Realised, RealisedKind,
-    RowNote, Settlement, TransportDetail, TxGas, WriteOff,
+    RowNote, Settlement, TransportDetail, TxGas, VoteAnswer, VoteCounts, VoteRow, WriteOff,
 };
 use crate::kit::bindings::{reason, IRiskGate};
 use alloy::{
@@ -100,6 +100,25 @@ pub fn raw_matches(raw: &str, head: &[u8], length: u64, hash: &str) -> bool {
         && alloy::primitives::keccak256(raw.as_bytes()).to_string() == hash
 }
 
+/// A `Decision`'s packed vote as a row shows it; None for a relayed gate's (empty) vote.
+pub fn vote_row(bytes: &[u8]) -> std::result::Result<Option<VoteRow>, String> {
+    let Some(v) = crate::chain::attestation::Vote::decode(bytes)? else { return Ok(None) };
+    let [abstain, buy_up, buy_down, unparseable] = v.counts;
+    Ok(Some(VoteRow {
+        counts: VoteCounts { abstain, buy_up, buy_down, unparseable },
+        answers: v
+            .entries
+            .iter()
+            .map(|e| VoteAnswer {
+                signer: e.signer.to_checksum(None),
+                length: e.length,
+                hash: e.hash.to_string(),
+                head: String::from_utf8_lossy(&e.head).into_owned(),
+            })
+            .collect(),
+    }))
+}
+
 fn s(v: U256) -> String {
     v.to_string()
 }
@@ -171,6 +190,11 @@ pub fn decode_logs(
                 settlement: None,
                 write_off: None,
                 gas: log.transaction_hash.and_then(|t| gas.get(&t).cloned()),
+                vote: vote_row(&d.vote).map_err(|why| RecordError::Vote {
+                    tx: hex_tx(log.transaction_hash),
+                    log_index: log.log_index.unwrap_or_default(),
+                    why,
+                })?,
                 note: Annotation::default(),
             };
             if !filled.is_zero() {

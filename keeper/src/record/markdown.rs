@@ -532,6 +532,7 @@ mod tests {
             settlement: None,
             write_off: None,
             gas: None,
+            vote: None,
             note: Annotation {
                 provider: Some(HOSTILE.into()),
                 model: Some(HOSTILE.into()),

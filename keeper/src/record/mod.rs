@@ -10,8 +10,9 @@
 //!
 //! The record layer: the feed codec and its hash chain ([`feed`]), the state database
 //! ([`store`]), the pages ([`markdown`], [`summary`], [`adversary`], [`figures`]), the charts
-//! ([`chart`], [`svg`]), the re-derivation of published prompts from chain ([`rederive`]) and the
-//! assembly that `keeper report` and `keeper serve` share ([`assemble`]).
+//! ([`chart`], [`svg`]), the re-derivation of published prompts from chain ([`rederive`]), an
+//! attested gate's votes re-checked from call data ([`votes`]) and the assembly that `keeper
+//! report` and `keeper serve` share ([`assemble`]).
 //!
 //! May import: chain, inference, domain, kit.
 
@@ -26,6 +27,7 @@ pub mod rederive;
 pub mod store;
 pub mod summary;
 pub mod svg;
+pub mod votes;
 
 pub use crate::chain::reads::GateFacts;
 use alloy::primitives::Address;
@@ -63,6 +65,8 @@ pub enum RecordError {
         path.display()
     )]
     ForeignFeed { path: PathBuf, row: usize, found: String, expected: String },
+    #[error("the vote of the Decision in tx {tx} (log {log_index}) does not decode: {why}")]
+    Vote { tx: String, log_index: u64, why: String },
 }
 
 pub type Result<T> = std::result::Result<T, RecordError>;

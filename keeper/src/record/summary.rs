@@ -709,6 +709,7 @@ mod tests {
             settlement: None,
             write_off: None,
             gas: None,
+            vote: None,
             note: Annotation::default(),
         }
     }
