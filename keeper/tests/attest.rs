@@ -425,6 +425,18 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     assert!(got.iter().all(|s| signers.contains(s)), "{got:?}");
     let pos = IRiskGate::new(gate, &w.keeper_rpc).positionOf(market).call().await.unwrap();
     assert!(pos.upUnits > U256::ZERO, "bought UP");
+    // RESULTS.md names the mode and the attestors, and shows the row's vote.
+    let page = std::fs::read_to_string(dir.path().join(keeper::record::RESULTS_FILE)).unwrap();
+    assert!(
+        page.contains("| mode | attested: an answer counts only when 2 of these 3 attestors"),
+        "{page}"
+    );
+    let short = format!("`{}`", &market.to_checksum(None)[..10]);
+    let row = page.lines().find(|l| l.contains(&short) && l.contains("| #")).unwrap();
+    assert!(row.contains("BUY_UP 2"), "{row}");
+    for e in &vote.entries {
+        assert!(row.contains(&e.signer.to_checksum(None)[..10]), "{row}");
+    }
 
     // One attestor left: B silent (a listener that accepts nothing), C gone (a closed port).
     drop(b);

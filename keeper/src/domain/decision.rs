@@ -43,10 +43,46 @@ pub struct GateFacts {
     pub factory: Address,
     /// reasonLabel(0..REASON_COUNT), verbatim from the gate.
     pub labels: Vec<String>,
+    /// An attested gate's attestors (issue 35); None on a relayed gate.
+    pub attestors: Option<AttestorFacts>,
     /// The collateral token's symbol as the pages show it: [`crate::domain::format::token_symbol`] of
     /// what the token's `symbol()` returned.
     pub symbol: String,
 }
+
+/// An attested gate's attestor set, fixed at deploy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttestorFacts {
+    /// The set's own contract.
+    pub set: Address,
+    /// Ascending.
+    pub signers: Vec<Address>,
+    /// `k`: agreeing answers a verdict needs.
+    pub threshold: u8,
+    /// Blocks a read may be behind the block that includes it.
+    pub max_read_age: u32,
+    /// Over the attested price of the side bought.
+    pub max_slippage_bps: u16,
+}
+
+impl AttestorFacts {
+    /// The mode in one line, for the pages: who decides, and what a reader need not trust.
+    pub fn mode_line(&self) -> String {
+        format!(
+            "attested: an answer counts only when {} of these {} attestors signed the same \
+             verdict over the same read (EIP-712, checked on chain); reads at most {} blocks old; \
+             price at most the attested price + {} bps",
+            self.threshold,
+            self.signers.len(),
+            self.max_read_age,
+            self.max_slippage_bps
+        )
+    }
+}
+
+/// A relayed gate's mode in one line, for the pages.
+pub const RELAYED_MODE_LINE: &str = "relayed: the keeper submits each answer (`submitVerdict`); \
+    nothing on chain ties it to a model, so the answers are the keeper's word";
 
 /// Bytes the gate trims from both ends of an answer: tab, LF, CR, space, `"` and `'`.
 const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];
@@ -424,6 +460,35 @@ impl VoteCounts {
             .iter()
             .map(|&c| usize::from(c))
             .sum()
+    }
+}
+
+impl VoteRow {
+    /// The counts in words, e.g. "BUY_UP 2, BUY_DOWN 1" (verdicts with no answer left out).
+    pub fn counts_line(&self) -> String {
+        let c = &self.counts;
+        [
+            ("ABSTAIN", c.abstain),
+            ("BUY_UP", c.buy_up),
+            ("BUY_DOWN", c.buy_down),
+            ("unparseable", c.unparseable),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+impl VoteAnswer {
+    /// The verdict this answer gave, read from its head as the gate's parser reads the whole
+    /// answer (an answer longer than the head is unparseable to the gate too).
+    pub fn verdict(&self) -> u8 {
+        if self.length as usize > crate::kit::bindings::RAW_HEAD_BYTES {
+            return verdict::INVALID;
+        }
+        gate_verdict(&self.head)
     }
 }
 

@@ -12,7 +12,10 @@ use super::{
     summary::Summary,
     GateFacts, Questions, CHART_FILE,
 };
-use crate::domain::format::{answer_cell, grouped, int, label_cell, md_cell, utc_date};
+use crate::domain::{
+    decision::RELAYED_MODE_LINE,
+    format::{answer_cell, grouped, int, label_cell, md_cell, utc_date},
+};
 use std::fmt::Write;
 
 /// An optional score to four places, "n/a" when there is none.
@@ -84,6 +87,17 @@ fn gate(md: &mut String, facts: &GateFacts) {
     let deploy = facts.deploy_block.map(|b| b.to_string()).unwrap_or_else(|| "unknown".into());
     let _ = writeln!(md, "| deploy block | {deploy} |");
     let _ = writeln!(md, "| paramsHash | `{}` |", facts.params_hash);
+    match &facts.attestors {
+        None => {
+            let _ = writeln!(md, "| mode | {RELAYED_MODE_LINE} |");
+        }
+        Some(a) => {
+            let _ = writeln!(md, "| mode | {} |", a.mode_line());
+            let signers: Vec<String> = a.signers.iter().map(|s| format!("`{s}`")).collect();
+            let _ = writeln!(md, "| attestors | {} |", signers.join(", "));
+            let _ = writeln!(md, "| attestor set | `{}` |", a.set);
+        }
+    }
     let _ = writeln!(md, "| minPrice | {} |", pr(&b.minPrice));
     let _ = writeln!(md, "| maxPrice | {} |", pr(&b.maxPrice));
     let _ = writeln!(md, "| maxSize | {} tokens |", tokens(&b.maxSize.to_string()));
@@ -288,6 +302,20 @@ fn raw_cell(d: &DecisionRow) -> String {
     }
 }
 
+/// An attested row's vote: the counts, then each signer (shortened) with the verdict its answer
+/// gave; the answers' text is in the raw answer column (the one the gate showed) and the feed.
+fn vote_cell(d: &DecisionRow) -> String {
+    let Some(v) = &d.vote else { return String::new() };
+    let each: Vec<String> = v
+        .answers
+        .iter()
+        .map(|a| {
+            format!("`{}` {}", a.signer.get(..10).unwrap_or(&a.signer), verdict_name(a.verdict()))
+        })
+        .collect();
+    format!("{}: {}", v.counts_line(), each.join(", "))
+}
+
 /// The average price paid of a row with a fill (`ceil(spent × 1e6 / filled)`); for a fill the
 /// gate undid (reason 18), that of the fill offered, marked as undone; empty without a fill.
 fn average_cell(d: &DecisionRow) -> String {
@@ -319,14 +347,17 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
          are {}.\n",
         facts.symbol
     );
+    let attested = facts.attestors.is_some();
     let _ = writeln!(
         md,
-        "| chain time | block | market | raw answer | verdict | side | reason | failing rules | \
-         best level price | limit | quantity | filled | average price paid | spent |"
+        "| chain time | block | market | raw answer | {}verdict | side | reason | failing rules | \
+         best level price | limit | quantity | filled | average price paid | spent |",
+        if attested { "vote (each attestor's verdict) | " } else { "" }
     );
     let _ = writeln!(
         md,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | --- | {}--- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        if attested { "--- | " } else { "" }
     );
     for d in s.latest.iter().rev() {
         let rules: Vec<String> = d
@@ -339,9 +370,10 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
             .collect();
         let short_market = d.market.get(..10).unwrap_or(&d.market);
         let bought = int(&d.filled) > 0;
+        let vote = if attested { format!("{} | ", vote_cell(d)) } else { String::new() };
         let _ = writeln!(
             md,
-            "| {} | #{} | `{short_market}` | {} | {} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | #{} | `{short_market}` | {} | {vote}{} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
             when(d.time),
             d.block,
             raw_cell(d),
@@ -532,7 +564,19 @@ mod tests {
             settlement: None,
             write_off: None,
             gas: None,
-            vote: None,
+            // An attested row whose attestor's answer (its head in the vote) is hostile too.
+            vote: Some(crate::domain::decision::VoteRow {
+                counts: crate::domain::decision::VoteCounts {
+                    unparseable: 1,
+                    ..Default::default()
+                },
+                answers: vec![crate::domain::decision::VoteAnswer {
+                    signer: "0x2222222222222222222222222222222222222222".into(),
+                    length: HOSTILE.len() as u32,
+                    hash: String::new(),
+                    head: HOSTILE.into(),
+                }],
+            }),
             note: Annotation {
                 provider: Some(HOSTILE.into()),
                 model: Some(HOSTILE.into()),
@@ -556,6 +600,13 @@ mod tests {
             collateral: alloy::primitives::Address::ZERO,
             factory: alloy::primitives::Address::ZERO,
             labels: vec!["PASS".into()],
+            attestors: Some(crate::domain::decision::AttestorFacts {
+                set: alloy::primitives::Address::ZERO,
+                signers: vec![alloy::primitives::Address::repeat_byte(0x22)],
+                threshold: 1,
+                max_read_age: 5,
+                max_slippage_bps: 200,
+            }),
             symbol: "tUSD".into(),
         };
         let questions = Questions::from([(market, HOSTILE.to_string())]);

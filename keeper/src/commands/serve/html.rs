@@ -120,6 +120,10 @@ pub fn gate_card(s: &Snapshot) -> String {
     row("keeper", format!("<code>{}</code>", esc(&c.keeper)));
     row("collateral", format!("<code>{}</code> ({})", esc(&c.collateral), esc(&c.symbol)));
     row("paramsHash", format!("<code>{}</code>", esc(&c.params_hash)));
+    row("mode", esc(&c.mode));
+    if !c.attestors.is_empty() {
+        row("attestors", list(&c.attestors));
+    }
     row(
         "price band",
         format!("{} to {} (probability of the side bought)", esc(&b.min_price), esc(&b.max_price)),
@@ -409,6 +413,24 @@ pub fn decision(
         },
     );
     row("verdict", format!("<b>{}</b>", v.verdict));
+    if let Some(vote) = &d.vote {
+        // Each attestor's answer: its signer, the verdict the gate's parser read, and its head
+        // (hostile text: escaped, control characters made visible).
+        let mut cell = format!("<b>{}</b><ol class=\"vote\">", esc(&vote.counts_line()));
+        for a in &vote.answers {
+            let _ = write!(
+                cell,
+                "<li><code>{}</code> {} · <span class=\"raw\">{}</span> <small>{} bytes · keccak256 {}</small></li>",
+                esc(&a.signer),
+                crate::record::figures::verdict_name(a.verdict()),
+                text(&json_text(&a.head), PAGE_CHARS),
+                a.length,
+                esc(&a.hash)
+            );
+        }
+        cell.push_str("</ol>");
+        row("vote (attested)", cell);
+    }
     row("gate", reason_cell(&v));
     if let Some(b) = &d.book {
         row(

@@ -11,7 +11,7 @@ pub use crate::record::figures::{
 };
 pub use crate::record::summary::ModelRow;
 use crate::{
-    domain::decision::{DecisionRow, GateFacts, OffchainRow, TxGas},
+    domain::decision::{DecisionRow, GateFacts, OffchainRow, TxGas, RELAYED_MODE_LINE},
     domain::format::int,
     kit::bindings::verdict,
     record::query::RowFilter,
@@ -403,6 +403,11 @@ pub struct GateCard {
     pub bounds_raw: BTreeMap<&'static str, String>,
     pub trusted_resolvers: Vec<String>,
     pub trusted_creators: Vec<String>,
+    /// Who submits and what a reader must trust: relayed or attested (issue 35), in words.
+    pub mode: String,
+    /// An attested gate's attestors, ascending (empty on a relayed gate), and its threshold.
+    pub attestors: Vec<String>,
+    pub threshold: Option<u8>,
     /// Whether the runtime code on chain matches contracts/src compiled here, and how it was
     /// checked.
     pub code_matches: bool,
@@ -475,6 +480,16 @@ impl GateCard {
             bounds_raw: raw,
             trusted_resolvers: facts.trusted_resolvers.iter().map(checksum).collect(),
             trusted_creators: facts.trusted_creators.iter().map(checksum).collect(),
+            mode: facts
+                .attestors
+                .as_ref()
+                .map_or_else(|| RELAYED_MODE_LINE.to_string(), |a| a.mode_line()),
+            attestors: facts
+                .attestors
+                .as_ref()
+                .map(|a| a.signers.iter().map(checksum).collect())
+                .unwrap_or_default(),
+            threshold: facts.attestors.as_ref().map(|a| a.threshold),
             code_matches: code.0,
             code_check: code.1.to_string(),
             paused: live.paused,
