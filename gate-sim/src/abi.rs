@@ -2,9 +2,12 @@
 //! conversions between its types and the reference model's. Decoding what the EVM returned
 //! must be strict: a malformed return is a disagreement, not something to paper over.
 
-use crate::model::{
-    Bounds, ConstructorError, Decision, GateConfig, QuestionError, Quote, ReadBlockInFuture,
-    Snapshot, UnknownVerdict,
+use crate::{
+    attested::{AttestorSetting, Judgment, TallyCall, TallyRevert},
+    model::{
+        Bounds, ConstructorError, Decision, GateConfig, QuestionError, Quote, ReadBlockInFuture,
+        Snapshot, UnknownVerdict,
+    },
 };
 use alloy::{
     primitives::{keccak256, Address, Bytes, FixedBytes, B256, U256},
@@ -76,6 +79,57 @@ pub mod spec {
             uint16 maxSlippageBps;
         }
 
+        /// An attested gate's set (issue 35), typed from `IAttestorSet`'s NatSpec: its gate,
+        /// signers and domain, and `tally`, the judgment of `submitAttested`'s call data with
+        /// the selector changed and the `AttestedRead` appended.
+        #[sol(all_derives)]
+        interface IAttestorSet {
+            struct Judgment {
+                uint8 reason;
+                uint8 verdict;
+                uint256 limit;
+                bytes32 promptHash;
+                bytes head;
+                uint256 length;
+                bytes32 hash;
+                bytes vote;
+            }
+
+            struct TallyQuote {
+                uint256 maxPricePaid;
+                uint64 deadline;
+            }
+
+            /// `IRiskGate.Attestors`, as the set reads it back.
+            struct Setting {
+                address[] signers;
+                uint8 threshold;
+                uint32 maxReadAge;
+                uint16 maxSlippageBps;
+            }
+
+            function gate() external view returns (address);
+            function attestors() external view returns (Setting memory);
+            function isAttestor(address who) external view returns (bool);
+            function domainSeparator() external view returns (bytes32);
+            function tally(
+                address market,
+                uint64 readBlock,
+                string[] calldata raws,
+                bytes[] calldata sigs,
+                TallyQuote calldata quote
+            ) external view returns (Judgment memory);
+        }
+
+        /// The attested gate's own views and submission (issue 35).
+        #[sol(all_derives)]
+        interface IGateMode {
+            function gateMode() external view returns (uint8);
+            function attestorSet() external view returns (address);
+            error AttestationShape(uint256 answers, uint256 signatures);
+            error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
+        }
+
         /// The keeper's call and the row it publishes. `readBlock` is the block the prompt was
         /// rendered from: at most the block the call is mined in, published with every decision.
         #[sol(all_derives)]
@@ -125,7 +179,7 @@ pub mod spec {
     }
 }
 
-pub use spec::{IGateSubmit, IMarketFactory, IMarketQuestion};
+pub use spec::{IAttestorSet, IGateMode, IGateSubmit, IMarketFactory, IMarketQuestion};
 
 pub use IRiskGate::{Params, Quote as SolQuote, Snapshot as SolSnapshot};
 
@@ -211,10 +265,14 @@ impl From<&SolQuote> for Quote {
     }
 }
 
-/// The relayed mode's setting (issue 35): no signer and every setting 0. The model covers
-/// relayed gates; the attested mode is not modelled yet.
-fn relayed_setting() -> spec::Attestors {
-    spec::Attestors { signers: Vec::new(), threshold: 0, maxReadAge: 0, maxSlippageBps: 0 }
+/// The mode's setting as the constructor takes it.
+pub fn sol_attestors(setting: &AttestorSetting) -> spec::Attestors {
+    spec::Attestors {
+        signers: setting.signers.clone(),
+        threshold: setting.threshold,
+        maxReadAge: setting.max_read_age,
+        maxSlippageBps: setting.max_slippage_bps,
+    }
 }
 
 /// The constructor arguments `(Params bounds, address[] trustedResolvers, address[]
@@ -222,6 +280,15 @@ fn relayed_setting() -> spec::Attestors {
 /// uint8, uint32, uint16) attestors)`, ABI-encoded to be appended to the creation code. The
 /// keeper is `config.keeper`; the gate is relayed.
 pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
+    constructor_args_with(config, factory, &AttestorSetting::relayed())
+}
+
+/// The same for a gate in the mode `setting` names (relayed without signers, else attested).
+pub fn constructor_args_with(
+    config: &GateConfig,
+    factory: Address,
+    setting: &AttestorSetting,
+) -> Vec<u8> {
     (
         Params::from(&config.bounds),
         config.trusted_resolvers.clone(),
@@ -229,7 +296,7 @@ pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
         config.collateral,
         factory,
         config.keeper,
-        relayed_setting(),
+        sol_attestors(setting),
     )
         .abi_encode_params()
 }
@@ -237,15 +304,76 @@ pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
 /// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators, attestors))`
 /// (issues 14 and 35), for a relayed gate.
 pub fn params_hash(config: &GateConfig) -> B256 {
+    params_hash_with(config, &AttestorSetting::relayed())
+}
+
+/// `paramsHash` of a gate in the mode `setting` names.
+pub fn params_hash_with(config: &GateConfig, setting: &AttestorSetting) -> B256 {
     keccak256(
         (
             Params::from(&config.bounds),
             config.trusted_resolvers.clone(),
             config.trusted_creators.clone(),
-            relayed_setting(),
+            sol_attestors(setting),
         )
             .abi_encode_params(),
     )
+}
+
+/// `tally(market, readBlock, raws, sigs, quote)` followed by `appended` (the `AttestedRead`, or
+/// less). The answers and signatures go out as `bytes[]` (the same layout as `string[]`), so
+/// any bytes reach the set unchanged.
+pub fn tally_calldata(call: &TallyCall, appended: &[u8]) -> Bytes {
+    let mut data = IAttestorSet::tallyCall::SELECTOR.to_vec();
+    let list = |items: &[Vec<u8>]| -> Vec<Bytes> {
+        items.iter().map(|b| Bytes::copy_from_slice(b)).collect()
+    };
+    let quote = IAttestorSet::TallyQuote {
+        maxPricePaid: call.quote.max_price_paid,
+        deadline: call.quote.deadline_sec,
+    };
+    data.extend_from_slice(
+        &(call.market, call.read_block, list(&call.raws), list(&call.sigs), quote)
+            .abi_encode_params(),
+    );
+    data.extend_from_slice(appended);
+    data.into()
+}
+
+/// The returned data `tally` must produce.
+pub fn judgment_return_data(j: &Judgment) -> Bytes {
+    IAttestorSet::tallyCall::abi_encode_returns(&IAttestorSet::Judgment {
+        reason: j.reason,
+        verdict: j.verdict,
+        limit: j.limit,
+        promptHash: j.prompt_hash,
+        head: Bytes::copy_from_slice(&j.head),
+        length: U256::from(j.length),
+        hash: j.hash,
+        vote: Bytes::copy_from_slice(&j.vote),
+    })
+    .into()
+}
+
+/// Decodes `tally`'s return strictly, `None` if it does not decode.
+pub fn decode_judgment(data: &[u8]) -> Option<IAttestorSet::Judgment> {
+    IAttestorSet::tallyCall::abi_decode_returns_validate(data).ok()
+}
+
+/// The revert data of one of `tally`'s refusals.
+pub fn tally_revert_data(e: &TallyRevert) -> Bytes {
+    let n = U256::from;
+    match *e {
+        TallyRevert::AttestationShape { answers, signatures } => {
+            IGateMode::AttestationShape { answers: n(answers), signatures: n(signatures) }
+                .abi_encode()
+        }
+        TallyRevert::AttestedReadMissing { arguments_end, call_end } => {
+            IGateMode::AttestedReadMissing { argumentsEnd: n(arguments_end), callEnd: n(call_end) }
+                .abi_encode()
+        }
+    }
+    .into()
 }
 
 pub fn parse_verdict_calldata(raw: &[u8]) -> Bytes {
@@ -421,6 +549,29 @@ pub fn constructor_error_data(e: &ConstructorError) -> Bytes {
             I::FactoryCollateralMismatch { factoryCollateral: factory_collateral, collateral }
                 .abi_encode()
         }
+        E::TooManyAttestors { count, max } => {
+            I::TooManyAttestors { count: n(count), max: n(max) }.abi_encode()
+        }
+        E::AttestorZero { index } => I::AttestorZero { index: n(index) }.abi_encode(),
+        E::AttestorsNotAscending { index, previous, current } => {
+            I::AttestorsNotAscending { index: n(index), previous, current }.abi_encode()
+        }
+        E::ThresholdOutOfRange { threshold, attestors } => {
+            I::ThresholdOutOfRange { threshold, attestors: n(attestors) }.abi_encode()
+        }
+        E::MaxReadAgeZero => I::MaxReadAgeZero {}.abi_encode(),
+        E::MaxSlippageBpsOutOfRange { max_slippage_bps, max } => {
+            I::MaxSlippageBpsOutOfRange { maxSlippageBps: max_slippage_bps, max }.abi_encode()
+        }
+        E::RelayedGateSettings { threshold, max_read_age, max_slippage_bps } => {
+            I::RelayedGateSettings {
+                threshold,
+                maxReadAge: max_read_age,
+                maxSlippageBps: max_slippage_bps,
+            }
+            .abi_encode()
+        }
+        E::KeeperIsAttestor { keeper } => I::KeeperIsAttestor { keeper }.abi_encode(),
     }
     .into()
 }
@@ -434,6 +585,9 @@ pub fn describe_revert(data: &[u8]) -> String {
         return format!("{e:?}");
     }
     if let Ok(e) = IMarketFactory::IMarketFactoryErrors::abi_decode(data) {
+        return format!("{e:?}");
+    }
+    if let Ok(e) = IGateMode::IGateModeErrors::abi_decode(data) {
         return format!("{e:?}");
     }
     riskgate_kit::revert::describe_data(data)

@@ -5,7 +5,7 @@
 //! (`abi::spec`), so the differential never runs against a contract that silently drifted from
 //! `IRiskGate` or from the specification.
 
-use crate::{abi, model::GateConfig};
+use crate::{abi, attested::AttestorSetting, model::GateConfig};
 use alloy::{
     json_abi::JsonAbi,
     primitives::{hex, Address, Bytes, Selector, B256},
@@ -143,6 +143,14 @@ impl GateArtifact {
             ("trustedCreators", G::trustedCreatorsCall::SELECTOR.into()),
             ("accountedCollateral", G::accountedCollateralCall::SELECTOR.into()),
         ])?;
+        gate.require(&[
+            ("gateMode", abi::IGateMode::gateModeCall::SELECTOR.into()),
+            ("attestorSet", abi::IGateMode::attestorSetCall::SELECTOR.into()),
+        ])?;
+        gate.require_errors(&[
+            ("AttestationShape", abi::IGateMode::AttestationShape::SELECTOR.into()),
+            ("AttestedReadMissing", abi::IGateMode::AttestedReadMissing::SELECTOR.into()),
+        ])?;
         use abi::IGateSubmit as S;
         gate.require_events(&[("Decision", S::Decision::SIGNATURE_HASH, 3)])?;
         gate.require_errors(&[
@@ -170,6 +178,17 @@ impl GateArtifact {
             "questionHash",
             abi::IMarketQuestion::questionHashCall::SELECTOR.into(),
         )])?;
+        // The attested gate's set, deployed by the gate's constructor: its ABI must carry what
+        // this crate declares of `IAttestorSet`.
+        let set = Artifact::load(&out.join("AttestorSet.sol/AttestorSet.json"))?;
+        use abi::IAttestorSet as A;
+        set.require(&[
+            ("tally", A::tallyCall::SELECTOR.into()),
+            ("attestors", A::attestorsCall::SELECTOR.into()),
+            ("isAttestor", A::isAttestorCall::SELECTOR.into()),
+            ("domainSeparator", A::domainSeparatorCall::SELECTOR.into()),
+            ("gate", A::gateCall::SELECTOR.into()),
+        ])?;
         let collateral = Artifact::load(&out.join("TestCollateral.sol/TestCollateral.json"))?;
         collateral.require(&[("mint", abi::ITestCollateral::mintCall::SELECTOR.into())])?;
         Ok(Self { gate, factory, collateral, path: path.to_path_buf() })
@@ -179,6 +198,16 @@ impl GateArtifact {
     /// `config.keeper`).
     pub fn initcode(&self, config: &GateConfig, factory: Address) -> Bytes {
         self.gate.with_args(&abi::constructor_args(config, factory))
+    }
+
+    /// The same for a gate in the mode `setting` names (issue 35).
+    pub fn initcode_with(
+        &self,
+        config: &GateConfig,
+        factory: Address,
+        setting: &AttestorSetting,
+    ) -> Bytes {
+        self.gate.with_args(&abi::constructor_args_with(config, factory, setting))
     }
 
     /// `new MarketFactory(collateral)`.

@@ -9,7 +9,7 @@ use alloy::{
     network::TransactionBuilder,
     primitives::{Address, Bytes, Log, TxKind, U256},
     providers::{Provider, ProviderBuilder, RootProvider},
-    rpc::types::TransactionRequest,
+    rpc::types::{BlockOverrides, TransactionRequest},
 };
 use revm::{
     context::{result::Output, BlockEnv, CfgEnv, TxEnv},
@@ -66,6 +66,11 @@ pub trait Chain {
     fn name(&self) -> &'static str;
     fn deploy(&mut self, initcode: Bytes) -> Result<Deployed>;
     fn call(&mut self, to: Address, data: Bytes) -> Result<Outcome>;
+    /// The chain id the EVM reports (`block.chainid`): the EIP-712 domain's.
+    fn chain_id(&mut self) -> Result<u64>;
+    /// A view run with `block.number` set to `block_number`, whatever the chain's own head: an
+    /// attested read's age is counted against it, so the differential sets it explicitly.
+    fn call_at_block(&mut self, to: Address, data: Bytes, block_number: u64) -> Result<Outcome>;
 }
 
 // --- revm
@@ -202,6 +207,19 @@ impl Chain for RevmChain {
             .transact(Self::tx(TxKind::Call(to), data))
             .map_err(|e| Error::Revm(format!("{e:?}")))?;
         Ok(outcome_of(result.result).0)
+    }
+
+    fn chain_id(&mut self) -> Result<u64> {
+        Ok(self.evm.ctx.cfg.chain_id)
+    }
+
+    fn call_at_block(&mut self, to: Address, data: Bytes, block_number: u64) -> Result<Outcome> {
+        // Set for this call only: the block number the rest of the run sees is left as it was.
+        let before = self.evm.ctx.block.number;
+        self.evm.ctx.modify_block(|block| block.number = U256::from(block_number));
+        let out = self.call(to, data);
+        self.evm.ctx.modify_block(|block| block.number = before);
+        out
     }
 }
 
@@ -377,6 +395,27 @@ impl Chain for AnvilChain {
         self.runtime.block_on(async move {
             let tx = TransactionRequest::default().with_to(to).with_input(data);
             match provider.call(tx).await {
+                Ok(out) => Ok(Outcome::Returned(out)),
+                Err(e) => rpc_outcome(e),
+            }
+        })
+    }
+
+    fn chain_id(&mut self) -> Result<u64> {
+        let provider = self.provider.clone();
+        self.runtime
+            .block_on(async move { provider.get_chain_id().await })
+            .map_err(|e| Error::Rpc(e.to_string()))
+    }
+
+    /// `eth_call` with a block override of `number` (on the latest state).
+    fn call_at_block(&mut self, to: Address, data: Bytes, block_number: u64) -> Result<Outcome> {
+        let provider = self.provider.clone();
+        self.runtime.block_on(async move {
+            let tx = TransactionRequest::default().with_to(to).with_input(data);
+            let overrides =
+                BlockOverrides { number: Some(U256::from(block_number)), ..Default::default() };
+            match provider.call(tx).with_block_overrides(overrides).await {
                 Ok(out) => Ok(Outcome::Returned(out)),
                 Err(e) => rpc_outcome(e),
             }

@@ -5,7 +5,8 @@
 
 use crate::{
     abi,
-    diff::Mismatch,
+    attested::AttestorSetting,
+    diff::{self, AttestedMismatch, AttestedWhat, Mismatch},
     evm::{Deployed, Outcome},
     model::{GateConfig, Quote, Snapshot},
 };
@@ -133,6 +134,22 @@ pub fn render(m: &Mismatch, name: &str) -> String {
         | Mismatch::View { got, .. } => {
             let _ = writeln!(out, "    /// The contract {}.", describe(got));
         }
+        Mismatch::Attested(a) => {
+            let got = match &a.what {
+                AttestedWhat::Deploy { got: Deployed::At(at), .. } => format!("deployed at {at}"),
+                AttestedWhat::Deploy { got: Deployed::Failed(o), .. } => diff::show_outcome(o),
+                AttestedWhat::View { got, .. } | AttestedWhat::Tally { got, .. } => {
+                    diff::show_outcome(got)
+                }
+            };
+            let _ = writeln!(out, "    /// The contract {got}.");
+        }
+    }
+    if let Mismatch::Attested(a) = m {
+        let _ = writeln!(out, "    function {name}() public {{");
+        attested_body(&mut out, a);
+        let _ = writeln!(out, "    }}");
+        return out;
     }
     let _ = writeln!(out, "    function {name}() public {{");
     match m {
@@ -244,7 +261,124 @@ pub fn render(m: &Mismatch, name: &str) -> String {
             let _ = writeln!(out, "        assertEq(ok, {ok});");
             let _ = writeln!(out, "        assertEq(ret, {});", bytes_literal(&data));
         }
+        // Rendered above, before this match.
+        Mismatch::Attested(a) => attested_body(&mut out, a),
     }
     let _ = writeln!(out, "    }}");
     out
+}
+
+/// The mode's setting as a Solidity `IRiskGate.Attestors` named `attestors`.
+fn attestors_lines(out: &mut String, s: &AttestorSetting) {
+    let n = s.signers.len();
+    let _ = writeln!(out, "        address[] memory signers = new address[]({n});");
+    for (i, a) in s.signers.iter().enumerate() {
+        let _ = writeln!(out, "        signers[{i}] = {};", address(*a));
+    }
+    let _ = writeln!(
+        out,
+        "        IRiskGate.Attestors memory attestors = IRiskGate.Attestors(signers, {}, {}, {});",
+        s.threshold, s.max_read_age, s.max_slippage_bps
+    );
+}
+
+/// The constructor's arguments after the creation code, for `vm.etch`.
+fn gate_args(config: &GateConfig) -> String {
+    format!(
+        "abi.encode(bounds, trusted, creators, {}, address(factory), {}, attestors)",
+        address(config.collateral),
+        address(config.keeper)
+    )
+}
+
+/// An attested disagreement as a test: the signatures were made for the gate at the address the
+/// differential deployed it at, on its chain id, so the test builds the gate at that same
+/// address (the constructor run in place, then its runtime code etched there, as forge-std's
+/// `deployCodeTo` does) on that chain id and at the call's block, then sends the exact call
+/// data to the gate's set.
+fn attested_body(out: &mut String, m: &AttestedMismatch) {
+    let AttestedMismatch { config, setting, what } = m;
+    deploy_lines(out, config);
+    attestors_lines(out, setting);
+    let (gate, chain_id, block, to_set, calldata, expected): (_, _, _, _, _, Vec<Outcome>) =
+        match what {
+            AttestedWhat::Deploy { expected, .. } => {
+                for alt in expected.iter().skip(1) {
+                    let _ = writeln!(
+                        out,
+                        "        // also acceptable (several rules broken): {}",
+                        abi::describe_revert(alt)
+                    );
+                }
+                if let Some(first) = expected.first() {
+                    let _ = writeln!(out, "        // {}", abi::describe_revert(first));
+                    let _ = writeln!(out, "        vm.expectRevert({});", bytes_literal(first));
+                    let _ = writeln!(
+                        out,
+                        "        new RiskGate(bounds, trusted, creators, {}, address(factory), {}, attestors);",
+                        address(config.collateral),
+                        address(config.keeper)
+                    );
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "        RiskGate gate = new RiskGate(bounds, trusted, creators, {}, address(factory), {}, attestors);",
+                        address(config.collateral),
+                        address(config.keeper)
+                    );
+                    let _ = writeln!(out, "        assertTrue(address(gate).code.length > 0);");
+                }
+                return;
+            }
+            AttestedWhat::View { gate, chain_id, name, to, calldata, expected, .. } => {
+                let _ = writeln!(
+                    out,
+                    "        // {name}() of the {}",
+                    if to == gate { "gate" } else { "set" }
+                );
+                (*gate, *chain_id, None, to != gate, calldata, vec![expected.clone()])
+            }
+            AttestedWhat::Tally {
+                gate, chain_id, block_number, notes, calldata, expected, ..
+            } => {
+                let _ = writeln!(out, "        // tally, answers in the order sent:");
+                for n in notes {
+                    let _ = writeln!(out, "        //   {}", n.replace('\n', "\\n"));
+                }
+                (*gate, *chain_id, Some(*block_number), true, calldata, expected.clone())
+            }
+        };
+    let _ = writeln!(out, "        vm.chainId({chain_id});");
+    if let Some(b) = block {
+        let _ = writeln!(out, "        vm.roll({b});");
+    }
+    let _ = writeln!(out, "        address where = {};", address(gate));
+    let _ = writeln!(
+        out,
+        "        vm.etch(where, abi.encodePacked(type(RiskGate).creationCode, {}));",
+        gate_args(config)
+    );
+    let _ = writeln!(out, "        (bool built, bytes memory runtime) = where.call(\"\");");
+    let _ = writeln!(out, "        assertTrue(built);");
+    let _ = writeln!(out, "        vm.etch(where, runtime);");
+    let _ = writeln!(out, "        RiskGate gate = RiskGate(where);");
+    let target = if to_set { "gate.attestorSet()" } else { "address(gate)" };
+    let _ = writeln!(
+        out,
+        "        (bool ok, bytes memory ret) = {target}.staticcall({});",
+        bytes_literal(calldata)
+    );
+    for alt in expected.iter().skip(1) {
+        let _ = writeln!(out, "        // also acceptable: {}", diff::show_outcome(alt));
+    }
+    if let Some(first) = expected.first() {
+        let _ = writeln!(out, "        // expected: {}", diff::show_outcome(first));
+        let (ok, data) = match first {
+            Outcome::Returned(d) => (true, d.clone()),
+            Outcome::Reverted(d) => (false, d.clone()),
+            Outcome::Halted(_) => (false, Default::default()),
+        };
+        let _ = writeln!(out, "        assertEq(ok, {ok});");
+        let _ = writeln!(out, "        assertEq(ret, {});", bytes_literal(&data));
+    }
 }

@@ -1,4 +1,5 @@
-//! gate-sim: an independent reference model of RiskGate v2.1, differential fuzzing of the
+//! gate-sim: an independent reference model of RiskGate v2.1 (and of an attested gate's
+//! judgment, issue 35), differential fuzzing of the
 //! compiled contract against it (in revm and on anvil), a hostile answer corpus, a market-model
 //! simulator and the attacks of issues 7 and 14 run against the reference and the compiled
 //! contracts. The
@@ -8,6 +9,7 @@
 pub mod abi;
 pub mod adversary;
 pub mod artifact;
+pub mod attested;
 pub mod bench;
 pub mod checks;
 pub mod corpus;

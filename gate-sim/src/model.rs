@@ -498,6 +498,37 @@ pub enum ConstructorError {
         factory_collateral: Address,
         collateral: Address,
     },
+    // The mode's setting (issue 35; the rules are in [`crate::attested::setting_errors`]).
+    TooManyAttestors {
+        count: usize,
+        max: usize,
+    },
+    AttestorZero {
+        index: usize,
+    },
+    AttestorsNotAscending {
+        index: usize,
+        previous: Address,
+        current: Address,
+    },
+    ThresholdOutOfRange {
+        threshold: u8,
+        attestors: usize,
+    },
+    MaxReadAgeZero,
+    MaxSlippageBpsOutOfRange {
+        max_slippage_bps: u16,
+        max: u16,
+    },
+    /// A relayed gate (no signers) named attested settings.
+    RelayedGateSettings {
+        threshold: u8,
+        max_read_age: u32,
+        max_slippage_bps: u16,
+    },
+    KeeperIsAttestor {
+        keeper: Address,
+    },
 }
 
 /// Every rule on the bounds that `bounds` breaks, in the order the specification lists them

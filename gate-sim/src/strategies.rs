@@ -13,6 +13,8 @@ use crate::{
 use alloy::primitives::{Address, U256, U512};
 use proptest::{collection::vec, prelude::*, sample::select};
 
+pub mod attested;
+
 /// Rows (parse + evaluate pairs) run against one deployed gate at most.
 pub const MAX_ROWS_PER_GATE: usize = 32;
 

@@ -6,7 +6,7 @@ mod common;
 use alloy::primitives::{Address, Bytes};
 use alloy::sol_types::SolCall;
 use gate_sim::{
-    abi::IRiskGate,
+    abi::{IAttestorSet, IRiskGate},
     diff,
     evm::{self, AnvilChain, Chain, Deployed, Outcome, RevmChain},
 };
@@ -22,7 +22,18 @@ fn ten_thousand_cases_in_revm_agree_with_the_reference() {
     assert!(report.rows >= 10_000);
     // Some bound sets must have gone through the constructor's refusal path too.
     assert!(report.refused_constructors > 0, "{report:?}");
-    println!("revm: {} cases, {:.0} cases/s", report.rows, report.rows_per_sec());
+    // Then a quarter as many `tally` calls on attested gates, some settings refused.
+    assert!(report.attested_calls >= 2_500, "{report:?}");
+    assert!(report.attested_refused > 0, "{report:?}");
+    println!(
+        "revm: {} cases, {:.0} cases/s; {} attested calls on {} gates in {:.2} s ({} limits nothing reads differed)",
+        report.rows,
+        report.rows_per_sec(),
+        report.attested_calls,
+        report.attested_gates,
+        report.attested_elapsed.as_secs_f64(),
+        report.limits_tolerated
+    );
 }
 
 #[test]
@@ -35,6 +46,7 @@ fn five_hundred_cases_on_anvil_agree_with_the_reference() {
         panic!("{}\n\n{}", m.describe(), gate_sim::forge::render(m, "test_gateSim_regression"));
     }
     assert!(report.rows >= 500);
+    assert!(report.attested_calls >= 125, "{report:?}");
 }
 
 /// A chain that lies: `evaluate` reports PASS-with-price-1 whenever the real gate said reason 3.
@@ -47,6 +59,26 @@ impl Chain for Tampered {
 
     fn deploy(&mut self, initcode: Bytes) -> evm::Result<Deployed> {
         self.0.deploy(initcode)
+    }
+
+    fn chain_id(&mut self) -> evm::Result<u64> {
+        self.0.chain_id()
+    }
+
+    /// `tally` reports reason 0 whenever the real set said 21 (answer not attested).
+    fn call_at_block(&mut self, to: Address, data: Bytes, block: u64) -> evm::Result<Outcome> {
+        let out = self.0.call_at_block(to, data.clone(), block)?;
+        if data.starts_with(&IAttestorSet::tallyCall::SELECTOR) {
+            if let Outcome::Returned(ret) = &out {
+                // The judgment's first word after its offset is the reason.
+                if ret.len() > 64 && ret[63] == 21 {
+                    let mut forged = ret.to_vec();
+                    forged[63] = 0;
+                    return Ok(Outcome::Returned(forged.into()));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn call(&mut self, to: Address, data: Bytes) -> evm::Result<Outcome> {
@@ -81,4 +113,35 @@ fn a_planted_disagreement_is_found_shrunk_and_rendered_as_a_forge_test() {
     assert!(test.contains("function test_gateSim_planted() public {"), "{test}");
     assert!(test.contains("assertEq(uint256(reason), 3, \"reason\");"), "{test}");
     assert!(test.contains("new RiskGate(bounds,"), "{test}");
+}
+
+#[test]
+fn a_planted_attested_disagreement_is_found_shrunk_and_rendered_as_a_forge_test() {
+    let artifact = common::gate_artifact();
+    let mut chain = Tampered(RevmChain::new());
+    // No relayed rows (their `evaluate` is tampered with too), attested calls only.
+    let plan = diff::Plan { cases: 0, attested_calls: 2_000, seed: 3 };
+    let report = diff::run_plan(&mut chain, &artifact, &plan, &mut |_, _| {}).expect("runs");
+    let m = report.mismatch.expect("the forged judgment must be noticed");
+    let diff::Mismatch::Attested(a) = &m else { panic!("wrong kind: {m:?}") };
+    let diff::AttestedWhat::Tally { expected, got, notes, .. } = &a.what else {
+        panic!("wrong kind: {a:?}")
+    };
+    let reason = |o: &Outcome| match o {
+        Outcome::Returned(d) => gate_sim::abi::decode_judgment(d).map(|j| j.reason),
+        _ => None,
+    };
+    assert_eq!((reason(&expected[0]), reason(got)), (Some(21), Some(0)));
+    // Shrunk: one call, and few answers (a lone answer short of k, or none, is enough).
+    assert!(notes.len() <= 2, "not shrunk: {notes:?}");
+    let description = m.describe();
+    assert!(description.contains("tally at block"), "{description}");
+    let test = gate_sim::forge::render(&m, "test_gateSim_plantedAttested");
+    assert!(test.contains("function test_gateSim_plantedAttested() public {"), "{test}");
+    assert!(test.contains("IRiskGate.Attestors memory attestors"), "{test}");
+    assert!(test.contains("vm.roll("), "{test}");
+    assert!(test.contains("vm.chainId(1);"), "{test}");
+    assert!(test.contains("gate.attestorSet().staticcall(hex\""), "{test}");
+    assert!(test.contains("assertEq(ok, true);"), "{test}");
+    println!("{description}\n\n{test}");
 }

@@ -285,14 +285,15 @@ fn the_compiled_factory_on_anvil_takes_1_to_280_bytes_and_publishes_the_exact_qu
 
 /// The loader holds the compiled ABIs to this crate's declarations: an artifact from before the
 /// change (createMarket without the question, submitVerdict without readBlock, no
-/// `ReadBlockInFuture`, a `Decision` without readBlock) is refused, naming what is missing.
+/// `ReadBlockInFuture`, a `Decision` without readBlock, an attestor set whose `tally` lost an
+/// argument) is refused, naming what is missing.
 #[test]
 fn an_artifact_without_the_new_interface_is_refused() {
     use gate_sim::artifact::{self, Error, GateArtifact};
     let out = artifact::workspace_root().join("out");
     let dir = std::env::temp_dir().join(format!("gate-sim-drift-{}", std::process::id()));
     let copy = |edit: &dyn Fn(&str, &mut serde_json::Value)| -> Result<GateArtifact, Error> {
-        for name in ["RiskGate", "MarketFactory", "TestCollateral", "BinaryMarket"] {
+        for name in ["RiskGate", "MarketFactory", "TestCollateral", "BinaryMarket", "AttestorSet"] {
             let rel = format!("{name}.sol/{name}.json");
             let text = std::fs::read_to_string(out.join(&rel)).expect("forge artifact");
             let mut json: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -317,8 +318,10 @@ fn an_artifact_without_the_new_interface_is_refused() {
     };
     assert!(copy(&|_: &str, _: &mut serde_json::Value| {}).is_ok(), "the artifacts as built load");
     type Edit = Box<dyn Fn(&str, &mut serde_json::Value)>;
-    let cases: [(Edit, &str); 5] = [
+    let cases: [(Edit, &str); 6] = [
         (Box::new(drop_input("MarketFactory", "createMarket", 0)), "createMarket"),
+        // The attested gate's set (issue 35): `tally` without its quote.
+        (Box::new(drop_input("AttestorSet", "tally", 4)), "tally"),
         (Box::new(drop_input("MarketFactory", "MarketCreated", 8)), "MarketCreated"),
         (Box::new(drop_input("RiskGate", "submitVerdict", 3)), "submitVerdict"),
         (Box::new(drop_input("RiskGate", "Decision", 2)), "Decision"),
