@@ -486,10 +486,41 @@ async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
     assert!(err.contains("MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }"), "{err}");
     assert_eq!(err.matches("MaxHorizonBelowHeadroom").count(), 1, "named once: {err}");
     assert!(err.contains("nothing was deployed"), "{err}");
+    // An attested gate asking 3 agreeing answers of 2 attestors: ThresholdOutOfRange(3, 2).
+    let (s1, s2) = (
+        "0x00000000000000000000000000000000000000a1",
+        "0x00000000000000000000000000000000000000a2",
+    );
+    let trusting = ["--trusted-resolver", &maker, "--trusted-creator", &maker];
+    let attested = ["--attestor-signer", s2, "--attestor-signer", s1];
+    let mut flags: Vec<&str> = trusting.to_vec();
+    flags.extend(attested);
+    let mut three = flags.clone();
+    three.extend(["--attestor-threshold", "3"]);
+    let out = deploy(&three);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("ThresholdOutOfRange { threshold: 3, attestors: 2 }"), "{err}");
+    // A setting without attestors: refused by the CLI.
+    let mut orphan = trusting.to_vec();
+    orphan.extend(["--max-read-age", "9"]);
+    let err = String::from_utf8_lossy(&deploy(&orphan).stderr).to_string();
+    assert!(err.contains("--max-read-age is given without any --attestor-signer"), "{err}");
     let reader = chain::read_provider(&anvil.url).unwrap();
     assert_eq!(reader.get_transaction_count(deployer).await.unwrap(), 0, "no transaction sent");
     assert_eq!(reader.get_block_number().await.unwrap(), 0, "no block mined");
     assert!(!dir.path().join("deployments/31337.json").exists());
+    // The attested gate deploys with the defaults: signers sorted, a majority (2 of 2), reads
+    // at most 5 blocks old, 200 bps.
+    let out = deploy(&flags);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("deployments/31337.json")).unwrap())
+            .unwrap();
+    let gate: Address = saved["gate"].as_str().unwrap().parse().unwrap();
+    let (_, set) = chain::attestor_set(&reader, gate).await.unwrap();
+    assert_eq!(set.signers, vec![s1.parse::<Address>().unwrap(), s2.parse().unwrap()]);
+    assert_eq!((set.threshold, set.maxReadAge, set.maxSlippageBps), (2, 5, 200));
     anvil.stop().await;
 }
 

@@ -586,7 +586,7 @@ pub async fn run(cfg: &DeployConfig, root: &Path) -> Result<Deployment> {
         collateral: cfg.collateral,
         factory: cfg.factory,
         keeper: cfg.keeper.unwrap_or(deployer),
-        attestors: relayed(),
+        attestors: cfg.attestors.clone(),
     };
     // Before compiling or sending anything: the keeper (the deployer unless --keeper) may hold
     // no trusted role.

@@ -71,6 +71,10 @@ pub enum ConfigError {
     TooManyTrustedCreators { count: usize, max: usize },
     #[error("no --trusted-creator given: name at least one market creator the gate trusts (only markets it created are traded, rule 19); the deployer is no longer the default, since each role should have its own key")]
     MissingTrustedCreator,
+    #[error("{0} is given without any --attestor-signer: a relayed gate has no attestor settings; name the attestors, or drop it")]
+    AttestorSettingWithoutAttestors(&'static str),
+    #[error("--attestor-signer {0} is given twice: name each attestor once (the gate counts an attestor once)")]
+    DuplicateAttestor(Address),
     #[error("--slippage-bps {0} is above 10000 (100 %): the quote would not bound anything; use e.g. 50")]
     SlippageTooLarge(u32),
     #[error(
@@ -307,6 +311,53 @@ pub struct DeployConfig {
     /// Strictly ascending and non-empty, as [`trusted_creator_list`] leaves it (no default).
     pub trusted_creators: Vec<Address>,
     pub bounds: GateBounds,
+    /// The gate's mode (issue 35): no signers and every setting 0 for a relayed gate; the
+    /// constructor (simulated before anything is sent) checks the rest.
+    pub attestors: crate::kit::bindings::IRiskGate::Attestors,
+}
+
+/// The read age an attested gate gets unless told (`script/Deploy.s.sol`'s default too).
+pub const DEFAULT_MAX_READ_AGE: u32 = 5;
+/// The slippage over the attested price an attested gate gets unless told (the script's too).
+pub const DEFAULT_MAX_SLIPPAGE_BPS: u16 = 200;
+
+/// The mode from `keeper deploy`'s flags: relayed without signers (and then no setting may be
+/// given), attested with them: sorted, each once, a majority by default.
+pub fn attestor_setting(
+    signers: &[Address],
+    threshold: Option<u8>,
+    max_read_age: Option<u32>,
+    max_slippage_bps: Option<u16>,
+) -> Result<crate::kit::bindings::IRiskGate::Attestors> {
+    use crate::kit::bindings::IRiskGate::Attestors;
+    if signers.is_empty() {
+        let given = [
+            (threshold.is_some(), "--attestor-threshold"),
+            (max_read_age.is_some(), "--max-read-age"),
+            (max_slippage_bps.is_some(), "--max-slippage-bps"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
+            return Err(ConfigError::AttestorSettingWithoutAttestors(flag));
+        }
+        return Ok(Attestors {
+            signers: Vec::new(),
+            threshold: 0,
+            maxReadAge: 0,
+            maxSlippageBps: 0,
+        });
+    }
+    let mut list = signers.to_vec();
+    list.sort_unstable();
+    if let Some(w) = list.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ConfigError::DuplicateAttestor(w[0]));
+    }
+    let majority = u8::try_from(list.len() / 2 + 1).unwrap_or(u8::MAX);
+    Ok(Attestors {
+        signers: list,
+        threshold: threshold.unwrap_or(majority),
+        maxReadAge: max_read_age.unwrap_or(DEFAULT_MAX_READ_AGE),
+        maxSlippageBps: max_slippage_bps.unwrap_or(DEFAULT_MAX_SLIPPAGE_BPS),
+    })
 }
 
 /// Where `keeper report` reads the gate's record from.

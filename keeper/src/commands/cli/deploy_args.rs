@@ -32,6 +32,21 @@ pub struct DeployArgs {
     pub trusted_creators: Vec<Address>,
     #[command(flatten)]
     pub bounds: BoundsArgs,
+    /// An attestor of an attested gate (repeatable, 1 to 8): only answers that
+    /// --attestor-threshold of them signed count, for the gate's whole life. None: a relayed
+    /// gate, whose keeper submits answers itself. Sorted before deploying; never the keeper.
+    #[arg(long = "attestor-signer", value_name = "ADDR")]
+    pub attestor_signers: Vec<Address>,
+    /// Agreeing attestors a verdict needs, 1 to their number (default: a majority).
+    #[arg(long)]
+    pub attestor_threshold: Option<u8>,
+    /// Blocks an attested read may be behind the block that includes it (default 5).
+    #[arg(long)]
+    pub max_read_age: Option<u32>,
+    /// The most an attested gate pays over the attested price of the side bought, in basis
+    /// points of it (default 200).
+    #[arg(long)]
+    pub max_slippage_bps: Option<u16>,
 }
 
 impl DeployArgs {
@@ -101,6 +116,12 @@ impl DeployArgs {
             trusted_resolvers,
             trusted_creators,
             bounds: self.bounds.to_bounds(),
+            attestors: attestor_setting(
+                &self.attestor_signers,
+                self.attestor_threshold,
+                self.max_read_age,
+                self.max_slippage_bps,
+            )?,
         })
     }
 }

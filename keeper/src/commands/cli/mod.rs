@@ -8,11 +8,11 @@
 //! ([`LogFormatArg`], [`ResponseFormatArg`], [`SideArg`]), so no other module knows clap.
 
 // The checked config types live in `crate::domain::config`; these paths stay for existing callers.
-use crate::domain::config::{http_only, OPENAI_EXAMPLE, RPC_EXAMPLE};
 pub use crate::domain::config::{
-    trusted_creator_list, trusted_resolver_list, ChainConfig, ConfigError, InferenceOptions,
-    ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
+    attestor_setting, trusted_creator_list, trusted_resolver_list, ChainConfig, ConfigError,
+    InferenceOptions, ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
 };
+use crate::domain::config::{http_only, OPENAI_EXAMPLE, RPC_EXAMPLE};
 use crate::{
     commands::fund::{Amount, FundConfig},
     commands::market::{
@@ -335,6 +335,22 @@ mod tests {
             Err(ConfigError::TooManyTrustedCreators { count: 9, max: 8 })
         ));
         assert!(matches!(trusted_creator_list(&[]), Err(ConfigError::MissingTrustedCreator)));
+        // The mode: no signers is relayed (all zeros) and takes no setting; signers are
+        // sorted, each once, and the threshold defaults to a majority (3 of 4: 4 / 2 + 1).
+        let relayed = attestor_setting(&[], None, None, None).unwrap();
+        assert!(relayed.signers.is_empty());
+        assert_eq!((relayed.threshold, relayed.maxReadAge, relayed.maxSlippageBps), (0, 0, 0));
+        assert!(matches!(
+            attestor_setting(&[], Some(1), None, None),
+            Err(ConfigError::AttestorSettingWithoutAttestors("--attestor-threshold"))
+        ));
+        let four = attestor_setting(&[a(4), a(2), a(3), a(1)], None, None, Some(50)).unwrap();
+        assert_eq!(four.signers, vec![a(1), a(2), a(3), a(4)]);
+        assert_eq!((four.threshold, four.maxReadAge, four.maxSlippageBps), (3, 5, 50));
+        assert!(matches!(
+            attestor_setting(&[a(2), a(2)], None, None, None),
+            Err(ConfigError::DuplicateAttestor(x)) if x == a(2)
+        ));
         let parse = |flags: &[String]| {
             let mut argv = vec!["keeper".to_string(), "deploy".to_string()];
             argv.extend(flags.iter().cloned());
