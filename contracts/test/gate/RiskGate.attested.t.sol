@@ -514,6 +514,45 @@ contract RiskGateAttestedTest is GateAttestedBase {
         assertEq(attest(rogue, idx(0, 1), strs("BUY_UP", "BUY_UP")), 12);
     }
 
+    function test_collusion_kAttestorsAndAHostileResolverStopAtMaxDrawdown() public {
+        // The worst the attested mode allows: k = 2 attestors colluding with a trusted resolver
+        // turned hostile. Each round three fresh markets expire at the headroom with one ask of
+        // 1_000 units at 0.90; the two attestors sign BUY_UP; the resolver then resolves DOWN.
+        // Limit: min(maxPrice 0.95, the keeper's quote ceil(900_000 * 1.005) = 904_500 on the
+        // 0.01 grid = 900_000, the attested 900_000 + 2 % = 918_000) = 0.90, so each buy costs
+        // 1_000 * 0.90 = 900 units, all lost. The k-th paying buy's drawdown is 900k (earlier
+        // losses plus this cost, from H = 100_000), so it passes iff 900k <= 20_000: k <= 22.
+        uint256 before = token.balanceOf(address(gate));
+        uint256 passes;
+        uint8[] memory reasons = new uint8[](24);
+        for (uint256 round; round < 8; ++round) {
+            uint64 expiry = uint64(block.timestamp) + MIN_HEADROOM;
+            BinaryMarket[3] memory ms;
+            for (uint256 i; i < 3; ++i) {
+                ms[i] = newMarket(expiry, address(this));
+                makerQuote(ms[i], false, 900_000, 1_000);
+                uint8 r = attest(ms[i], idx(0, 1), strs("BUY_UP", "BUY_UP"));
+                reasons[round * 3 + i] = r;
+                if (r == 0) passes += 1;
+            }
+            vm.warp(expiry);
+            vm.roll(block.number + 1);
+            for (uint256 i; i < 3; ++i) {
+                ms[i].resolve(false);
+                if (gate.positionOf(address(ms[i])).upUnits != 0) gate.redeem(address(ms[i]));
+            }
+        }
+        uint256 loss = before - token.balanceOf(address(gate));
+        assertEq(passes, 22, "22 buys pay");
+        assertEq(uint256(reasons[22]), 14, "then rule 14");
+        assertEq(uint256(reasons[23]), 14, "then rule 14");
+        assertEq(loss, 22 * 900, "22 * 900 units");
+        assertLe(loss, MAX_DRAWDOWN, "loss <= maxDrawdown");
+        console.log("k attestors colluding with a hostile trusted resolver (24 attempts)");
+        console.log("  loss (base units)", loss);
+        console.log("  bound (base units)", MAX_DRAWDOWN);
+    }
+
     // --- the call's shape
 
     function test_shape_oneSignaturePerAnswer() public {
