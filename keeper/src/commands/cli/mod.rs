@@ -193,6 +193,10 @@ pub struct BenchArgs {
     /// Output file.
     #[arg(long, default_value = "results/bench/keeper.md")]
     pub out: PathBuf,
+    /// Run only the attested mode's section and print it (the output file is left as it is:
+    /// a partial report never replaces the whole one).
+    #[arg(long)]
+    pub attested_only: bool,
 }
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {

@@ -1,9 +1,10 @@
 //! `keeper bench`: throughput of the keeper against a baseline of pre-built `submitVerdict`
 //! transactions sent back to back (same run, same anvil), peak RSS of `keeper run --once` over
 //! many markets, the bundled language model's latency and memory and what it costs a cycle
-//! against the builtin model, and the gate's gas figures from real receipts. Writes
-//! results/bench/keeper.md.
+//! against the builtin model, the attested mode's keeper against the relayed one, and the
+//! gate's gas figures from real receipts. Writes results/bench/keeper.md.
 
+pub mod attested;
 pub mod cycle;
 pub mod floor;
 pub mod gas;
@@ -108,6 +109,12 @@ pub enum BenchError {
 }
 
 pub type Result<T> = std::result::Result<T, BenchError>;
+
+/// Markets of the attested mode's comparison: each decided once by the relayed keeper and once
+/// through three attestor processes.
+const ATTESTED_MARKETS: usize = 100;
+/// States the attested section's anvil keeps: more than the blocks one cycle mines.
+const ATTESTED_STATES: usize = 1_000;
 
 /// A failed check of `step`, saying what was found.
 pub(super) fn check(step: &str, what: String) -> BenchError {
@@ -271,6 +278,8 @@ pub struct BenchConfig {
     /// Seconds the floor runs beside a live keeper.
     pub floor_live_secs: u64,
     pub out: PathBuf,
+    /// Only the attested section, printed, not written.
+    pub attested_only: bool,
 }
 
 /// The command line's `keeper bench` arguments, resolved.
@@ -283,6 +292,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             record_sizes: a.record_sizes.clone(),
             floor_live_secs: a.floor_live_secs,
             out: a.out.clone(),
+            attested_only: a.attested_only,
         }
     }
 }
@@ -295,6 +305,21 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
 
     // The figures read only the latest state; anvil need not keep older ones.
     let prune = ["--prune-history".to_string()];
+    // Attestors read the market at its read block: those states must still be held (a real
+    // node keeps its recent ones).
+    let recent = ["--prune-history".to_string(), ATTESTED_STATES.to_string()];
+    if args.attested_only {
+        eprintln!("bench: the attested mode only, {ATTESTED_MARKETS} markets");
+        let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &recent).await?;
+        let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+        let att =
+            attested::attested(&w, root, ATTESTED_MARKETS, &tmp.path().join("attested")).await;
+        w.stop().await;
+        let mut md = String::new();
+        attested::write_attested(&mut md, &att?);
+        print!("{md}");
+        return Ok(());
+    }
     eprintln!("bench: gas figures from receipts");
     let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
     let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
@@ -311,6 +336,13 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     w.stop().await;
     wk.stop().await;
     let tp = tp?;
+
+    eprintln!("bench: the attested mode, {} markets", ATTESTED_MARKETS);
+    let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &recent).await?;
+    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+    let att = attested::attested(&w, root, ATTESTED_MARKETS, &tmp.path().join("attested")).await;
+    w.stop().await;
+    let att = att?;
 
     eprintln!(
         "bench: one cycle, book reads and peak RSS of `keeper run --once`, {} markets",
@@ -369,6 +401,7 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     let _ = writeln!(md, "# Keeper benchmark\n");
     let _ = writeln!(md, "Written by `make bench` (`keeper bench`) against anvil from the pinned toolchain (every anvil with `--prune-history`) on this machine ({} cores).\n", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     throughput::write_throughput(&mut md, &tp);
+    attested::write_attested(&mut md, &att);
     cycle::write_cycle(&mut md, &big);
     memory::write_memory(&mut md, args.rss_markets, rss_kib, rss_secs);
     history::write_record(&mut md, &long);
