@@ -307,3 +307,121 @@ fn short(text: &str) -> String {
         None => line,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::attestation::{self, Read};
+    use alloy::{
+        primitives::{keccak256, U256},
+        signers::local::PrivateKeySigner,
+    };
+
+    const GATE: Address = Address::repeat_byte(0x99);
+
+    fn read() -> Read {
+        Read {
+            prompt_hash: keccak256("prompt"),
+            best_bid: U256::from(400_000u64),
+            best_ask: U256::from(420_000u64),
+        }
+    }
+
+    fn signed(key: &PrivateKeySigner, raw: &str) -> Attested {
+        let a = attestation::answer(Address::repeat_byte(1), 7, &read(), raw, 1_000);
+        Attested {
+            signer: key.address(),
+            chain_id: 31_337,
+            gate: GATE,
+            market: Address::repeat_byte(1),
+            read_block: 7,
+            read: read(),
+            deadline: 1_000,
+            raw: raw.into(),
+            signature: attestation::sign(key, 31_337, GATE, &a).unwrap(),
+            model: "builtin".into(),
+        }
+    }
+
+    #[test]
+    fn the_winner_is_the_one_verdict_at_k_and_the_shown_answer_gives_it() {
+        let keys: Vec<PrivateKeySigner> = (0..4).map(|_| PrivateKeySigner::random()).collect();
+        let mut answers = vec![
+            signed(&keys[0], "BUY_DOWN"),
+            signed(&keys[1], " BUY_UP\n"),
+            signed(&keys[2], "BUY_UP"),
+        ];
+        answers.sort_by_key(|a| a.signer);
+        let g = Gathered { answers, missing: Vec::new() };
+        // Two BUY_UP (one padded: the gate trims it) of three: BUY_UP reaches k = 2, and the
+        // answer shown is the first BUY_UP in signer order.
+        assert_eq!(g.winner(2), Some(verdict::BUY_UP));
+        let shown = g.shown(2).unwrap();
+        assert_eq!(gate_verdict(&shown.raw), verdict::BUY_UP);
+        let first_up = g.answers.iter().find(|a| gate_verdict(&a.raw) == verdict::BUY_UP).unwrap();
+        assert_eq!(shown.signer, first_up.signer);
+        // k = 3: nothing reaches it; shown is the first answer.
+        assert_eq!(g.winner(3), None);
+        assert_eq!(g.shown(3).unwrap().signer, g.answers[0].signer);
+        // Two verdicts at k = 1 (2k <= n): no single winner, as the gate's 22.
+        assert_eq!(g.winner(1), None);
+    }
+
+    #[test]
+    fn a_reply_is_checked_as_the_gate_will_count_it() {
+        let key = PrivateKeySigner::random();
+        let outsider = PrivateKeySigner::random();
+        let panel = Panel::new(
+            vec!["http://127.0.0.1:9".into()],
+            31_337,
+            GATE,
+            vec![key.address()],
+            1,
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let req = AttestRequest {
+            chain_id: 31_337,
+            gate: GATE,
+            market: Address::repeat_byte(1),
+            read_block: 7,
+        };
+        assert!(panel.check(signed(&key, "ABSTAIN"), &req).is_ok());
+        // Another block asked about, a signer outside the set, an answer changed after signing,
+        // a signer claiming another's signature: each left out, named.
+        let other = AttestRequest { read_block: 8, ..req };
+        assert!(panel.check(signed(&key, "ABSTAIN"), &other).unwrap_err().contains("at block 7"));
+        let e = panel.check(signed(&outsider, "ABSTAIN"), &req).unwrap_err();
+        assert!(e.contains("not one of the gate's attestors"), "{e}");
+        let mut changed = signed(&key, "ABSTAIN");
+        changed.raw = "BUY_UP".into();
+        assert!(panel.check(changed, &req).unwrap_err().contains("does not recover"));
+        let mut claimed = signed(&outsider, "ABSTAIN");
+        claimed.signer = key.address();
+        assert!(panel.check(claimed, &req).unwrap_err().contains("does not recover"));
+    }
+
+    #[test]
+    fn bad_configuration_is_refused() {
+        let set = vec![Address::repeat_byte(1), Address::repeat_byte(2)];
+        let new = |urls: Vec<&str>, k| {
+            Panel::new(
+                urls.into_iter().map(String::from).collect(),
+                1,
+                GATE,
+                set.clone(),
+                k,
+                Duration::from_secs(1),
+            )
+        };
+        assert!(matches!(new(vec![], 1), Err(PanelError::NoAttestors { n: 2, k: 1, .. })));
+        assert!(matches!(new(vec!["ftp://x"], 1), Err(PanelError::BadUrl { .. })));
+        assert!(matches!(new(vec!["not a url"], 1), Err(PanelError::BadUrl { .. })));
+        assert!(matches!(
+            new(vec!["http://127.0.0.1:1"], 2),
+            Err(PanelError::BelowThreshold { urls: 1, k: 2 })
+        ));
+        let p = new(vec!["http://127.0.0.1:1/", "https://a.example"], 2).unwrap();
+        assert_eq!(p.urls(), ["http://127.0.0.1:1", "https://a.example"]);
+    }
+}
