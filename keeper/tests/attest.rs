@@ -492,3 +492,81 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     drop(silent);
     w.stop().await;
 }
+
+/// anvil mines a block per transaction, so with many answers in flight a read ages a block per
+/// submission sent after it; the gate takes reads at most 5 blocks old. Each of 12 markets is
+/// either decided or has an off-chain row saying its read got too old (refused by the
+/// attestors, or held back by the keeper: it never sends a read the head already makes too old
+/// for the next block). Submissions are pipelined, so one sent while earlier ones were still
+/// being mined can land a block or two later than the keeper saw: the gate then publishes 21,
+/// and only ever for that (its block more than 5 past its read). Adversary: a slow round of
+/// asks on a busy chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_too_old_to_count_is_never_sent() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let keys: Vec<String> =
+        ATTESTOR_ACCOUNTS.iter().map(|&i| w.anvil.dev_key(i).unwrap().to_string()).collect();
+    let signers: Vec<Address> =
+        keys.iter().map(|k| k.parse::<PrivateKeySigner>().unwrap().address()).collect();
+    let deployed = deploy_beside(&w, attested(signers, 2)).await;
+    let gate = deployed.gate;
+    w.mint(gate, U256::from(1_000_000_000u64)).await.unwrap();
+    let a = start_attestor(&w, gate, &keys[0], &["--model", "builtin"]).await;
+    let b = start_attestor(&w, gate, &keys[1], &["--model", "builtin"]).await;
+    let mut markets = Vec::new();
+    for _ in 0..12 {
+        markets.push(buy_up_market(&w).await);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keeper"))
+        .env_remove("KEEPER_RESULTS")
+        .env_remove("KEEPER_ATTESTORS")
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
+        .arg("--root")
+        .arg(root())
+        .args(["run", "--once", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
+        .args(["--from-block", &deployed.deploy_block.to_string()])
+        .args(["--attestor", &a.url, "--attestor", &b.url])
+        .args(["--results", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let rows = common::record_rows(dir.path());
+    let decided = common::decisions(&rows);
+    let brief: Vec<String> = decided
+        .iter()
+        .map(|d| {
+            format!(
+                "block {} read {} reason {} vote {:?}",
+                d.block,
+                d.read_block,
+                d.reason,
+                d.vote.as_ref().map(|v| v.counts)
+            )
+        })
+        .collect();
+    assert!(
+        decided.iter().all(|d| d.reason != reason::NOT_ATTESTED || d.block > d.read_block + 5),
+        "a 21 other than a read that aged in flight: {brief:#?}"
+    );
+    let off = common::offchain(&rows);
+    for m in &markets {
+        let name = m.to_checksum(None);
+        let d = decided.iter().any(|d| d.market == name);
+        let stale = off.iter().any(|r| {
+            r.market == name
+                && (r.error.contains("blocks old in the next block")
+                    || r.error.contains("blocks old: the gate accepts reads at most 5"))
+        });
+        assert!(d ^ stale, "market {name}: decided {d}, stale row {stale}: {rows:?}\n{log}");
+    }
+    println!(
+        "12 markets, 5-block read window: {} decided ({} of them 21, aged in flight), {} held back as stale",
+        decided.len(),
+        decided.iter().filter(|d| d.reason == reason::NOT_ATTESTED).count(),
+        12 - decided.len()
+    );
+    w.stop().await;
+}

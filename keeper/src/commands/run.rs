@@ -132,10 +132,11 @@ async fn panel(
         cfg.attestors.clone(),
         chain_id,
         gate,
-        settings.signers,
+        settings.signers.clone(),
         usize::from(settings.threshold),
         cfg.attestor_timeout,
-    )?;
+    )?
+    .with_max_read_age(u64::from(settings.maxReadAge));
     info!(
         attestors = panel.urls().len(),
         k = panel.threshold(),

@@ -49,6 +49,9 @@ pub struct ExecPolicy {
     /// each or several to a block depending on timing, which would make the record depend on
     /// the machine's load). The bot pipelines them.
     pub one_at_a_time: bool,
+    /// On an attested gate, its `maxReadAge`: an answer whose read would be older than this in
+    /// the next block is not sent (the gate would publish 21 for the gas).
+    pub read_window: Option<u64>,
 }
 
 /// What settling the journal against the chain did.
@@ -284,6 +287,22 @@ impl Executor {
         // and the market is asked again when due. (The gate publishes an ABSTAIN or an
         // unparseable answer whenever it lands: a relayed one carries no deadline, and the
         // deadline an attested one carries, signed, is not looked at.)
+        if let (Some(window), Some(_)) = (self.policy.read_window, &a.attested) {
+            if let Ok(head) = follower::head(&self.provider).await {
+                let age = (head.number + 1).saturating_sub(a.read.number);
+                if age > window {
+                    let why = format!(
+                        "not sent: the attested read of block {} would be {age} blocks old in the \
+                         next block, more than the gate's maxReadAge {window}; the gate would \
+                         refuse it (reason 21)",
+                        a.read.number
+                    );
+                    warn!(market = %a.market, read = a.read.number, age, "attested read too old to send; not sent");
+                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                    return Ok(None);
+                }
+            }
+        }
         let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
         if a.quote.deadline != 0 && buys {
             if let Ok(head) = follower::head(&self.provider).await {

@@ -497,11 +497,13 @@ impl EngineBuilder {
             self.reask_secs,
             self.concurrency,
         );
+        let read_window = self.panel.as_ref().and_then(|p| p.max_read_age());
         let policy = ExecPolicy {
             resend_after: self.resend_after,
             dry_run: self.dry_run,
             concurrency: self.concurrency,
             one_at_a_time: self.one_at_a_time,
+            read_window,
         };
         if let Some(saved) = resume {
             collector.resume(saved)?;

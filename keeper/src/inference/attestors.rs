@@ -34,6 +34,9 @@ pub struct Panel {
     threshold: usize,
     /// How long each attestor is given.
     timeout: Duration,
+    /// Blocks a read may be behind the block that includes it (the gate's `maxReadAge`); None:
+    /// not checked before sending (the gate checks it anyway).
+    max_read_age: Option<u64>,
 }
 
 /// An attestor whose answer is not in the call, and why.
@@ -142,7 +145,26 @@ impl Panel {
         }
         let client =
             reqwest::Client::builder().timeout(timeout).build().map_err(PanelError::Client)?;
-        Ok(Self { client, urls: clean, chain_id, gate, set, threshold, timeout })
+        Ok(Self {
+            client,
+            urls: clean,
+            chain_id,
+            gate,
+            set,
+            threshold,
+            timeout,
+            max_read_age: None,
+        })
+    }
+
+    /// The gate's `maxReadAge`: an answer whose read would be older when mined is not sent.
+    pub fn with_max_read_age(mut self, blocks: u64) -> Self {
+        self.max_read_age = Some(blocks);
+        self
+    }
+
+    pub fn max_read_age(&self) -> Option<u64> {
+        self.max_read_age
     }
 
     pub fn threshold(&self) -> usize {
