@@ -518,9 +518,9 @@ async fn keeper_deploy_refuses_bad_bounds_before_sending_anything() {
         serde_json::from_slice(&std::fs::read(dir.path().join("deployments/31337.json")).unwrap())
             .unwrap();
     let gate: Address = saved["gate"].as_str().unwrap().parse().unwrap();
-    let (_, set) = chain::attestor_set(&reader, gate).await.unwrap();
+    let set = chain::attestor_set(&reader, gate).await.unwrap().expect("an attested gate");
     assert_eq!(set.signers, vec![s1.parse::<Address>().unwrap(), s2.parse().unwrap()]);
-    assert_eq!((set.threshold, set.maxReadAge, set.maxSlippageBps), (2, 5, 200));
+    assert_eq!((set.threshold, set.max_read_age, set.max_slippage_bps), (2, 5, 200));
     anvil.stop().await;
 }
 

@@ -4,7 +4,7 @@
 //! publishes. Written from the interface's documentation (`IRiskGate.submitAttested`,
 //! `AttestedRead`, `Decision.vote`); `keeper/tests/attest.rs` holds it to the deployed gate.
 
-use crate::kit::bindings::IRiskGate;
+use crate::{domain::decision::AttestorFacts, kit::bindings::IRiskGate};
 use alloy::{
     primitives::{keccak256, Address, Bytes, Signature, B256, U256},
     signers::{local::PrivateKeySigner, SignerSync},
@@ -39,6 +39,28 @@ alloy::sol! {
         function attestors() external view returns (Attestors memory);
         function domainSeparator() external view returns (bytes32);
     }
+}
+
+/// An attested gate's attestor set as the set reports it (its address, signers ascending,
+/// threshold, read age, slippage); None for a relayed gate. The one reader of the mode's
+/// setting: the keeper's start, its pages and `keeper attest` all come here.
+pub async fn read_set(
+    provider: &alloy::providers::DynProvider,
+    gate: Address,
+) -> Result<Option<AttestorFacts>, alloy::contract::Error> {
+    let g = IRiskGate::new(gate, provider);
+    if g.gateMode().call().await? != IRiskGate::GateMode::Attested {
+        return Ok(None);
+    }
+    let set = g.attestorSet().call().await?;
+    let a = IAttestorSetView::new(set, provider).attestors().call().await?;
+    Ok(Some(AttestorFacts {
+        set,
+        signers: a.signers,
+        threshold: a.threshold,
+        max_read_age: a.maxReadAge,
+        max_slippage_bps: a.maxSlippageBps,
+    }))
 }
 
 /// The EIP-712 domain of `gate` on chain `chain_id`: name "RiskGate", version "2".

@@ -209,31 +209,14 @@ pub async fn check_gate(provider: &DynProvider, gate: Address, chain_id: u64) ->
     contract.paramsHash().call().await.map_err(call_failed("paramsHash"))
 }
 
-/// The gate's mode (issue 35): who may submit its decisions.
-pub async fn gate_mode(
-    provider: &DynProvider,
-    gate: Address,
-    chain_id: u64,
-) -> Result<IRiskGate::GateMode> {
-    IRiskGate::new(gate, provider).gateMode().call().await.map_err(|e| ChainError::NotAGateCall {
-        addr: gate,
-        chain_id,
-        call: "gateMode",
-        source: Box::new(e),
-    })
-}
-
-/// An attested gate's attestor set: its address and settings (signers ascending, threshold,
-/// read age, slippage), as the set reports them.
+/// The gate's attestor set ([`attestation::read_set`]); None for a relayed gate.
 pub async fn attestor_set(
     provider: &DynProvider,
     gate: Address,
-) -> Result<(Address, attestation::IAttestorSetView::Attestors)> {
-    let err = |e| ChainError::AttestorSet { addr: gate, source: Box::new(e) };
-    let set = IRiskGate::new(gate, provider).attestorSet().call().await.map_err(err)?;
-    let settings =
-        attestation::IAttestorSetView::new(set, provider).attestors().call().await.map_err(err)?;
-    Ok((set, settings))
+) -> Result<Option<crate::domain::decision::AttestorFacts>> {
+    attestation::read_set(provider, gate)
+        .await
+        .map_err(|e| ChainError::AttestorSet { addr: gate, source: Box::new(e) })
 }
 
 alloy::sol! {

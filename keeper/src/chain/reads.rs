@@ -318,7 +318,7 @@ pub async fn gate_factory(provider: &DynProvider, gate: Address) -> Result<Addre
         .map_err(|e| CollectError::Call(Box::new(e)))
 }
 
-pub use crate::domain::decision::{AttestorFacts, GateFacts, TxGas};
+pub use crate::domain::decision::{GateFacts, TxGas};
 
 alloy::sol! {
     /// The collateral token's symbol, for the pages (ERC-20's optional metadata).
@@ -359,24 +359,8 @@ pub async fn gate_facts(
         range,
     )
     .await?;
-    let attestors = match g.gateMode().call().await.map_err(e("gateMode"))? {
-        IRiskGate::GateMode::Attested => {
-            let set = g.attestorSet().call().await.map_err(e("attestorSet"))?;
-            let a = super::attestation::IAttestorSetView::new(set, provider)
-                .attestors()
-                .call()
-                .await
-                .map_err(e("attestors"))?;
-            Some(AttestorFacts {
-                set,
-                signers: a.signers,
-                threshold: a.threshold,
-                max_read_age: a.maxReadAge,
-                max_slippage_bps: a.maxSlippageBps,
-            })
-        }
-        _ => None,
-    };
+    let attestors =
+        super::attestation::read_set(provider, gate).await.map_err(e("the attestor set"))?;
     let collateral = g.collateral().call().await.map_err(e("collateral"))?;
     // A token need not name a symbol: a failed read is shown as plain units, not an error.
     let symbol = ITokenSymbol::new(collateral, provider).symbol().call().await.ok();

@@ -97,21 +97,19 @@ pub async fn run(
     let (provider, chain_id) = chain::connect_checked(&cfg.chain).await?;
     let gate = cfg.gate;
     chain::check_gate(&provider, gate, chain_id).await?;
-    let g = IRiskGate::new(gate, &provider);
     let set_err = |source| AttestError::Set { gate, source: Box::new(source) };
-    if g.gateMode().call().await.map_err(set_err)? != IRiskGate::GateMode::Attested {
+    let Some(settings) = attestation::read_set(&provider, gate).await.map_err(set_err)? else {
         return Err(AttestError::RelayedGate { gate, chain_id });
-    }
-    let set = attestation::IAttestorSetView::new(
-        g.attestorSet().call().await.map_err(set_err)?,
-        &provider,
-    );
-    let settings = set.attestors().call().await.map_err(set_err)?;
+    };
     if !settings.signers.contains(&signer.address()) {
         let listed = settings.signers.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
         return Err(AttestError::NotAnAttestor { signer: signer.address(), gate, listed });
     }
-    let onchain = set.domainSeparator().call().await.map_err(set_err)?;
+    let onchain = attestation::IAttestorSetView::new(settings.set, &provider)
+        .domainSeparator()
+        .call()
+        .await
+        .map_err(set_err)?;
     let local = attestation::domain(chain_id, gate).separator();
     if onchain != local {
         return Err(AttestError::Domain { onchain, local });
@@ -124,7 +122,7 @@ pub async fn run(
         chain_id,
         gate,
         factory,
-        max_read_age: u64::from(settings.maxReadAge),
+        max_read_age: u64::from(settings.max_read_age),
         model,
         strategy: cfg.strategy_text.clone(),
         answer_ttl_secs: cfg.answer_ttl_secs,

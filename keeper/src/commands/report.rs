@@ -339,7 +339,7 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
-    let vote_line = check_votes(&provider, chain_id, gate, &record, &mut problems).await?;
+    let vote_line = check_votes(&provider, &facts, &record, &mut problems).await?;
     let RowsCompared { after: after_feed, older } =
         compare_rows(&disk_rows, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
@@ -415,18 +415,13 @@ async fn report_at(
 /// data ([`record::votes`]); the line saying what was verified (None on a relayed gate).
 async fn check_votes(
     provider: &DynProvider,
-    chain_id: u64,
-    gate: Address,
+    facts: &crate::domain::decision::GateFacts,
     record: &ChainRecord,
     problems: &mut Vec<String>,
 ) -> Result<Option<String>> {
-    use crate::kit::bindings::IRiskGate::GateMode;
-    if chain::gate_mode(provider, gate, chain_id).await? != GateMode::Attested {
-        return Ok(None);
-    }
-    let (_, set) = chain::attestor_set(provider, gate).await?;
+    let Some(set) = &facts.attestors else { return Ok(None) };
     let rows: Vec<&DecisionRow> = record.decisions.iter().collect();
-    let v = record::votes::check(provider, chain_id, gate, &set, &rows).await?;
+    let v = record::votes::check(provider, facts.chain_id, facts.gate, set, &rows).await?;
     problems.extend(v.problems);
     Ok(Some(format!(
         "verified from chain (logs and call data): {} attested decisions' votes, {} signatures \

@@ -9,7 +9,6 @@ use crate::{
     domain::config::{RunConfig, SavedGate},
     engine::{Engine, GateRef, Result, RunError},
     inference::{attestors::Panel, Model},
-    kit::bindings::IRiskGate,
     record,
 };
 use alloy::providers::DynProvider;
@@ -116,27 +115,25 @@ async fn panel(
     gate: alloy::primitives::Address,
     chain_id: u64,
 ) -> Result<Option<Panel>> {
-    let mode = chain::gate_mode(reader, gate, chain_id).await?;
-    if mode != IRiskGate::GateMode::Attested {
+    let Some(set) = chain::attestor_set(reader, gate).await? else {
         if !cfg.attestors.is_empty() {
             return Err(chain::ChainError::AttestorsOnRelayed { addr: gate, chain_id }.into());
         }
         return Ok(None);
-    }
-    let (_, settings) = chain::attestor_set(reader, gate).await?;
+    };
     if cfg.attestors.is_empty() {
-        let (k, n) = (settings.threshold, settings.signers.len());
+        let (k, n) = (set.threshold, set.signers.len());
         return Err(chain::ChainError::NoAttestors { addr: gate, chain_id, k, n }.into());
     }
     let panel = Panel::new(
         cfg.attestors.clone(),
         chain_id,
         gate,
-        settings.signers.clone(),
-        usize::from(settings.threshold),
+        set.signers,
+        usize::from(set.threshold),
         cfg.attestor_timeout,
     )?
-    .with_max_read_age(u64::from(settings.maxReadAge));
+    .with_max_read_age(u64::from(set.max_read_age));
     info!(
         attestors = panel.urls().len(),
         k = panel.threshold(),

@@ -287,39 +287,43 @@ impl Executor {
         // and the market is asked again when due. (The gate publishes an ABSTAIN or an
         // unparseable answer whenever it lands: a relayed one carries no deadline, and the
         // deadline an attested one carries, signed, is not looked at.)
-        if let (Some(window), Some(_)) = (self.policy.read_window, &a.attested) {
-            if let Ok(head) = follower::head(&self.provider).await {
-                let age = (head.number + 1).saturating_sub(a.read.number);
-                if age > window {
-                    let why = format!(
-                        "not sent: the attested read of block {} would be {age} blocks old in the \
-                         next block, more than the gate's maxReadAge {window}; the gate would \
-                         refuse it (reason 21)",
-                        a.read.number
-                    );
-                    warn!(market = %a.market, read = a.read.number, age, "attested read too old to send; not sent");
-                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
-                    return Ok(None);
-                }
+        // Both checks run on the head as it is now, read once.
+        let window = self.policy.read_window.filter(|_| a.attested.is_some());
+        let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
+        let expires = a.quote.deadline != 0 && buys;
+        let head = if window.is_some() || expires {
+            follower::head(&self.provider).await.ok()
+        } else {
+            None
+        };
+        if let (Some(window), Some(head)) = (window, &head) {
+            let age = (head.number + 1).saturating_sub(a.read.number);
+            if age > window {
+                let why = format!(
+                    "not sent: the attested read of block {} would be {age} blocks old in the \
+                     next block, more than the gate's maxReadAge {window}; the gate would refuse \
+                     it (reason 21)",
+                    a.read.number
+                );
+                warn!(market = %a.market, read = a.read.number, age, "attested read too old to send; not sent");
+                self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                return Ok(None);
             }
         }
-        let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
-        if a.quote.deadline != 0 && buys {
-            if let Ok(head) = follower::head(&self.provider).await {
-                let next = follower::next_block_time(&self.provider, &head).await;
-                if next > a.quote.deadline {
-                    let why = format!(
-                        "not sent: expired before it could be sent: the next block's chain time \
-                         {next} is past the quote's deadline {} (read at block {}, {} s earlier); \
-                         the gate would refuse it (reason 16)",
-                        a.quote.deadline,
-                        a.read.number,
-                        next.saturating_sub(a.read.time)
-                    );
-                    warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
-                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
-                    return Ok(None);
-                }
+        if let (true, Some(head)) = (expires, &head) {
+            let next = follower::next_block_time(&self.provider, head).await;
+            if next > a.quote.deadline {
+                let why = format!(
+                    "not sent: expired before it could be sent: the next block's chain time \
+                     {next} is past the quote's deadline {} (read at block {}, {} s earlier); \
+                     the gate would refuse it (reason 16)",
+                    a.quote.deadline,
+                    a.read.number,
+                    next.saturating_sub(a.read.time)
+                );
+                warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
+                self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                return Ok(None);
             }
         }
         let fees = match self.fees {

@@ -314,6 +314,17 @@ pub const SHUTDOWN_DROPPED: &str = "not answered: the keeper was stopped (SIGTER
     while the model was being asked, and dropped the ask; nothing was submitted, and the market \
     is due again after a restart";
 
+/// An ask about `market` dropped by a shutdown: a row saying so.
+fn dropped(market: Address, prompt_hash: Option<alloy::primitives::B256>) -> Asked {
+    Some(Err(Unanswered {
+        market,
+        prompt_hash,
+        error: SHUTDOWN_DROPPED.to_string(),
+        detail: Default::default(),
+        cause: WhyUnanswered::Shutdown,
+    }))
+}
+
 /// One ask: renders the prompt of `book` as read, asks `model`, quotes the answer against the
 /// book it was shown with a deadline counted from the book's send time. None when cancelled.
 async fn ask_one(
@@ -345,15 +356,7 @@ async fn ask_one(
     let prompt_hash = prompt.hash();
     let until = Instant::now() + Duration::from_secs(policy.ttl_secs);
     let ans = tokio::select! {
-        _ = cancel.cancelled() => {
-            return Some(Err(Unanswered {
-                market,
-                prompt_hash: Some(prompt_hash),
-                error: SHUTDOWN_DROPPED.to_string(),
-                detail: Default::default(),
-                cause: WhyUnanswered::Shutdown,
-            }))
-        }
+        _ = cancel.cancelled() => return dropped(market, Some(prompt_hash)),
         r = model.ask_until(&prompt, &st, Some(until)) => r,
     };
     Some(match ans {
@@ -406,15 +409,7 @@ async fn ask_attested(
         return None;
     }
     let asked = tokio::select! {
-        _ = cancel.cancelled() => {
-            return Some(Err(Unanswered {
-                market,
-                prompt_hash: None,
-                error: SHUTDOWN_DROPPED.to_string(),
-                detail: Default::default(),
-                cause: WhyUnanswered::Shutdown,
-            }))
-        }
+        _ = cancel.cancelled() => return dropped(market, None),
         o = panel.ask(market, read.number) => o,
     };
     let k = panel.threshold();
@@ -443,9 +438,14 @@ async fn ask_attested(
     let mut quote = policy.quote(&shown, &st, send_time);
     quote.deadline = deadline;
     let mut note = note;
-    let mut models: Vec<String> = g.answers.iter().map(|a| a.model.clone()).collect();
-    models.dedup();
-    note.model = Some(models.join(", "));
+    let models: Vec<String> = g.answers.iter().map(|a| a.model.clone()).collect();
+    let mut named: Vec<&str> = Vec::new();
+    for m in &models {
+        if !named.contains(&m.as_str()) {
+            named.push(m);
+        }
+    }
+    note.model = Some(named.join(", "));
     // The prompt the attestors signed, shown when the keeper renders the same bytes from its
     // own read of the same block (its strategy text the same as theirs).
     let at = ReadAt { block: read.number, time: read.time };
@@ -465,7 +465,7 @@ async fn ask_attested(
         signers: g.answers.iter().map(|a| a.signer).collect(),
         raws: g.answers.iter().map(|a| a.raw.clone()).collect(),
         sigs: g.answers.iter().map(|a| a.signature.clone()).collect(),
-        models: g.answers.iter().map(|a| a.model.clone()).collect(),
+        models,
     };
     Some(Ok(Answer {
         market,

@@ -18,10 +18,10 @@
 
 use crate::{
     chain::{
-        attestation::{self, IAttestorSetView::Attestors, Read},
+        attestation::{self, Read},
         reads::CollectError,
     },
-    domain::decision::{gate_verdict, DecisionRow, VoteCounts},
+    domain::decision::{gate_verdict, AttestorFacts, DecisionRow, VoteCounts},
     kit::bindings::{reason, verdict, IRiskGate},
 };
 use alloy::{
@@ -85,7 +85,7 @@ pub async fn check(
     provider: &DynProvider,
     chain_id: u64,
     gate: Address,
-    set: &Attestors,
+    set: &AttestorFacts,
     rows: &[&DecisionRow],
 ) -> Result<VoteCheck, CollectError> {
     let mut out = VoteCheck::default();
@@ -146,7 +146,7 @@ pub fn check_one(
     call: &AttestedCall,
     chain_id: u64,
     gate: Address,
-    set: &Attestors,
+    set: &AttestorFacts,
     replayed: bool,
     signatures: &mut usize,
 ) -> Vec<String> {
@@ -219,7 +219,7 @@ pub fn check_one(
     let k = usize::from(set.threshold);
     let members: Vec<Address> = signers.iter().flatten().copied().collect();
     let ascending = members.len() == signers.len() && members.windows(2).all(|p| p[0] < p[1]);
-    let stale = row.block > row.read_block + u64::from(set.maxReadAge);
+    let stale = row.block > row.read_block + u64::from(set.max_read_age);
     let not_attested_cause = !ascending || signers.len() < k || stale || replayed;
     let reached: Vec<u8> = [verdict::ABSTAIN, verdict::BUY_UP, verdict::BUY_DOWN]
         .into_iter()
@@ -231,7 +231,7 @@ pub fn check_one(
              read {} blocks before inclusion (at most {}), no earlier read of this market as late",
             members.len(),
             row.block.saturating_sub(row.read_block),
-            set.maxReadAge
+            set.max_read_age
         )),
         reason::NOT_ATTESTED => {}
         _ if not_attested_cause => problems.push(format!(
@@ -240,7 +240,7 @@ pub fn check_one(
             row.reason,
             members.len(),
             row.block.saturating_sub(row.read_block),
-            set.maxReadAge,
+            set.max_read_age,
             if replayed { "; the read was used before" } else { "" }
         )),
         reason::ATTESTORS_DISAGREE if reached.len() == 1 => problems.push(format!(
