@@ -384,9 +384,10 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     let keeper_key = w.anvil.dev_key(0).unwrap().to_string();
     // The timeout only ever decides for the attestor that never answers; one that answers does
     // so in milliseconds, far inside it even on a loaded machine.
-    let run_once = |attestors: &[&str], timeout_secs: &str| {
+    let run_once = |attestors: &[&str], timeout_secs: &str, extra: &[&str]| {
         let mut cmd = keeper_command(&w, "run", gate);
         cmd.args(["--once", "--from-block", &deployed.deploy_block.to_string()]);
+        cmd.args(extra);
         cmd.args(["--attestor-timeout-secs", timeout_secs]);
         cmd.args(["--results", dir.path().to_str().unwrap()]);
         for url in attestors {
@@ -398,7 +399,7 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
 
     // All three up: the two builtin attestors agree on BUY_UP at the 0.40 ask.
     let market = buy_up_market(&w).await;
-    let log = run_once(&[&a.url, &b.url, &c.url], "60");
+    let log = run_once(&[&a.url, &b.url, &c.url], "60", &[]);
     let rows = common::record_rows(dir.path());
     let decided = common::decisions(&rows);
     assert_eq!(decided.len(), 1, "{log}");
@@ -440,6 +441,29 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
         assert!(row.contains(&e.signer.to_checksum(None)[..10]), "{row}");
     }
 
+    // --attestor-wait-all: the keeper waits for all three, so the vote holds every answer,
+    // whoever was first: BUY_UP 2 (the builtin pair), BUY_DOWN 1 (the replay), PASS.
+    let third = buy_up_market(&w).await;
+    let log = run_once(&[&a.url, &b.url, &c.url], "60", &["--attestor-wait-all"]);
+    let rows = common::record_rows(dir.path());
+    let d = common::decisions(&rows)
+        .into_iter()
+        .find(|d| d.market == third.to_checksum(None))
+        .unwrap_or_else(|| panic!("a decision on the third market\n{log}"));
+    assert_eq!(d.reason, reason::PASS, "{d:?}\n{log}");
+    let all = d.vote.as_ref().expect("an attested row carries its vote");
+    let c = all.counts;
+    assert_eq!(
+        (c.abstain, c.buy_up, c.buy_down, c.unparseable),
+        (0, 2, 1, 0),
+        "every answer in the vote: {all:?}"
+    );
+    let mut ascending = signers.clone();
+    ascending.sort();
+    let named: Vec<String> = all.answers.iter().map(|e| e.signer.clone()).collect();
+    let want: Vec<String> = ascending.iter().map(|s| s.to_checksum(None)).collect();
+    assert_eq!(named, want, "all three signers, ascending");
+
     // One attestor left: B silent (a listener that accepts nothing), C gone (a closed port).
     drop(b);
     drop(c);
@@ -450,7 +474,7 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     drop(gone);
     let second = buy_up_market(&w).await;
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let log = run_once(&[&a.url, &silent_url, &gone_url], "10");
+    let log = run_once(&[&a.url, &silent_url, &gone_url], "10", &[]);
     assert_eq!(
         w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap(),
         nonce,
@@ -470,7 +494,7 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
     assert!(row.error.contains(&format!("{silent_url} (no answer within 10 s)")), "{}", row.error);
     assert!(row.error.contains(&format!("{gone_url} (unreachable")), "{}", row.error);
     assert!(!row.error.contains(&a.url), "the attestor that answered is not named: {}", row.error);
-    assert_eq!(common::decisions(&rows).len(), 1, "no second decision");
+    assert_eq!(common::decisions(&rows).len(), 2, "no decision on the second market");
     // The keeper's record, checked from chain: the vote from call data, and the prompt the
     // attestors signed re-rendered from the market's logs at the read block.
     let out = keeper_command(&w, "report", gate)
@@ -479,8 +503,8 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
         .output()
         .unwrap();
     let text = succeeded(out, "keeper report --check --check-prompts");
-    assert!(text.contains("1 attested decisions' votes"), "{text}");
-    assert!(text.contains("1 of 1 decisions' prompts re-render"), "{text}");
+    assert!(text.contains("2 attested decisions' votes"), "{text}");
+    assert!(text.contains("2 of 2 decisions' prompts re-render"), "{text}");
     println!(
         "keeper run + 3 attestors: PASS with vote {:?}; 1 of 3 answering: nothing sent, row: {}",
         vote.counts, row.error

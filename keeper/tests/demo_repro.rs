@@ -20,9 +20,20 @@ mod common;
 use common::root;
 use std::path::Path;
 
-/// The record `keeper demo` writes, besides the state dump.
-const FILES: [&str; 5] =
-    ["RESULTS.md", "feed.jsonl", "feed.head", "decisions.svg", "anvil-state.meta.json"];
+/// The record `keeper demo` writes, besides the state dump: the relayed gate's, then the
+/// attested gate's (its three attestors' answers included).
+const FILES: [&str; 10] = [
+    "RESULTS.md",
+    "feed.jsonl",
+    "feed.head",
+    "decisions.svg",
+    "anvil-state.meta.json",
+    "attested/RESULTS.md",
+    "attested/feed.jsonl",
+    "attested/feed.head",
+    "attested/decisions.svg",
+    "attested/anvil-state.meta.json",
+];
 const STATE: &str = "anvil-state.json";
 
 /// Up to `max` JSON paths where `a` and `b` differ.
@@ -112,7 +123,7 @@ fn two_demo_runs_of_one_commit_write_byte_identical_results() {
         let keep = root().join("target").join("demo-repro");
         for (i, r) in runs.iter().enumerate() {
             let dir = keep.join(format!("run{}", i + 1));
-            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::create_dir_all(dir.join("attested"));
             for f in FILES.iter().chain([&STATE]) {
                 let _ = std::fs::copy(r.path().join(f), dir.join(f));
             }

@@ -134,6 +134,7 @@ async fn panel(
         cfg.attestor_timeout,
     )?
     .with_max_read_age(u64::from(set.max_read_age));
+    let panel = if cfg.attestor_wait_all { panel.waiting_for_all() } else { panel };
     info!(
         attestors = panel.urls().len(),
         k = panel.threshold(),

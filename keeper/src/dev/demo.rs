@@ -6,6 +6,7 @@
 //! `keeper report --check --load-state`, and always stops anvil.
 
 mod attacks;
+mod attested;
 
 use crate::{
     chain::follower::BlockRef,
@@ -202,12 +203,18 @@ fn replay(label: &str, answers: &[&str]) -> Model {
 pub struct DemoConfig {
     pub anvil: PathBuf,
     pub results: PathBuf,
+    /// Only the attested gate's chain and record.
+    pub attested_only: bool,
 }
 
 /// The command line's `keeper demo` arguments, resolved.
 impl From<&crate::commands::cli::DemoArgs> for DemoConfig {
     fn from(a: &crate::commands::cli::DemoArgs) -> Self {
-        Self { anvil: a.anvil.anvil.clone(), results: a.results.clone() }
+        Self {
+            anvil: a.anvil.anvil.clone(),
+            results: a.results.clone(),
+            attested_only: a.attested_only,
+        }
     }
 }
 
@@ -219,15 +226,83 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
         source,
     })?;
     let state_path = results.join(STATE_FILE);
-    let _ = std::fs::remove_file(&state_path);
     let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
-    let progress = Progress::new(50);
-    progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
-    // Old states are never read back (the record needs blocks, receipts and the final state,
-    // which a pruned dump still holds), so anvil keeps none in memory.
-    // The chain's clock is pinned (genesis at DEMO_GENESIS, then 1 s per block and explicit
-    // jumps), so two runs of one commit write the same record.
+    let progress = Progress::new(56);
+    let summary = if args.attested_only {
+        None
+    } else {
+        progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
+        let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &state_path).await?;
+        let world =
+            World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED, &DEMO_CREATORS)
+                .await?;
+        announce_gate(&world, &progress).await?;
+        let outcome = scenarios(&world, root, &results, &progress, &cancel).await;
+        Some(save_chain(world, &state_path, &results, outcome).await?)
+    };
+
+    // The attested gate, on a chain of its own with its own record.
+    let attested_results = results.join(attested::ATTESTED_DIR);
+    let attested_state = attested_results.join(STATE_FILE);
+    progress.step("attested gate: a second anvil, the gate deployed with three attestors, k = 2");
+    let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &attested_state).await?;
+    let setting = attested::setting(&anvil)?;
+    let world = World::deploy_with(
+        anvil,
+        artifacts,
+        &attested::params(),
+        &[Actor::Maker],
+        &[Actor::Maker],
+        setting,
+    )
+    .await?;
+    let outcome = attested::scenarios(&world, root, &attested_results, &progress, &cancel).await;
+    let attested_codes = save_chain(world, &attested_state, &attested_results, outcome).await?;
+    progress.done();
+    if let Some(summary) = summary {
+        eprintln!(
+            "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}",
+            summary.decisions, summary.offchain, summary.codes,
+        );
+        eprintln!("{}", summary.attacks);
+    }
+    eprintln!(
+        "demo: the attested gate's record ({}/{}/) reached reason codes {attested_codes:?}; {:.1}s",
+        args.results.display(),
+        attested::ATTESTED_DIR,
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!(
+        "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state {STATE_FILE}",
+        args.results.display()
+    );
+    eprintln!(
+        "demo: verify with: make test-record (keeper report --check --check-prompts --load-state {}, and {})",
+        args.results.join(STATE_FILE).display(),
+        args.results.join(attested::ATTESTED_DIR).join(STATE_FILE).display()
+    );
+    Ok(())
+}
+
+/// A new anvil for one demo gate's chain, dumping its state to `state_path` when stopped, its
+/// clock pinned, and the contracts compiled. Old states are never read back (the record needs
+/// blocks, receipts and the final state, which a pruned dump still holds), so anvil keeps none
+/// in memory. The chain's clock is pinned (genesis at DEMO_GENESIS, then 1 s per block and
+/// explicit jumps), so two runs of one commit write the same record.
+async fn fresh_chain(
+    anvil_bin: &Path,
+    root: &Path,
+    state_path: &Path,
+) -> Result<(Anvil, crate::kit::compile::Artifacts)> {
+    if let Some(dir) = state_path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| DemoError::Io {
+            action: "create",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let _ = std::fs::remove_file(state_path);
     let anvil_args = [
         "--dump-state".to_string(),
         state_path.display().to_string(),
@@ -235,39 +310,27 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
         "--timestamp".into(),
         DEMO_GENESIS.to_string(),
     ];
-    let anvil = Anvil::start(&anvil_bin, None, &anvil_args).await.map_err(WorldError::from)?;
+    let anvil = Anvil::start(anvil_bin, None, &anvil_args).await.map_err(WorldError::from)?;
     crate::dev::world::pin_clock(&anvil).await?;
     let artifacts = compile::compile(root).map_err(WorldError::from)?;
-    let world =
-        World::deploy_trusting(anvil, artifacts, &demo_params(), &DEMO_TRUSTED, &DEMO_CREATORS)
-            .await?;
-    announce_gate(&world, &progress).await?;
-    let outcome = scenarios(&world, root, &results, &progress, &cancel).await;
-    // Always stop anvil (SIGTERM writes the state dump), whatever happened above.
+    Ok((anvil, artifacts))
+}
+
+/// Stops `world`'s anvil whatever `outcome` was (SIGTERM writes the state dump), rewrites the
+/// dump canonically, and on success saves the deployment beside it.
+async fn save_chain<T>(
+    world: World,
+    state_path: &Path,
+    results: &Path,
+    outcome: Result<T>,
+) -> Result<T> {
     let meta = world.deployment.clone();
     world.stop().await;
-    canonical_state(&state_path)?;
-    progress.done();
-    let summary = outcome?;
+    canonical_state(state_path)?;
+    let value = outcome?;
     let meta_text = serde_json::to_string_pretty(&meta).map_err(DemoError::Encode)?;
     crate::record::write_atomic(&results.join(STATE_META_FILE), meta_text.as_bytes())?;
-    eprintln!(
-        "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}; {:.1}s",
-        summary.decisions,
-        summary.offchain,
-        summary.codes,
-        started.elapsed().as_secs_f64()
-    );
-    eprintln!("{}", summary.attacks);
-    eprintln!(
-        "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state {STATE_FILE}",
-        args.results.display()
-    );
-    eprintln!(
-        "demo: verify with: make test-record (keeper report --check --check-prompts --load-state {})",
-        args.results.join(STATE_FILE).display()
-    );
-    Ok(())
+    Ok(value)
 }
 
 struct Summary {
@@ -541,8 +604,8 @@ async fn scenarios(
 
     p.step("results written; checking that every reason code was reached");
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
-    // The demo's gate is relayed: 21 and 22 are an attested gate's codes, which it never
-    // publishes (the attested demo gate is still to come, issue 35).
+    // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
+    // the attested gate's record reaches them (attested.rs).
     let attested_only = [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE];
     let missing: Vec<u8> =
         (0..REASON_COUNT).filter(|c| !codes.contains(c) && !attested_only.contains(c)).collect();

@@ -58,9 +58,25 @@ pub enum WorldError {
     Key { label: String, index: usize, why: String },
     #[error("reading the chain head failed")]
     Head(#[source] Box<crate::chain::follower::FollowError>),
+    #[error("attestor process: {what}")]
+    Attestor {
+        what: String,
+        #[source]
+        source: Option<std::io::Error>,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, WorldError>;
+
+/// anvil's dev accounts that attest on an attested world's gate (the actors use 0 to 3).
+pub const ATTESTOR_ACCOUNTS: [usize; 3] = [6, 7, 8];
+
+/// A `keeper attest` child process (this binary), killed when dropped.
+pub struct AttestorChild {
+    _child: tokio::process::Child,
+    /// Its base URL, as it announced it.
+    pub url: String,
+}
 
 /// The accounts of a world, by role (anvil dev accounts 0..=3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +218,19 @@ impl World {
         trusted: &[Actor],
         creators: &[Actor],
     ) -> Result<Self> {
+        Self::deploy_with(anvil, artifacts, params, trusted, creators, deploy::relayed()).await
+    }
+
+    /// As [`World::deploy_trusting`], the gate in the mode `attestors` sets (relayed when it
+    /// names no signer).
+    pub async fn deploy_with(
+        anvil: Anvil,
+        artifacts: Artifacts,
+        params: &IRiskGate::Params,
+        trusted: &[Actor],
+        creators: &[Actor],
+        attestors: IRiskGate::Attestors,
+    ) -> Result<Self> {
         let mut accounts = Vec::new();
         for i in 0..4 {
             let signer = chain::dev_signer(anvil.dev_key(i)?)?;
@@ -222,7 +251,7 @@ impl World {
             collateral: None,
             factory: None,
             keeper: keeper_addr,
-            attestors: deploy::relayed(),
+            attestors,
         };
         let deployment = deploy::deploy_all(&keeper_rpc, chain_id, &artifacts, &spec).await?;
         let w = Self {
@@ -554,6 +583,70 @@ impl World {
         let tx = g.redeem(market).gas(500_000).send().await.map_err(CallFailed::on("redeem"))?;
         confirm(p, "redeem", *tx.tx_hash()).await?;
         Ok(true)
+    }
+
+    /// The key of attestor `i` ([`ATTESTOR_ACCOUNTS`]).
+    pub fn attestor_key(&self, i: usize) -> Result<&str> {
+        Ok(self.anvil.dev_key(ATTESTOR_ACCOUNTS[i % ATTESTOR_ACCOUNTS.len()])?)
+    }
+
+    /// Starts `keeper attest` (this executable) for `gate` on this world's anvil, signing with
+    /// `key` (passed in its environment, never a flag), on a free loopback port, with the model
+    /// flags `model` (e.g. `["--model", "builtin"]`); returns once it announced its address.
+    pub async fn start_attestor(
+        &self,
+        root: &Path,
+        gate: Address,
+        key: &str,
+        model: &[&str],
+    ) -> Result<AttestorChild> {
+        use tokio::io::AsyncBufReadExt;
+        let failed = |what: &str| {
+            let what = what.to_string();
+            move |source| WorldError::Attestor { what, source: Some(source) }
+        };
+        let exe = std::env::current_exe().map_err(failed("find the keeper binary"))?;
+        let mut cmd = tokio::process::Command::new(exe);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.arg("--root")
+            .arg(root)
+            .args(["attest", "--rpc-url", self.anvil.url.as_str(), "--gate", &gate.to_string()])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(model)
+            .env("ATTESTOR_PRIVATE_KEY", key)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(failed("start keeper attest"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| WorldError::Attestor { what: "no stdout".into(), source: None })?;
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        // A bundled model's server starts first, which takes a while on a loaded machine.
+        let announced = tokio::time::timeout(Duration::from_secs(180), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("keeper attest: ") {
+                    return Some(url.trim_end_matches('/').to_string());
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| WorldError::Attestor {
+            what: "keeper attest exited or did not announce its address within 180 s".into(),
+            source: None,
+        })?;
+        // The rest of its output is drained so the pipe never fills.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(AttestorChild { _child: child, url: announced })
     }
 
     /// A keeper pointed at this world's gate, writing its record to `results` (none: no

@@ -10,6 +10,8 @@ use std::{path::PathBuf, time::Duration};
 /// Configuration errors: each says what is wrong and how to fix it, in one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    #[error("--model-threads 0: the bundled model's server needs at least one thread")]
+    ZeroModelThreads,
     #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
     MissingRpc,
     #[error("RPC endpoint {url:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
@@ -225,6 +227,8 @@ pub enum ModelConfig {
     /// The bundled SmolLM2-135M model, served by the keeper itself on loopback.
     Bundled {
         options: InferenceOptions,
+        /// CPU threads of the server it starts.
+        threads: u32,
     },
     Replay {
         path: PathBuf,
@@ -260,6 +264,8 @@ pub struct RunConfig {
     pub attestors: Vec<String>,
     /// How long each attestor is given per ask.
     pub attestor_timeout: Duration,
+    /// Wait for every attestor before submitting (not only until k agree).
+    pub attestor_wait_all: bool,
 }
 
 /// What the saved deployment of the connected chain says (`deployments/<chain-id>.json`), read

@@ -37,6 +37,9 @@ pub struct Panel {
     /// Blocks a read may be behind the block that includes it (the gate's `maxReadAge`); None:
     /// not checked before sending (the gate checks it anyway).
     max_read_age: Option<u64>,
+    /// Wait for every ask to end even once `k` agree, so the vote holds every answer given and
+    /// does not depend on which attestors answered first (a record the same run to run).
+    wait_for_all: bool,
 }
 
 /// An attestor whose answer is not in the call, and why.
@@ -154,12 +157,21 @@ impl Panel {
             threshold,
             timeout,
             max_read_age: None,
+            wait_for_all: false,
         })
     }
 
     /// The gate's `maxReadAge`: an answer whose read would be older when mined is not sent.
     pub fn with_max_read_age(mut self, blocks: u64) -> Self {
         self.max_read_age = Some(blocks);
+        self
+    }
+
+    /// Submit only once every attestor has answered, refused or timed out (never as soon as
+    /// `k` agree): slower by the slowest attestor, and the vote no longer depends on who was
+    /// first.
+    pub fn waiting_for_all(mut self) -> Self {
+        self.wait_for_all = true;
         self
     }
 
@@ -176,8 +188,8 @@ impl Panel {
     }
 
     /// Asks every attestor about `market` at `read_block`, all at once, and gathers their
-    /// answers until `k` agree over one read or every ask has ended (answered, refused or timed
-    /// out).
+    /// answers until `k` agree over one read (unless [`Panel::waiting_for_all`]) or every ask has
+    /// ended (answered, refused or timed out).
     pub async fn ask(&self, market: Address, read_block: u64) -> Outcome {
         let req = AttestRequest { chain_id: self.chain_id, gate: self.gate, market, read_block };
         let mut inflight: FuturesUnordered<_> = self
@@ -208,7 +220,7 @@ impl Panel {
             group.push((url, a));
             let v = gate_verdict(&group.last().expect("just pushed").1.raw);
             let agreeing = group.iter().filter(|(_, g)| gate_verdict(&g.raw) == v).count();
-            if v != verdict::INVALID && agreeing >= self.threshold {
+            if !self.wait_for_all && v != verdict::INVALID && agreeing >= self.threshold {
                 return Outcome::Ready(self.gathered(groups, missing, key));
             }
         }

@@ -195,9 +195,9 @@ impl Model {
         root: &std::path::Path,
     ) -> Result<(Self, Option<riskgate_kit::llm::LlmServer>)> {
         match cfg {
-            ModelConfig::Bundled { options } => {
+            ModelConfig::Bundled { options, threads } => {
                 let (client, server) =
-                    openai::OpenAiClient::bundled(root, timeout, *options).await?;
+                    openai::OpenAiClient::bundled_with(root, timeout, *options, *threads).await?;
                 Ok((Self::OpenAi(client), Some(server)))
             }
             other => {

@@ -126,8 +126,21 @@ impl OpenAiClient {
         timeout: Duration,
         options: InferenceOptions,
     ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
+        let threads =
+            riskgate_kit::llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?.threads;
+        Self::bundled_with(root, timeout, options, threads).await
+    }
+
+    /// As [`OpenAiClient::bundled`], the server with `threads` CPU threads.
+    pub async fn bundled_with(
+        root: &std::path::Path,
+        timeout: Duration,
+        options: InferenceOptions,
+        threads: u32,
+    ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
         use riskgate_kit::llm;
-        let opts = llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?;
+        let mut opts = llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?;
+        opts.threads = threads.max(1);
         let server = llm::LlmServer::start(opts).await.map_err(InferenceError::Bundled)?;
         let client = Self::for_bundled(&server, timeout, options).await?;
         Ok((client, server))

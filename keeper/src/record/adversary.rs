@@ -84,6 +84,18 @@ fn bounds_held(facts: &GateFacts, rows: &[DecisionRow], cost: i128) -> String {
             of(reason::CREATOR_UNTRUSTED)
         ));
     }
+    if of(reason::NOT_ATTESTED) > 0 {
+        out.push(format!(
+            "21 (answer not attested) refused {} of {n} attempts",
+            of(reason::NOT_ATTESTED)
+        ));
+    }
+    if of(reason::ATTESTORS_DISAGREE) > 0 {
+        out.push(format!(
+            "22 (attestors disagree: no verdict reached k) refused {} of {n} attempts",
+            of(reason::ATTESTORS_DISAGREE)
+        ));
+    }
     if let Some(secs) = rows
         .iter()
         .filter(|d| d.reason == reason::HORIZON)
@@ -243,7 +255,9 @@ pub fn render(md: &mut String, facts: &GateFacts, s: &Summary) {
     let _ = writeln!(md, "## Adversaries\n");
     let _ = writeln!(
         md,
-        "Issue 7's and issue 14's attacks replayed against this gate by real transactions. Cost to the gate = \
+        "The attacks replayed against this gate by real transactions (the demo's: issues 7 and \
+         14 on a relayed gate, issue 35's compromised keeper on an attested one). Cost to the \
+         gate = \
          collateral spent in the attack's markets − payouts collected there (an open or \
          written-off position counts as lost). Every figure is computed from the chain record.\n"
     );

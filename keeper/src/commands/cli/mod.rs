@@ -172,6 +172,10 @@ pub struct DemoArgs {
     /// Directory results are written to.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// Only the attested gate's chain and record (<results>/attested/); the relayed record in
+    /// <results>/ is left as it is.
+    #[arg(long)]
+    pub attested_only: bool,
 }
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -269,6 +273,28 @@ mod tests {
             "--rpc-url \"ws://127.0.0.1:8545/\" is not an http(s) URL (its scheme is \"ws\"): use \
              e.g. http://127.0.0.1:8545"
         );
+    }
+
+    #[test]
+    fn bundled_model_threads_and_attestor_wait_all_parse_and_zero_threads_is_refused() {
+        let run = |extra: &[&str]| {
+            let mut argv = vec!["keeper", "run", "--rpc-url", "http://127.0.0.1:8545"];
+            argv.extend_from_slice(extra);
+            let Ok(Args { command: Command::Run(run), .. }) = Args::try_parse_from(argv) else {
+                panic!("parses")
+            };
+            run.to_config()
+        };
+        let cfg = run(&["--model", "bundled", "--model-threads", "1", "--attestor-wait-all"])
+            .expect("a valid configuration");
+        assert!(matches!(cfg.model, ModelConfig::Bundled { threads: 1, .. }), "{:?}", cfg.model);
+        assert!(cfg.attestor_wait_all);
+        // The default: two threads, and the keeper goes as soon as k agree.
+        let cfg = run(&["--model", "bundled"]).expect("a valid configuration");
+        assert!(matches!(cfg.model, ModelConfig::Bundled { threads: 2, .. }));
+        assert!(!cfg.attestor_wait_all);
+        let e = run(&["--model", "bundled", "--model-threads", "0"]).unwrap_err();
+        assert!(matches!(e, ConfigError::ZeroModelThreads), "{e}");
     }
 
     #[test]

@@ -72,6 +72,10 @@ pub struct ModelArgs {
     /// Strategy text appended to the fixed system prompt (recorded by hash in every row).
     #[arg(long)]
     pub strategy: Option<PathBuf>,
+    /// CPU threads of the bundled model's server (--model bundled): several servers on one
+    /// machine (attestors, say) share its cores better with one each.
+    #[arg(long, default_value_t = 2, env = "KEEPER_MODEL_THREADS")]
+    pub model_threads: u32,
     /// Seconds to wait for one inference answer.
     #[arg(long, default_value_t = 30)]
     pub inference_timeout_secs: u64,
@@ -106,7 +110,10 @@ impl ModelArgs {
             ModelKind::Bundled => {
                 let mut options = self.inference_options()?;
                 options.seed = options.seed.or(Some(BUNDLED_SEED));
-                ModelConfig::Bundled { options }
+                if self.model_threads == 0 {
+                    return Err(ConfigError::ZeroModelThreads);
+                }
+                ModelConfig::Bundled { options, threads: self.model_threads }
             }
             ModelKind::Replay => ModelConfig::Replay {
                 path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,
@@ -186,6 +193,11 @@ pub struct RunArgs {
     /// Seconds each attestor is given to answer one ask.
     #[arg(long, default_value_t = 30, env = "KEEPER_ATTESTOR_TIMEOUT_SECS")]
     pub attestor_timeout_secs: u64,
+    /// Submit an attested answer only once every attestor has answered, refused or timed out,
+    /// not as soon as k agree: slower by the slowest attestor, and every vote holds every
+    /// answer given, whoever answered first.
+    #[arg(long, env = "KEEPER_ATTESTOR_WAIT_ALL")]
+    pub attestor_wait_all: bool,
 }
 
 impl RunArgs {
@@ -223,6 +235,7 @@ impl RunArgs {
             gate: self.gate.gate,
             attestors: self.attestors.iter().filter(|u| !u.trim().is_empty()).cloned().collect(),
             attestor_timeout: Duration::from_secs(self.attestor_timeout_secs.max(1)),
+            attestor_wait_all: self.attestor_wait_all,
         })
     }
 }

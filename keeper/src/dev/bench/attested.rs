@@ -7,13 +7,11 @@ use crate::{
     chain::attestation::Vote,
     commands::deploy::{deploy_all, GateSpec},
     dev::bench::throughput::seed_mixed_markets,
+    dev::world::ATTESTOR_ACCOUNTS,
     engine::{Engine, GateRef},
     inference::attestors::Panel,
 };
-use tokio::io::AsyncBufReadExt;
 
-/// anvil's dev accounts that attest (the world uses 0 to 3).
-const ATTESTOR_ACCOUNTS: [usize; 3] = [6, 7, 8];
 /// Agreeing answers a verdict needs.
 const K: u8 = 2;
 
@@ -25,49 +23,6 @@ pub(super) struct AttestedFigures {
     pub(super) gas: Vec<(u8, usize, u64)>,
 }
 
-/// A `keeper attest` child, killed when dropped.
-struct AttestorChild {
-    _child: tokio::process::Child,
-    url: String,
-}
-
-async fn start_attestor(w: &World, root: &Path, gate: Address, key: &str) -> Result<AttestorChild> {
-    let exe = std::env::current_exe().map_err(io_err("find the keeper binary"))?;
-    let mut cmd = tokio::process::Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("KEEPER_") || k.starts_with("ATTESTOR_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.arg("--root")
-        .arg(root)
-        .args(["attest", "--rpc-url", w.anvil.url.as_str(), "--gate", &gate.to_string()])
-        .args(["--listen", "127.0.0.1:0", "--model", "builtin"])
-        .env("ATTESTOR_PRIVATE_KEY", key)
-        .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(io_err("start keeper attest"))?;
-    let stdout = child.stdout.take().ok_or_else(|| check("attestors", "no stdout".into()))?;
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let announced = tokio::time::timeout(std::time::Duration::from_secs(120), async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(url) = line.strip_prefix("keeper attest: ") {
-                return Some(url.trim_end_matches('/').to_string());
-            }
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten()
-    .ok_or_else(|| check("attestors", "keeper attest did not announce its address".into()))?;
-    // The rest of its output is drained so the pipe never fills.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(AttestorChild { _child: child, url: announced })
-}
-
 /// `n` mixed markets on one chain; the relayed keeper's cycle over them, then an attested
 /// gate's beside it (same collateral and factory) with three attestor processes.
 pub(super) async fn attested(
@@ -77,9 +32,8 @@ pub(super) async fn attested(
     tmp: &Path,
 ) -> Result<AttestedFigures> {
     let chain_id = w.deployment.chain_id;
-    let keys: Vec<String> = ATTESTOR_ACCOUNTS
-        .iter()
-        .map(|&i| w.anvil.dev_key(i).map(str::to_string))
+    let keys: Vec<String> = (0..ATTESTOR_ACCOUNTS.len())
+        .map(|i| w.attestor_key(i).map(str::to_string))
         .collect::<std::result::Result<_, _>>()?;
     let mut signers: Vec<Address> = keys
         .iter()
@@ -124,7 +78,7 @@ pub(super) async fn attested(
 
     let mut attestors = Vec::new();
     for key in &keys {
-        attestors.push(start_attestor(w, root, d.gate, key).await?);
+        attestors.push(w.start_attestor(root, d.gate, key, &["--model", "builtin"]).await?);
     }
     let urls: Vec<String> = attestors.iter().map(|a| a.url.clone()).collect();
     let panel = Panel::new(
