@@ -452,9 +452,9 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
         .unwrap_or_else(|| panic!("a decision on the third market\n{log}"));
     assert_eq!(d.reason, reason::PASS, "{d:?}\n{log}");
     let all = d.vote.as_ref().expect("an attested row carries its vote");
-    let c = all.counts;
+    let n = all.counts;
     assert_eq!(
-        (c.abstain, c.buy_up, c.buy_down, c.unparseable),
+        (n.abstain, n.buy_up, n.buy_down, n.unparseable),
         (0, 2, 1, 0),
         "every answer in the vote: {all:?}"
     );
