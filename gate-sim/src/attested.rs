@@ -323,23 +323,26 @@ pub struct Counted {
 }
 
 /// The price limit of the verdict taken: the attested price of the side bought plus
-/// `maxSlippageBps` of it. BUY_UP pays the ask; BUY_DOWN pays `1e6 - bid` (0 for a bid at or
-/// above 1e6, as `evaluate` prices it). An empty side (`bestAsk == 0` for BUY_UP, `bestBid == 0`
-/// for BUY_DOWN, rule 4's meaning of empty) allows nothing: 0. ABSTAIN buys nothing: 0.
+/// `maxSlippageBps` of it (docs/attested.md, "What decides", item 4, which defines it in full).
+/// BUY_UP pays the ask; BUY_DOWN pays `1e6 - bid` (0 for a bid at or above 1e6, as `evaluate`
+/// prices it); ABSTAIN, which buys nothing, is priced as BUY_DOWN (nothing reads its limit). An
+/// empty side (`bestAsk == 0` for BUY_UP, `bestBid == 0` otherwise, rule 4's meaning of empty)
+/// and a price of 0 allow nothing: 0. A price of 1e6 or more is returned without slippage.
 ///
 /// "`maxSlippageBps` of it" is `floor(price × bps / 10000)`: the limit is the most the gate may
-/// pay, so it is the largest integer not above `price × (1 + bps / 10000)`. Computed in 512 bits
-/// and saturated at 2^256 - 1 (the text does not say what a price that large does; the
-/// differential does not draw one).
+/// pay, so it is the largest integer not above `price × (1 + bps / 10000)`. The price is then
+/// below 1e6, so the sum never nears 2^256; it is computed in 512 bits anyway.
 pub fn attested_limit(verdict: Verdict, read: &AttestedRead, max_slippage_bps: u16) -> U256 {
     let one = U256::from(PRICE_ONE);
     let price = match verdict {
-        Verdict::Abstain => return U256::ZERO,
         Verdict::BuyUp if read.best_ask.is_zero() => return U256::ZERO,
-        Verdict::BuyDown if read.best_bid.is_zero() => return U256::ZERO,
+        Verdict::BuyDown | Verdict::Abstain if read.best_bid.is_zero() => return U256::ZERO,
         Verdict::BuyUp => read.best_ask,
-        Verdict::BuyDown => one.saturating_sub(read.best_bid),
+        Verdict::BuyDown | Verdict::Abstain => one.saturating_sub(read.best_bid),
     };
+    if price >= one {
+        return price;
+    }
     let slip = U512::from(price) * U512::from(max_slippage_bps) / U512::from(model::BPS);
     model::narrow_saturating(U512::from(price) + slip)
 }

@@ -9,7 +9,7 @@
 use crate::{
     abi,
     artifact::GateArtifact,
-    attested::{self, AttestedRead, AttestorSetting},
+    attested::{self, AttestorSetting},
     evm::{self, Chain, Deployed, Outcome},
     model::{self, GateConfig, Quote, Snapshot},
     strategies::{
@@ -477,9 +477,6 @@ pub struct Report {
     pub attested_gates: u64,
     pub attested_refused: u64,
     pub attested_elapsed: Duration,
-    /// Judgments equal to the reference but for a `limit` nothing reads (see
-    /// [`limit_only_where_unread`]).
-    pub limits_tolerated: u64,
     /// The shrunk disagreement, if any.
     pub mismatch: Option<Mismatch>,
 }
@@ -559,7 +556,6 @@ pub fn run_plan(
         attested_gates: 0,
         attested_refused: 0,
         attested_elapsed: Duration::ZERO,
-        limits_tolerated: 0,
         mismatch: None,
     };
     let mut last_progress = Instant::now();
@@ -620,20 +616,11 @@ fn run_attested(
             chain_id,
             &case,
             &mut report.attested_calls,
-            &mut report.limits_tolerated,
         )?;
         if let Some(first) = found {
-            let (mut ignored, mut also_ignored) = (0, 0);
+            let mut ignored = 0;
             report.mismatch = Some(shrink(&mut tree, first, |c| {
-                check_attested_case(
-                    chain,
-                    artifact,
-                    fixture,
-                    chain_id,
-                    c,
-                    &mut ignored,
-                    &mut also_ignored,
-                )
+                check_attested_case(chain, artifact, fixture, chain_id, c, &mut ignored)
             })?);
             break;
         }
@@ -652,7 +639,6 @@ pub fn check_attested_case(
     chain_id: u64,
     case: &AttestedCase,
     calls_run: &mut u64,
-    limits_tolerated: &mut u64,
 ) -> Result<Option<Mismatch>> {
     let (config, setting) = (&case.config, &case.setting);
     let mismatch = |what: AttestedWhat| {
@@ -698,10 +684,6 @@ pub fn check_attested_case(
         if expected.contains(&got) {
             continue;
         }
-        if limit_only_where_unread(&expected, &got, &plan.read) {
-            *limits_tolerated += 1;
-            continue;
-        }
         return Ok(mismatch(AttestedWhat::Tally {
             gate,
             set,
@@ -715,40 +697,6 @@ pub fn check_attested_case(
         }));
     }
     Ok(None)
-}
-
-/// Where the text leaves the set's `limit` open, and the compiled set and the reference differ
-/// in it alone (every other field of the judgment equal): a judgment of reason 0 whose limit
-/// nothing reads.
-/// - ABSTAIN: the text defines `limit` only for a side bought ("with reason 0: the most the
-///   gate may pay for the side bought"); ABSTAIN buys nothing and rule 1 refuses before
-///   anything is evaluated. The reference says 0; the compiled set returns the BUY_DOWN limit.
-/// - BUY_UP at an attested ask of 1e6 or more: "plus maxSlippageBps of it" says ask + bps of
-///   it, which the reference computes; the compiled set returns the ask without the slippage.
-///   Such a price is outside every band (rule 5: `maxPrice < 1e6`, and the limit only tightens
-///   the quote), so no order can follow either way.
-///
-/// Both are reported by the run (`Report::limits_tolerated`) and in the crate's README.
-pub fn limit_only_where_unread(expected: &[Outcome], got: &Outcome, read: &AttestedRead) -> bool {
-    let (Some(Outcome::Returned(want)), Outcome::Returned(got), 1) =
-        (expected.first(), got, expected.len())
-    else {
-        return false;
-    };
-    let (Some(mut want), Some(got)) = (abi::decode_judgment(want), abi::decode_judgment(got))
-    else {
-        return false;
-    };
-    let unread = match (want.reason, want.verdict) {
-        (0, 0) => true,
-        (0, 1) => read.best_ask >= alloy::primitives::U256::from(model::PRICE_ONE),
-        _ => false,
-    };
-    if !unread {
-        return false;
-    }
-    want.limit = got.limit;
-    want == got
 }
 
 /// The views of an attested gate and of its set: `paramsHash` (with the setting), `gateMode()`

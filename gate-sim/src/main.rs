@@ -222,12 +222,11 @@ fn run_diff(
                 report.seed
             );
             println!(
-                "diff: {} attested tally calls on {} agree with the reference model ({} attested gates, {} settings refused by the constructor as expected; {} judgments differing only in a limit nothing reads, see gate-sim/README.md), {:.2} s",
+                "diff: {} attested tally calls on {} agree with the reference model ({} attested gates, {} settings refused by the constructor as expected), {:.2} s",
                 report.attested_calls,
                 report.backend,
                 report.attested_gates,
                 report.attested_refused,
-                report.limits_tolerated,
                 report.attested_elapsed.as_secs_f64()
             );
             Ok(true)

@@ -172,9 +172,10 @@ fn two_of_three_agreeing_buy_at_the_attested_ask_plus_the_slippage() {
     // BUY_DOWN pays 1e6 - bid = 600_000; plus 2 %: 612_000.
     let j = judge(&[signed(3, "BUY_DOWN"), signed(1, "'BUY_DOWN'")]);
     assert_eq!((j.reason, j.verdict, j.limit), (0, 2, u(612_000)));
-    // Two ABSTAIN: reason 0 with verdict ABSTAIN, nothing bought: limit 0.
+    // Two ABSTAIN: reason 0 with verdict ABSTAIN, nothing bought; its limit, which nothing
+    // reads, is BUY_DOWN's (docs/attested.md, item 4): 612_000.
     let j = judge(&[signed(2, "ABSTAIN"), signed(1, "ABSTAIN")]);
-    assert_eq!((j.reason, j.verdict, j.limit), (0, 0, U256::ZERO));
+    assert_eq!((j.reason, j.verdict, j.limit), (0, 0, u(612_000)));
     // All three, one dissenting first: still BUY_UP, and the raw fields show the first BUY_UP,
     // the second answer sent.
     let j = judge(&[signed(2, "BUY_DOWN"), signed(3, " BUY_UP"), signed(1, "BUY_UP")]);
@@ -269,9 +270,10 @@ fn reason_22_when_no_verdict_or_two_reach_k() {
 #[test]
 fn the_limit_is_the_attested_price_plus_its_slippage_rounded_down() {
     let r = |bid: u64, ask: u64| AttestedRead { best_bid: u(bid), best_ask: u(ask), ..read() };
-    // An empty side allows nothing: ask 0 for BUY_UP, bid 0 for BUY_DOWN.
+    // An empty side allows nothing: ask 0 for BUY_UP, bid 0 for BUY_DOWN and ABSTAIN.
     assert_eq!(attested_limit(Verdict::BuyUp, &r(400_000, 0), 200), U256::ZERO);
     assert_eq!(attested_limit(Verdict::BuyDown, &r(0, 420_000), 200), U256::ZERO);
+    assert_eq!(attested_limit(Verdict::Abstain, &r(0, 420_000), 200), U256::ZERO);
     // A bid at or above 1e6 leaves BUY_DOWN a price of 0, so 0.
     assert_eq!(attested_limit(Verdict::BuyDown, &r(1_000_000, 1), 10_000), U256::ZERO);
     assert_eq!(attested_limit(Verdict::BuyDown, &r(1_000_001, 1), 10_000), U256::ZERO);
@@ -283,9 +285,16 @@ fn the_limit_is_the_attested_price_plus_its_slippage_rounded_down() {
     assert_eq!(attested_limit(Verdict::BuyUp, &r(0, 333_333), 50), u(334_999));
     // BUY_DOWN at bid 999_999: price 1, 1 + 0.
     assert_eq!(attested_limit(Verdict::BuyDown, &r(999_999, 0), 10_000), u(2));
-    // An ask above 1e6 is priced as it stands (as `evaluate` prices it).
-    assert_eq!(attested_limit(Verdict::BuyUp, &r(0, 2_000_000), 100), u(2_020_000));
-    assert_eq!(attested_limit(Verdict::Abstain, &r(1, 1), 100), U256::ZERO);
+    // An ask of 1e6 or more is taken as it stands, without slippage (docs/attested.md, item 4),
+    // up to the largest ask k attestors could sign; just below 1e6 the slippage applies:
+    // 999_999 + 999_999 * 200 / 10_000 = 999_999 + 19_999 = 1_019_998.
+    assert_eq!(attested_limit(Verdict::BuyUp, &r(0, 1_000_000), 200), u(1_000_000));
+    assert_eq!(attested_limit(Verdict::BuyUp, &r(0, 2_000_000), 100), u(2_000_000));
+    let huge = AttestedRead { best_ask: U256::MAX, ..r(0, 0) };
+    assert_eq!(attested_limit(Verdict::BuyUp, &huge, 10_000), U256::MAX);
+    assert_eq!(attested_limit(Verdict::BuyUp, &r(0, 999_999), 200), u(1_019_998));
+    // ABSTAIN is priced as BUY_DOWN: bid 1 gives 999_999 + 999_999 * 100 / 10_000 = 1_009_998.
+    assert_eq!(attested_limit(Verdict::Abstain, &r(1, 1), 100), u(1_009_998));
 }
 
 #[test]
