@@ -224,7 +224,12 @@ async fn sign(
             format!("this attestor signs for gate {}, not {}", a.gate, req.gate),
         ));
     }
-    let head = a.provider.get_block_number().await.map_err(|e| unavailable("the node", e))?;
+    // The head and the read block, both at once (one round trip, not two).
+    let (head, block) = tokio::join!(
+        a.provider.get_block_number(),
+        a.provider.get_block_by_number(req.read_block.into())
+    );
+    let head = head.map_err(|e| unavailable("the node", e))?;
     if req.read_block > head {
         return Err((
             StatusCode::BAD_REQUEST,
@@ -242,13 +247,10 @@ async fn sign(
             ),
         ));
     }
-    let created = trusted_market(a, req.market, head).await?;
-    let block = a
-        .provider
-        .get_block_by_number(req.read_block.into())
-        .await
+    let block = block
         .map_err(|e| unavailable("the node", e))?
         .ok_or_else(|| unavailable("the node", format!("no block {}", req.read_block)))?;
+    let created = trusted_market(a, req.market, head).await?;
     let at = ReadAt { block: req.read_block, time: block.header.timestamp };
     let (prompt, state) =
         rederive::prompt_at(&a.provider, req.market, &created, at, &a.strategy, a.log_range)
