@@ -385,7 +385,10 @@ async fn f4b_after_a_deep_reorg_freed_nonces_go_to_due_submissions_not_self_tran
     // position is opened and every cycle asks every market again.
     common::abstain_markets(&w, N).await;
     let b = w.keeper(Some(dir.path().to_path_buf())).resend_after(NO_RESEND).confirmations(2);
-    let mut k = b.reask_secs(1).build().unwrap();
+    // One submission at a time, so each is mined in its own block whatever the machine's load
+    // (pipelined, two could share a block on a loaded machine, and the confirmation counts
+    // below, which count blocks, came out one short: seen once in CI).
+    let mut k = b.reask_secs(1).one_at_a_time(true).build().unwrap();
     let me = k.executor().keeper();
     let snap = anvil_rpc(&w.keeper_rpc, "evm_snapshot", json!([])).await;
     let floor = w.nonce(me).await.unwrap();

@@ -281,6 +281,7 @@ async fn run_loop(keeper: &mut Engine, cfg: &RunConfig, cancel: &CancellationTok
                     offchain = r.offchain_failures,
                     redeemed = r.redeemed,
                     written_off = r.written_off,
+                    steps = %r.steps.line(),
                     "cycle done"
                 );
                 if cfg.once {

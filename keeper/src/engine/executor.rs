@@ -103,6 +103,32 @@ impl Closed {
     }
 }
 
+/// Where one cycle's submissions spent their time, summed over them: the pre-send checks (the
+/// head, the read window, the deadline), fees and the gas estimate, signing, the journal's
+/// write (on disk before sending), and the broadcast.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SubmitTimes {
+    pub sent: usize,
+    pub checks: Duration,
+    pub estimate: Duration,
+    pub sign: Duration,
+    pub journal: Duration,
+    pub broadcast: Duration,
+}
+
+impl SubmitTimes {
+    /// The parts by name, in order.
+    pub fn named(&self) -> [(&'static str, Duration); 5] {
+        [
+            ("checks", self.checks),
+            ("fees_and_gas_estimate", self.estimate),
+            ("sign", self.sign),
+            ("journal", self.journal),
+            ("broadcast", self.broadcast),
+        ]
+    }
+}
+
 pub struct Executor {
     provider: DynProvider,
     gate: GateRef,
@@ -113,6 +139,8 @@ pub struct Executor {
     journal: Journal,
     /// Fees for new submissions, read once per cycle (a re-send reads its own).
     fees: Option<Fees>,
+    /// Where this cycle's submissions spent their time.
+    submit_times: SubmitTimes,
     /// When this process last sent each pending transaction, by journal id (absent after a
     /// restart: due now).
     last_sent: HashMap<u64, Instant>,
@@ -140,6 +168,7 @@ impl Executor {
             sender: None,
             journal,
             fees: None,
+            submit_times: SubmitTimes::default(),
             last_sent: HashMap::new(),
             head: BlockRef::default(),
             policy,
@@ -159,7 +188,13 @@ impl Executor {
     /// A new cycle: fees are read afresh. Returns the off-chain rows journalled so far.
     pub fn new_cycle(&mut self) -> usize {
         self.fees = None;
+        self.submit_times = SubmitTimes::default();
         self.offchain_recorded
+    }
+
+    /// Where this cycle's submissions spent their time so far.
+    pub fn submit_times(&self) -> SubmitTimes {
+        self.submit_times
     }
 
     /// Off-chain rows journalled by this process.
@@ -288,6 +323,7 @@ impl Executor {
         // unparseable answer whenever it lands: a relayed one carries no deadline, and the
         // deadline an attested one carries, signed, is not looked at.)
         // Both checks run on the head as it is now, read once.
+        let started = Instant::now();
         let window = self.policy.read_window.filter(|_| a.attested.is_some());
         let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
         let expires = a.quote.deadline != 0 && buys;
@@ -326,6 +362,8 @@ impl Executor {
                 return Ok(None);
             }
         }
+        self.submit_times.checks += started.elapsed();
+        let started = Instant::now();
         let fees = match self.fees {
             Some(f) => Ok(f),
             None => tx::current_fees(&self.provider).await,
@@ -347,11 +385,15 @@ impl Executor {
                 return self.not_sent(a, &e);
             }
         };
+        self.submit_times.estimate += started.elapsed();
         let id = self.journal.next_id();
         for retry in 0..2 {
+            let started = Instant::now();
             let sender = self.sender().await?;
             let nonce = sender.take_nonce();
             let signed = sender.sign(gate, input.clone(), gas, nonce, fees, U256::ZERO).await?;
+            self.submit_times.sign += started.elapsed();
+            let started = Instant::now();
             let sub = Submission {
                 id,
                 market: a.market,
@@ -372,9 +414,13 @@ impl Executor {
             // On disk before it is sent: a crash from here on leaves a pending submission that
             // a restart follows, never a decision the keeper does not know it made.
             self.journal.append(Entry::Submit(sub))?;
+            self.submit_times.journal += started.elapsed();
             self.last_sent.insert(id, Instant::now());
-            let sender = self.sender().await?;
-            match sender.broadcast(&signed).await {
+            let started = Instant::now();
+            let sent = self.sender().await?.broadcast(&signed).await;
+            self.submit_times.broadcast += started.elapsed();
+            self.submit_times.sent += 1;
+            match sent {
                 Ok(()) => {
                     if self.policy.one_at_a_time {
                         // Mined or not by then, it is followed like any other pending one.
@@ -393,7 +439,7 @@ impl Executor {
                     return Ok(Some(id));
                 }
                 Err(BroadcastError::Refused(r)) => {
-                    sender.give_back(nonce);
+                    self.sender().await?.give_back(nonce);
                     self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
                     if r == Refusal::NonceTooLow && retry == 0 {
                         // Our view of the nonce was stale: resynchronise and sign again.

@@ -40,7 +40,7 @@ mod recorder;
 mod strategy;
 
 pub use collector::{Book, Closing, Collector, Found, Resume};
-pub use executor::{Closed, ExecPolicy, Executor, Settled};
+pub use executor::{Closed, ExecPolicy, Executor, Settled, SubmitTimes};
 pub use recorder::{Recorder, Reopened, StrategyKept, Written};
 pub use strategy::{Asks, Due, Strategy, SHUTDOWN_DROPPED};
 
@@ -56,7 +56,10 @@ use crate::{
     record,
 };
 use alloy::{primitives::Address, providers::DynProvider, signers::local::PrivateKeySigner};
-use std::{path::PathBuf, time::Duration};
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
@@ -136,6 +139,57 @@ pub struct CycleReport {
     pub rewound_to: Option<u64>,
     /// What the record's write did (appended rows, bytes written).
     pub written: Written,
+    /// Wall time of each step of the cycle, in order (issue 37's profile).
+    pub steps: StepTimes,
+    /// Of `steps.ask_and_submit`, what the submissions took, summed over them.
+    pub submits: SubmitTimes,
+}
+
+/// Wall time of each step of one cycle: where a cycle's time goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepTimes {
+    /// Follow the chain to the head (new blocks, markets, decisions) and settle the journal.
+    pub follow: Duration,
+    /// Choose the due markets and read their books.
+    pub read: Duration,
+    /// Ask the model (or the attestors) and sign, journal and send each answer as it arrives.
+    pub ask_and_submit: Duration,
+    /// Wait for this cycle's transactions to be mined and decode their receipts.
+    pub mined: Duration,
+    /// Redeem and write off positions due.
+    pub close: Duration,
+    /// Follow to the head again and settle what was mined.
+    pub follow_end: Duration,
+    /// Write the record (feed, RESULTS.md, chart).
+    pub write: Duration,
+}
+
+impl StepTimes {
+    /// The steps by name, in order.
+    pub fn named(&self) -> [(&'static str, Duration); 7] {
+        [
+            ("follow", self.follow),
+            ("read", self.read),
+            ("ask_and_submit", self.ask_and_submit),
+            ("mined", self.mined),
+            ("close", self.close),
+            ("follow_end", self.follow_end),
+            ("write", self.write),
+        ]
+    }
+
+    pub fn total(&self) -> Duration {
+        self.named().iter().map(|(_, d)| *d).sum()
+    }
+
+    /// `follow 12 ms, read 3 ms, …` for a log line.
+    pub fn line(&self) -> String {
+        self.named()
+            .iter()
+            .map(|(n, d)| format!("{n} {} ms", d.as_millis()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The keeper: four stages, each owning its state.
@@ -271,6 +325,12 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<CycleReport> {
         let off_before = self.executor.new_cycle();
+        let mut times = StepTimes::default();
+        let mut lap = Instant::now();
+        let mut mark = |slot: &mut Duration| {
+            *slot = lap.elapsed();
+            lap = Instant::now();
+        };
         let Self { collector, strategy, executor, safe, .. } = self;
         // View: the chain, the record re-derived from it, the journal settled against it.
         let step = collector.follow().await?;
@@ -279,6 +339,7 @@ impl Engine {
         // on the way out, not left to the journal alone (faults f6 under load).
         *safe = step.safe;
         let mut settled = executor.settle(&step, collector.record(), true).await?;
+        mark(&mut times.follow);
         // Due books. Quotes' deadlines, the backoff and the breaker run on the chain time the
         // next block will carry.
         let send_time = collector.next_block_time(step.head).await;
@@ -288,6 +349,7 @@ impl Engine {
         let due = strategy.due(open, collector.last_asked(), &pending, step.head.time, send_time);
         let (books, unread) = collector.read(&due.ask, step.head).await;
         executor.offchain(unread)?;
+        mark(&mut times.read);
         // Answers, each submitted as it arrives; a waiting ask is admitted between submissions.
         let asked = books.len();
         let mut asks = strategy.asks(scenario, cancel);
@@ -320,18 +382,23 @@ impl Engine {
             }
         }
         drop(asks);
+        mark(&mut times.ask_and_submit);
         // Settled: this cycle's transactions, decoded from their own receipts.
         let mined = executor.await_mined(&ids).await?;
+        mark(&mut times.mined);
         // Positions as recorded at the start of the cycle: one filled just now sits in a market
         // that was open when read, so it is redeemed by a later cycle.
         let mut closed = executor.settle_own().await?;
         let closing = collector.positions_due(step.head.time, &executor.own_busy()).await;
         closed.add(executor.close(closing).await?);
+        mark(&mut times.close);
         // Record.
         let end = collector.follow().await?;
         settled.add(executor.settle(&end, collector.record(), false).await?);
+        mark(&mut times.follow_end);
         self.safe = end.safe;
         let written = self.write_results()?.unwrap_or_default();
+        times.write = lap.elapsed();
         let (collector, executor) = (&self.collector, &self.executor);
         Ok(CycleReport {
             markets_known: collector.market_count(),
@@ -349,6 +416,8 @@ impl Engine {
             settled,
             rewound_to: step.rewound_to.or(end.rewound_to),
             written,
+            steps: times,
+            submits: self.executor.submit_times(),
         })
     }
 }

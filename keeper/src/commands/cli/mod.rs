@@ -201,6 +201,10 @@ pub struct BenchArgs {
     /// a partial report never replaces the whole one).
     #[arg(long)]
     pub attested_only: bool,
+    /// Run only the one-cycle section over --rss-markets markets (the cycle step by step, and
+    /// its book reads) and print it; the output file is left as it is.
+    #[arg(long, conflicts_with = "attested_only")]
+    pub cycle_only: bool,
 }
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {

@@ -42,6 +42,9 @@ pub(super) struct Cycle {
     pub(super) one_call: std::result::Result<f64, String>,
     pub(super) gas_chunk: u64,
     pub(super) gas_all: std::result::Result<u64, String>,
+    /// Where the keeper cycle's time went, step by step.
+    pub(super) steps: crate::engine::StepTimes,
+    pub(super) submits: crate::engine::SubmitTimes,
 }
 
 /// Seeds `n` abstain markets, times the book reads one cycle needs (per market, and through
@@ -100,6 +103,8 @@ pub(super) async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> 
         one_call,
         gas_chunk,
         gas_all,
+        steps: report.steps,
+        submits: report.submits,
     })
 }
 
@@ -132,6 +137,18 @@ pub(super) fn write_cycle(md: &mut String, big: &Cycle) {
                 short(e)
             );
         }
+    }
+    let _ = writeln!(md, "\nThe keeper cycle step by step (`CycleReport::steps`, which `keeper run` logs with every cycle):\n\n| step of the cycle | seconds | share |\n| --- | ---: | ---: |");
+    let total = big.steps.total().as_secs_f64().max(f64::MIN_POSITIVE);
+    for (name, d) in big.steps.named() {
+        let secs = d.as_secs_f64();
+        let _ = writeln!(md, "| {name} | {secs:.3} | {:.0}% |", 100.0 * secs / total);
+    }
+    let _ = writeln!(md, "\nOf ask_and_submit, the {} submissions' own parts, summed:\n\n| part of a submission | seconds in all | ms each |\n| --- | ---: | ---: |", big.submits.sent);
+    for (name, d) in big.submits.named() {
+        let secs = d.as_secs_f64();
+        let each = 1_000.0 * secs / big.submits.sent.max(1) as f64;
+        let _ = writeln!(md, "| {name} | {secs:.3} | {each:.2} |");
     }
     let _ = writeln!(md, "\nPer-market/lens ratio: **{:.1}×** faster through the lens ({} markets per call). Gas of one lens call (call trace): {} for {} markets; {} for all {}.\n", big.per_market_secs / big.lens_secs, crate::chain::lens::MARKETS_PER_CALL, big.gas_chunk, big.n.min(crate::chain::lens::MARKETS_PER_CALL), match &big.gas_all { Ok(g) => g.to_string(), Err(e) => format!("not measured ({})", short(e)) }, big.n);
 }

@@ -280,6 +280,8 @@ pub struct BenchConfig {
     pub out: PathBuf,
     /// Only the attested section, printed, not written.
     pub attested_only: bool,
+    /// Only the one-cycle section, printed, not written.
+    pub cycle_only: bool,
 }
 
 /// The command line's `keeper bench` arguments, resolved.
@@ -293,6 +295,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             floor_live_secs: a.floor_live_secs,
             out: a.out.clone(),
             attested_only: a.attested_only,
+            cycle_only: a.cycle_only,
         }
     }
 }
@@ -317,6 +320,17 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         w.stop().await;
         let mut md = String::new();
         attested::write_attested(&mut md, &att?);
+        print!("{md}");
+        return Ok(());
+    }
+    if args.cycle_only {
+        eprintln!("bench: one cycle over {} markets only", args.rss_markets);
+        let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
+        let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+        let big = cycle::big_cycle(&w, args.rss_markets, &tmp.path().join("cycle")).await;
+        w.stop().await;
+        let mut md = String::new();
+        cycle::write_cycle(&mut md, &big?);
         print!("{md}");
         return Ok(());
     }
