@@ -6,7 +6,7 @@
 //! `keeper report --check --load-state`, and always stops anvil.
 
 mod attacks;
-mod attested;
+mod k_of_n;
 
 use crate::{
     chain::follower::BlockRef,
@@ -243,21 +243,21 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     };
 
     // The attested gate, on a chain of its own with its own record.
-    let attested_results = results.join(attested::ATTESTED_DIR);
+    let attested_results = results.join(k_of_n::ATTESTED_DIR);
     let attested_state = attested_results.join(STATE_FILE);
     progress.step("attested gate: a second anvil, the gate deployed with three attestors, k = 2");
     let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &attested_state).await?;
-    let setting = attested::setting(&anvil)?;
+    let setting = k_of_n::setting(&anvil)?;
     let world = World::deploy_with(
         anvil,
         artifacts,
-        &attested::params(),
+        &k_of_n::params(),
         &[Actor::Maker],
         &[Actor::Maker],
         setting,
     )
     .await?;
-    let outcome = attested::scenarios(&world, root, &attested_results, &progress, &cancel).await;
+    let outcome = k_of_n::scenarios(&world, root, &attested_results, &progress, &cancel).await;
     let attested_codes = save_chain(world, &attested_state, &attested_results, outcome).await?;
     progress.done();
     if let Some(summary) = summary {
@@ -270,7 +270,7 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     eprintln!(
         "demo: the attested gate's record ({}/{}/) reached reason codes {attested_codes:?}; {:.1}s",
         args.results.display(),
-        attested::ATTESTED_DIR,
+        k_of_n::ATTESTED_DIR,
         started.elapsed().as_secs_f64()
     );
     eprintln!(
@@ -280,7 +280,7 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     eprintln!(
         "demo: verify with: make test-record (keeper report --check --check-prompts --load-state {}, and {})",
         args.results.join(STATE_FILE).display(),
-        args.results.join(attested::ATTESTED_DIR).join(STATE_FILE).display()
+        args.results.join(k_of_n::ATTESTED_DIR).join(STATE_FILE).display()
     );
     Ok(())
 }
@@ -605,7 +605,7 @@ async fn scenarios(
     p.step("results written; checking that every reason code was reached");
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
-    // the attested gate's record reaches them (attested.rs).
+    // the attested gate's record reaches them (k_of_n.rs).
     let attested_only = [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE];
     let missing: Vec<u8> =
         (0..REASON_COUNT).filter(|c| !codes.contains(c) && !attested_only.contains(c)).collect();
