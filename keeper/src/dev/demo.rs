@@ -714,7 +714,7 @@ async fn real_model(
         seed: Some(crate::domain::config::BUNDLED_SEED),
     };
     let (client, server) =
-        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options).await?;
+        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options, None).await?;
     let constrained = Model::OpenAi(client.clone());
     let free = Model::OpenAi(client.with_format(ResponseFormat::None));
     let now = w.chain_time().await?;

@@ -71,6 +71,21 @@ pub type Result<T> = std::result::Result<T, WorldError>;
 /// anvil's dev accounts that attest on an attested world's gate (the actors use 0 to 3).
 pub const ATTESTOR_ACCOUNTS: [usize; 3] = [6, 7, 8];
 
+/// The address of attestor `i` of `anvil` (its dev account `ATTESTOR_ACCOUNTS[i]`).
+pub fn attestor_address(anvil: &Anvil, i: usize) -> Result<Address> {
+    let key = anvil.dev_key(ATTESTOR_ACCOUNTS[i % ATTESTOR_ACCOUNTS.len()])?;
+    Ok(chain::dev_signer(key)?.address())
+}
+
+/// Every attestor's address, ascending, as an attested gate's set lists them.
+pub fn attestor_signers(anvil: &Anvil) -> Result<Vec<Address>> {
+    let mut signers = (0..ATTESTOR_ACCOUNTS.len())
+        .map(|i| attestor_address(anvil, i))
+        .collect::<Result<Vec<_>>>()?;
+    signers.sort();
+    Ok(signers)
+}
+
 /// A `keeper attest` child process (this binary), killed when dropped.
 pub struct AttestorChild {
     _child: tokio::process::Child,

@@ -227,8 +227,8 @@ pub enum ModelConfig {
     /// The bundled SmolLM2-135M model, served by the keeper itself on loopback.
     Bundled {
         options: InferenceOptions,
-        /// CPU threads of the server it starts.
-        threads: u32,
+        /// CPU threads of the server it starts (None: the kit's default).
+        threads: Option<u32>,
     },
     Replay {
         path: PathBuf,

@@ -108,6 +108,7 @@ impl Closed {
 /// write (on disk before sending), and the broadcast.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SubmitTimes {
+    /// Broadcasts made (a send retried after a stale nonce counts twice).
     pub sent: usize,
     pub checks: Duration,
     pub estimate: Duration,

@@ -197,7 +197,7 @@ impl Model {
         match cfg {
             ModelConfig::Bundled { options, threads } => {
                 let (client, server) =
-                    openai::OpenAiClient::bundled_with(root, timeout, *options, *threads).await?;
+                    openai::OpenAiClient::bundled(root, timeout, *options, *threads).await?;
                 Ok((Self::OpenAi(client), Some(server)))
             }
             other => {

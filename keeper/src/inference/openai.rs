@@ -120,27 +120,19 @@ impl OpenAiClient {
 
     /// Starts the bundled model's server from `root`'s toolchain (`make bootstrap` installed it
     /// and checked the file's sha256 against tools/llm.lock) and a client for it that knows the
-    /// file by hash. The server stops when the returned handle is dropped.
+    /// file by hash. The server runs `threads` CPU threads (None: the kit's default). It stops
+    /// when the returned handle is dropped.
     pub async fn bundled(
         root: &std::path::Path,
         timeout: Duration,
         options: InferenceOptions,
-    ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
-        let threads =
-            riskgate_kit::llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?.threads;
-        Self::bundled_with(root, timeout, options, threads).await
-    }
-
-    /// As [`OpenAiClient::bundled`], the server with `threads` CPU threads.
-    pub async fn bundled_with(
-        root: &std::path::Path,
-        timeout: Duration,
-        options: InferenceOptions,
-        threads: u32,
+        threads: Option<u32>,
     ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
         use riskgate_kit::llm;
         let mut opts = llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?;
-        opts.threads = threads.max(1);
+        if let Some(t) = threads {
+            opts.threads = t.max(1);
+        }
         let server = llm::LlmServer::start(opts).await.map_err(InferenceError::Bundled)?;
         let client = Self::for_bundled(&server, timeout, options).await?;
         Ok((client, server))

@@ -291,11 +291,16 @@ mod tests {
         };
         let cfg = run(&["--model", "bundled", "--model-threads", "1", "--attestor-wait-all"])
             .expect("a valid configuration");
-        assert!(matches!(cfg.model, ModelConfig::Bundled { threads: 1, .. }), "{:?}", cfg.model);
+        assert!(
+            matches!(cfg.model, ModelConfig::Bundled { threads: Some(1), .. }),
+            "{:?}",
+            cfg.model
+        );
         assert!(cfg.attestor_wait_all);
-        // The default: two threads, and the keeper goes as soon as k agree.
+        // The default: the kit's thread count (not restated here), and the keeper goes as soon
+        // as k agree.
         let cfg = run(&["--model", "bundled"]).expect("a valid configuration");
-        assert!(matches!(cfg.model, ModelConfig::Bundled { threads: 2, .. }));
+        assert!(matches!(cfg.model, ModelConfig::Bundled { threads: None, .. }), "{:?}", cfg.model);
         assert!(!cfg.attestor_wait_all);
         let e = run(&["--model", "bundled", "--model-threads", "0"]).unwrap_err();
         assert!(matches!(e, ConfigError::ZeroModelThreads), "{e}");

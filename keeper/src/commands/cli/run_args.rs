@@ -72,10 +72,10 @@ pub struct ModelArgs {
     /// Strategy text appended to the fixed system prompt (recorded by hash in every row).
     #[arg(long)]
     pub strategy: Option<PathBuf>,
-    /// CPU threads of the bundled model's server (--model bundled): several servers on one
-    /// machine (attestors, say) share its cores better with one each.
-    #[arg(long, default_value_t = 2, env = "KEEPER_MODEL_THREADS")]
-    pub model_threads: u32,
+    /// CPU threads of the bundled model's server (--model bundled; default: the kit's, 2):
+    /// several servers on one machine (attestors, say) share its cores better with one each.
+    #[arg(long, env = "KEEPER_MODEL_THREADS")]
+    pub model_threads: Option<u32>,
     /// Seconds to wait for one inference answer.
     #[arg(long, default_value_t = 30)]
     pub inference_timeout_secs: u64,
@@ -110,7 +110,7 @@ impl ModelArgs {
             ModelKind::Bundled => {
                 let mut options = self.inference_options()?;
                 options.seed = options.seed.or(Some(BUNDLED_SEED));
-                if self.model_threads == 0 {
+                if self.model_threads == Some(0) {
                     return Err(ConfigError::ZeroModelThreads);
                 }
                 ModelConfig::Bundled { options, threads: self.model_threads }

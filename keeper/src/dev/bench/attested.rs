@@ -35,11 +35,7 @@ pub(super) async fn attested(
     let keys: Vec<String> = (0..ATTESTOR_ACCOUNTS.len())
         .map(|i| w.attestor_key(i).map(str::to_string))
         .collect::<std::result::Result<_, _>>()?;
-    let mut signers: Vec<Address> = keys
-        .iter()
-        .map(|k| crate::chain::dev_signer(k).map(|s| s.address()))
-        .collect::<std::result::Result<_, _>>()?;
-    signers.sort();
+    let signers = crate::dev::world::attestor_signers(&w.anvil)?;
     let spec = GateSpec {
         params: w.params.clone(),
         trusted_resolvers: vec![w.maker_addr],
@@ -67,14 +63,8 @@ pub(super) async fn attested(
 
     // The relayed keeper, builtin rules: BUY_UP at the 0.40 ask everywhere.
     let mut k = w.keeper(Some(tmp.join("relayed"))).model(Model::Builtin).build()?;
-    let cancel = CancellationToken::new();
     eprintln!("bench:   relayed keeper, one cycle over {n} markets");
-    let t = Instant::now();
-    let report = k.cycle(None, &cancel).await?;
-    let relayed_secs = t.elapsed().as_secs_f64();
-    if report.submitted != n {
-        return Err(check("relayed cycle", format!("submitted {} of {n}", report.submitted)));
-    }
+    let (relayed_secs, _) = timed_cycle(&mut k, n, "relayed cycle").await?;
 
     let mut attestors = Vec::new();
     for key in &keys {
@@ -105,12 +95,7 @@ pub(super) async fn attested(
         .build()?;
     eprintln!("bench:   attested keeper (3 attestors, k = 2), one cycle over the same {n} markets");
     let first = head(w).await?.number + 1;
-    let t = Instant::now();
-    let report = ka.cycle(None, &cancel).await?;
-    let attested_secs = t.elapsed().as_secs_f64();
-    if report.submitted != n {
-        return Err(check("attested cycle", format!("submitted {} of {n}", report.submitted)));
-    }
+    let (attested_secs, _) = timed_cycle(&mut ka, n, "attested cycle").await?;
     let last = head(w).await?.number;
     drop(attestors);
 

@@ -85,13 +85,7 @@ pub(super) async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> 
 
     eprintln!("bench:   keeper cycle over {n} markets");
     let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
-    let cancel = CancellationToken::new();
-    let t = Instant::now();
-    let report = k.cycle(None, &cancel).await?;
-    let cycle_secs = t.elapsed().as_secs_f64();
-    if report.submitted != n {
-        return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
-    }
+    let (cycle_secs, report) = timed_cycle(&mut k, n, "keeper cycle").await?;
     // Every market is due again for the memory run that follows.
     w.advance(k.strategy().reask_secs()).await?;
     Ok(Cycle {

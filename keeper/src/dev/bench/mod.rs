@@ -117,6 +117,23 @@ const ATTESTED_MARKETS: usize = 100;
 const ATTESTED_STATES: usize = 1_000;
 
 /// A failed check of `step`, saying what was found.
+/// One keeper cycle over `n` due markets, which must submit all `n` (`what` names it in the
+/// error), and its wall time in seconds.
+pub(super) async fn timed_cycle(
+    k: &mut crate::engine::Engine,
+    n: usize,
+    what: &str,
+) -> Result<(f64, crate::engine::CycleReport)> {
+    let cancel = CancellationToken::new();
+    let t = Instant::now();
+    let report = k.cycle(None, &cancel).await?;
+    let secs = t.elapsed().as_secs_f64();
+    if report.submitted != n {
+        return Err(check(what, format!("submitted {} of {n}", report.submitted)));
+    }
+    Ok((secs, report))
+}
+
 pub(super) fn check(step: &str, what: String) -> BenchError {
     BenchError::Check { step: step.to_string(), what }
 }

@@ -188,15 +188,9 @@ pub(super) async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> R
     let model =
         Model::Replay(crate::inference::replay::Replay::from_answers("bench-mix", answers.clone()));
     let mut k = wk.keeper(Some(tmp.to_path_buf())).model(model).build()?;
-    let cancel = CancellationToken::new();
     let first = head(wk).await?.number + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
-    let t = Instant::now();
-    let report = k.cycle(None, &cancel).await?;
-    let keeper_secs = t.elapsed().as_secs_f64();
-    if report.submitted != n {
-        return Err(check("keeper cycle", format!("submitted {} of {n}", report.submitted)));
-    }
+    let (keeper_secs, _) = timed_cycle(&mut k, n, "keeper cycle").await?;
     let last = head(wk).await?.number;
     let keeper_counts =
         check_mixed_decisions(wk, first, last, &markets, "keeper decisions").await?;

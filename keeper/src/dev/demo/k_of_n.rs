@@ -13,7 +13,7 @@
 use super::{think, DemoError, Progress, Result};
 use crate::{
     dev::steps,
-    dev::world::{AttestorChild, World, ATTESTOR_ACCOUNTS},
+    dev::world::{attestor_address, attestor_signers, AttestorChild, World, ATTESTOR_ACCOUNTS},
     domain::decision::{gate_verdict, Answer, Attestations},
     engine::Engine,
     inference::{attestors::Panel, Model},
@@ -59,15 +59,8 @@ pub fn params() -> IRiskGate::Params {
 /// The gate's attested setting: the three attestors' addresses (ascending), k, read age and
 /// slippage.
 pub fn setting(anvil: &crate::kit::anvil::Anvil) -> Result<IRiskGate::Attestors> {
-    let mut signers = Vec::new();
-    for i in ATTESTOR_ACCOUNTS {
-        let key = anvil.dev_key(i).map_err(crate::dev::world::WorldError::from)?;
-        let signer = crate::chain::dev_signer(key).map_err(crate::dev::world::WorldError::from)?;
-        signers.push(signer.address());
-    }
-    signers.sort();
     Ok(IRiskGate::Attestors {
-        signers,
+        signers: attestor_signers(anvil)?,
         threshold: K,
         maxReadAge: MAX_READ_AGE,
         maxSlippageBps: MAX_SLIPPAGE_BPS,
@@ -146,7 +139,8 @@ pub(super) async fn scenarios(
         .one_at_a_time(true)
         .panel(Some(panel))
         .build()?;
-    let odd = odd_signer(w)?;
+    // The odd attestor (the last, see `model_flags`).
+    let odd = attestor_address(&w.anvil, ATTESTOR_ACCOUNTS.len() - 1)?;
 
     // The honest keeper: fresh markets, books from 0.15/0.10 to 0.85/0.80, all three asked.
     let now = w.chain_time().await?;
@@ -272,12 +266,6 @@ pub(super) async fn scenarios(
         })?;
     }
     Ok(codes)
-}
-
-/// The odd attestor's address.
-fn odd_signer(w: &World) -> Result<Address> {
-    let key = w.attestor_key(ATTESTOR_ACCOUNTS.len() - 1)?;
-    Ok(crate::chain::dev_signer(key).map_err(crate::dev::world::WorldError::from)?.address())
 }
 
 /// Whether `a`'s vote is two agreeing answers and the odd attestor's other one.
