@@ -7,6 +7,8 @@ import {IMarketFactory} from "../contracts/src/interfaces/IMarketFactory.sol";
 import {RiskGate} from "../contracts/src/RiskGate.sol";
 import {GateLimits} from "../contracts/src/libraries/GateLimits.sol";
 import {MarketFactory} from "../contracts/src/venue/MarketFactory.sol";
+import {ISomniaAgents} from "../contracts/src/interfaces/ISomniaAgents.sol";
+import {SomniaVerdictSource} from "../contracts/src/sources/SomniaVerdictSource.sol";
 import {TestCollateral} from "../contracts/src/venue/TestCollateral.sol";
 
 /// @dev forge cheatcodes that the shared `Vm` interface does not list: the array forms of
@@ -42,6 +44,14 @@ interface VmEnvArrays {
 ///   (the keeper submits answers). Set, the gate is attested for its whole life, with
 ///   `GATE_ATTESTOR_THRESHOLD` (default a majority), `GATE_MAX_READ_AGE` blocks (default 5) and
 ///   `GATE_MAX_SLIPPAGE_BPS` (default 200). Sorted and checked as the trusted lists are.
+/// - `SOMNIA_PLATFORM`: Somnia's agent platform; set, the gate is a consensus gate for its whole
+///   life, with a `SomniaVerdictSource` deployed just before it (naming the gate's address to
+///   come): `SOMNIA_SYSTEM` (the system text, required: the keeper's for its strategy),
+///   `SOMNIA_AGENT_ID` (default the LLM agent), `SOMNIA_PRICE_PER_AGENT` (wei, default 0.07
+///   ether), `SOMNIA_SUBCOMMITTEE` (default 3), `SOMNIA_THRESHOLD` (default a majority),
+///   `SOMNIA_CONSENSUS` (0 Majority, the default, or 1 Threshold), `SOMNIA_TIMEOUT` (default
+///   60), and `GATE_MAX_READ_AGE` and `GATE_MAX_SLIPPAGE_BPS` as for an attested gate. Not with
+///   `GATE_ATTESTORS`. See docs/somnia.md.
 /// Writes `deployments/<chainId>.json` in the keeper's format (see `_report`) and logs the bounds
 /// read back from the deployed gate.
 contract Deploy is Script {
@@ -69,6 +79,12 @@ contract Deploy is Script {
     uint256 internal constant DEFAULT_MAX_READ_AGE = 5;
     /// @dev 2 % above the attested best price at most.
     uint256 internal constant DEFAULT_MAX_SLIPPAGE_BPS = 200;
+    /// @dev Somnia's LLM inference agent (docs.somnia.network).
+    uint256 internal constant SOMNIA_LLM_AGENT_ID = 12847293847561029384;
+    /// @dev The LLM agent's documented price per validator.
+    uint256 internal constant SOMNIA_LLM_PRICE = 0.07 ether;
+    uint256 internal constant DEFAULT_SUBCOMMITTEE = 3;
+    uint256 internal constant DEFAULT_SOMNIA_TIMEOUT = 60;
     uint256 private constant U8 = type(uint8).max;
     uint256 private constant U16 = type(uint16).max;
     uint256 private constant U32 = type(uint32).max;
@@ -89,6 +105,10 @@ contract Deploy is Script {
     error TrustedListHasKeeper(string variable, address keeper);
     /// @notice An attestor setting is set while `GATE_ATTESTORS` is not: a relayed gate has none.
     error AttestorSettingWithoutAttestors(string variable);
+    /// @notice `GATE_ATTESTORS` and `SOMNIA_PLATFORM` are both set: a gate has one mode.
+    error TwoModes();
+    /// @notice `SOMNIA_PLATFORM` is set without `SOMNIA_SYSTEM`.
+    error SomniaSystemMissing();
 
     /// @notice What was deployed or reused; also returned for tests.
     struct Deployment {
@@ -97,6 +117,7 @@ contract Deploy is Script {
         address gate;
         address keeper;
         address deployer;
+        address verdictSource;
         bool deployedCollateral;
         bool deployedFactory;
     }
@@ -112,7 +133,9 @@ contract Deploy is Script {
             readTrustedList("GATE_TRUSTED_RESOLVERS", d.keeper, GateLimits.MAX_TRUSTED_RESOLVERS);
         address[] memory creators =
             readTrustedList("GATE_TRUSTED_CREATORS", d.keeper, GateLimits.MAX_TRUSTED_CREATORS);
-        IRiskGate.Attestors memory attestors = readAttestors(d.keeper);
+        bool consensus = vm.envOr("SOMNIA_PLATFORM", address(0)) != address(0);
+        IRiskGate.Attestors memory attestors =
+            consensus ? readConsensusBounds() : readAttestors(d.keeper);
         if (key != 0) vm.startBroadcast(key);
         else vm.startBroadcast();
 
@@ -137,9 +160,21 @@ contract Deploy is Script {
             d.marketFactory = address(new MarketFactory(d.collateral));
             d.deployedFactory = true;
         }
+        if (consensus) {
+            // The source first, naming the address the gate is created at next.
+            address gateAt = vm.computeCreateAddress(d.deployer, vm.getNonce(d.deployer) + 1);
+            d.verdictSource = address(new SomniaVerdictSource(readSomnia(gateAt, attestors)));
+        }
         d.gate = address(
             new RiskGate(
-                bounds, resolvers, creators, d.collateral, d.marketFactory, d.keeper, attestors
+                bounds,
+                resolvers,
+                creators,
+                d.collateral,
+                d.marketFactory,
+                d.keeper,
+                attestors,
+                d.verdictSource
             )
         );
         vm.stopBroadcast();
@@ -210,6 +245,46 @@ contract Deploy is Script {
         a.maxSlippageBps = uint16(_envUpTo("GATE_MAX_SLIPPAGE_BPS", DEFAULT_MAX_SLIPPAGE_BPS, U16));
     }
 
+    /// @notice A consensus gate's setting: no signers, no threshold, the read bounds from
+    /// `GATE_MAX_READ_AGE` and `GATE_MAX_SLIPPAGE_BPS` (defaults 5 and 200).
+    function readConsensusBounds() public view returns (IRiskGate.Attestors memory a) {
+        if (VmEnvArrays(address(vm)).envOr("GATE_ATTESTORS", ",", new address[](0)).length != 0) {
+            revert TwoModes();
+        }
+        a.signers = new address[](0);
+        // The casts below are safe: _envUpTo range-checked each value against its type.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        a.maxReadAge = uint32(_envUpTo("GATE_MAX_READ_AGE", DEFAULT_MAX_READ_AGE, U32));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        a.maxSlippageBps = uint16(_envUpTo("GATE_MAX_SLIPPAGE_BPS", DEFAULT_MAX_SLIPPAGE_BPS, U16));
+    }
+
+    /// @notice The verdict source's settings from `SOMNIA_*` (see the contract's doc), for the
+    /// gate at `gateAt` with the read bounds `a`. The source's constructor validates them.
+    function readSomnia(address gateAt, IRiskGate.Attestors memory a)
+        public
+        view
+        returns (SomniaVerdictSource.Settings memory s)
+    {
+        s.system = vm.envOr("SOMNIA_SYSTEM", string(""));
+        if (bytes(s.system).length == 0) revert SomniaSystemMissing();
+        s.gate = gateAt;
+        s.platform = ISomniaAgents(vm.envAddress("SOMNIA_PLATFORM"));
+        s.agentId = vm.envOr("SOMNIA_AGENT_ID", SOMNIA_LLM_AGENT_ID);
+        s.pricePerAgent = vm.envOr("SOMNIA_PRICE_PER_AGENT", SOMNIA_LLM_PRICE);
+        // The casts below are safe: _envUpTo range-checked each value against its type.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        s.subcommitteeSize = uint8(_envUpTo("SOMNIA_SUBCOMMITTEE", DEFAULT_SUBCOMMITTEE, U8));
+        // forge-lint: disable-next-line(unsafe-typecast)
+        s.threshold = uint8(_envUpTo("SOMNIA_THRESHOLD", s.subcommitteeSize / 2 + 1, U8));
+        s.consensusType = _envUpTo("SOMNIA_CONSENSUS", 0, 1) == 0
+            ? ISomniaAgents.ConsensusType.Majority
+            : ISomniaAgents.ConsensusType.Threshold;
+        s.timeout = vm.envOr("SOMNIA_TIMEOUT", DEFAULT_SOMNIA_TIMEOUT);
+        s.maxReadAge = a.maxReadAge;
+        s.maxSlippageBps = a.maxSlippageBps;
+    }
+
     // ---
 
     /// @dev Refuses a list too long or holding the zero address, the keeper or a duplicate,
@@ -270,6 +345,7 @@ contract Deploy is Script {
         console.log(d.deployedCollateral ? "collateral (new)" : "collateral (reused)", d.collateral);
         console.log(d.deployedFactory ? "factory (new)" : "factory (reused)", d.marketFactory);
         console.log("gate", d.gate);
+        if (d.verdictSource != address(0)) console.log("verdict source", d.verdictSource);
         console.log("keeper", d.keeper);
         console.log("bounds.minPrice", onChain.minPrice);
         console.log("bounds.maxPrice", onChain.maxPrice);

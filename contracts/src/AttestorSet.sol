@@ -89,7 +89,7 @@ contract AttestorSet is IAttestorSet {
         string[] calldata raws,
         bytes[] calldata sigs,
         IRiskGate.Quote calldata quote
-    ) external view returns (Judgment memory j) {
+    ) external view returns (IRiskGate.Judgment memory j) {
         if (raws.length != sigs.length || raws.length > GateLimits.MAX_ATTESTORS) {
             revert IRiskGate.AttestationShape(raws.length, sigs.length);
         }
@@ -122,7 +122,10 @@ contract AttestorSet is IAttestorSet {
 
     /// @dev The answer the Decision's raw fields carry: the first giving the verdict taken, else
     /// the first sent; empty when none was.
-    function _show(Judgment memory j, string[] calldata raws, uint256 codes) internal pure {
+    function _show(IRiskGate.Judgment memory j, string[] calldata raws, uint256 codes)
+        internal
+        pure
+    {
         if (raws.length == 0) {
             j.hash = keccak256("");
             return;

@@ -10,6 +10,7 @@ import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
 import {AttestorSet} from "./AttestorSet.sol";
 import {IAttestorSet} from "./interfaces/IAttestorSet.sol";
+import {IVerdictSource} from "./interfaces/IVerdictSource.sol";
 import {GateLimits} from "./libraries/GateLimits.sol";
 import {GateRules} from "./libraries/GateRules.sol";
 import {Ledger} from "./libraries/Ledger.sol";
@@ -92,6 +93,10 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     // the gate is relayed.
     IAttestorSet internal immutable _attestorSet;
 
+    // The consensus mode's verdict source, which applies the mode's read bounds itself (the
+    // constructor checks they are the ones given); zero on other gates.
+    address internal immutable _verdictSource;
+
     /// @dev One decision on its way to the log.
     struct Decided {
         Verdict verdict;
@@ -122,7 +127,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         address collateral_,
         address marketFactory_,
         address keeper_,
-        Attestors memory attestors_
+        Attestors memory attestors_,
+        address verdictSource_
     ) Ownable(msg.sender) {
         _checkBounds(bounds_);
         _checkResolvers(trustedResolvers_);
@@ -133,7 +139,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         // A factory over another token would make every PASS revert, publishing nothing.
         address traded = IMarketFactory(marketFactory_).collateral();
         if (traded != collateral_) revert FactoryCollateralMismatch(traded, collateral_);
-        _checkAttestors(attestors_, keeper_);
+        _checkAttestors(attestors_, keeper_, verdictSource_);
 
         _minPrice = bounds_.minPrice;
         _maxPrice = bounds_.maxPrice;
@@ -145,8 +151,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         _maxDrawdown = bounds_.maxDrawdown;
         _writeOffGrace = bounds_.writeOffGrace;
         _minFillBps = bounds_.minFillBps;
-        _paramsHash =
-            keccak256(abi.encode(bounds_, trustedResolvers_, trustedCreators_, attestors_));
+        _paramsHash = keccak256(
+            abi.encode(bounds_, trustedResolvers_, trustedCreators_, attestors_, verdictSource_)
+        );
         _collateral = IERC20(collateral_);
         _factory = IMarketFactory(marketFactory_);
         _keeper = keeper_;
@@ -175,6 +182,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (attestors_.signers.length != 0) {
             _attestorSet = IAttestorSet(address(new AttestorSet(attestors_)));
         }
+        // Zero is the relayed and attested modes' setting; a non-zero source was checked above.
+        // slither-disable-next-line missing-zero-check
+        _verdictSource = verdictSource_;
 
         // Immutables cannot be read in the constructor, so the keeper is checked against the
         // lists themselves.
@@ -188,7 +198,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             collateral_,
             marketFactory_,
             keeper_,
-            attestors_
+            attestors_,
+            verdictSource_
         );
         emit KeeperRotated(address(0), keeper_);
     }
@@ -242,8 +253,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         uint64 readBlock,
         Quote calldata quote
     ) external nonReentrant returns (uint8 reason) {
-        // The keeper cannot bypass an attested gate's attestors.
-        if (address(_attestorSet) != address(0)) revert WrongGateMode(GateMode.Attested);
+        // The keeper cannot bypass an attested gate's attestors or a consensus gate's source.
+        if (_mode() != GateMode.Relayed) revert WrongGateMode(_mode());
         address creator = _admit(market, readBlock);
 
         // slither-disable-next-line uninitialized-local
@@ -282,10 +293,26 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         bytes[] calldata,
         Quote calldata quote
     ) external nonReentrant returns (uint8 reason) {
-        if (address(_attestorSet) == address(0)) {
-            revert WrongGateMode(GateMode.Relayed);
-        }
+        if (address(_attestorSet) == address(0)) revert WrongGateMode(_mode());
         return _submitAttested(market, readBlock, quote);
+    }
+
+    /// @inheritdoc IRiskGate
+    /// @dev The judgment is read from this call's data as a memory copy, with the decoder the
+    /// attested path already has.
+    function submitConsensus(address market, uint64 readBlock, Judgment calldata)
+        external
+        nonReentrant
+        returns (uint8)
+    {
+        if (msg.sender != _verdictSource) {
+            if (_mode() != GateMode.Consensus) revert WrongGateMode(_mode());
+            revert NotVerdictSource(msg.sender, _verdictSource);
+        }
+        address creator = _admitMarket(market, readBlock);
+        Judgment memory j = abi.decode(_sourcedJudgment(), (Judgment));
+        // The source's limit is the most it allows; the deadline is now, when it answers.
+        return _conclude(market, creator, readBlock, j, j.limit, uint64(block.timestamp));
     }
 
     /// @dev `submitAttested` past its mode check, in a frame without the answers' stack slots.
@@ -294,25 +321,40 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         returns (uint8)
     {
         address creator = _admit(market, readBlock);
-        IAttestorSet.Judgment memory j = _tally();
-        // slither-disable-next-line uninitialized-local
-        Decided memory d;
-        d.verdict = Verdict.wrap(j.verdict);
-        d.reason = Reason.wrap(j.reason);
+        Judgment memory j = _tally();
         // Each (market, readBlock) decides once, whatever it decides: the next attested read of
         // a market must lie above the last.
-        if (d.reason != Reasons.NOT_ATTESTED) {
+        if (j.reason != Reason.unwrap(Reasons.NOT_ATTESTED)) {
             if (readBlock <= _lastAttestedRead[market]) {
-                d.verdict = Verdicts.INVALID;
-                d.reason = Reasons.NOT_ATTESTED;
+                j.verdict = Verdict.unwrap(Verdicts.INVALID);
+                j.reason = Reason.unwrap(Reasons.NOT_ATTESTED);
             } else {
                 _lastAttestedRead[market] = readBlock;
             }
         }
+        // The attested book bounds the price; the keeper's quote may only tighten it.
+        uint256 quoted = quote.maxPricePaid;
+        return _conclude(
+            market, creator, readBlock, j, quoted < j.limit ? quoted : j.limit, quote.deadline
+        );
+    }
+
+    /// @dev Decides a judged answer: on reason 0 its verdict as `submitVerdict` would, under
+    /// `maxPricePaid` and `deadline`; any other reason is published as it stands.
+    function _conclude(
+        address market,
+        address creator,
+        uint64 readBlock,
+        Judgment memory j,
+        uint256 maxPricePaid,
+        uint64 deadline
+    ) internal returns (uint8) {
+        // slither-disable-next-line uninitialized-local
+        Decided memory d;
+        d.verdict = Verdict.wrap(j.verdict);
+        d.reason = Reason.wrap(j.reason);
         if (d.reason == Reasons.PASS) {
-            // The attested book bounds the price; the keeper's quote may only tighten it.
-            uint256 quoted = quote.maxPricePaid;
-            _decide(market, creator, d, quoted < j.limit ? quoted : j.limit, quote.deadline);
+            _decide(market, creator, d, maxPricePaid, deadline);
         } else {
             d.failedMask = uint32(d.reason.bit());
         }
@@ -522,21 +564,20 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IRiskGate
-    function trustedResolvers() external view returns (address[] memory list) {
-        list = new address[](_resolverCount);
-        address[8] memory all = [
-            _resolver0,
-            _resolver1,
-            _resolver2,
-            _resolver3,
-            _resolver4,
-            _resolver5,
-            _resolver6,
-            _resolver7
-        ];
-        for (uint256 i; i < list.length; ++i) {
-            list[i] = all[i];
-        }
+    function trustedResolvers() external view returns (address[] memory) {
+        return _firstOf(
+            _resolverCount,
+            [
+                _resolver0,
+                _resolver1,
+                _resolver2,
+                _resolver3,
+                _resolver4,
+                _resolver5,
+                _resolver6,
+                _resolver7
+            ]
+        );
     }
 
     /// @inheritdoc IRiskGate
@@ -545,14 +586,11 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IRiskGate
-    function trustedCreators() external view returns (address[] memory list) {
-        list = new address[](_creatorCount);
-        address[8] memory all = [
-            _creator0, _creator1, _creator2, _creator3, _creator4, _creator5, _creator6, _creator7
-        ];
-        for (uint256 i; i < list.length; ++i) {
-            list[i] = all[i];
-        }
+    function trustedCreators() external view returns (address[] memory) {
+        return _firstOf(
+            _creatorCount,
+            [_creator0, _creator1, _creator2, _creator3, _creator4, _creator5, _creator6, _creator7]
+        );
     }
 
     /// @inheritdoc IRiskGate
@@ -567,12 +605,17 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     /// @inheritdoc IRiskGate
     function gateMode() external view returns (GateMode) {
-        return address(_attestorSet) == address(0) ? GateMode.Relayed : GateMode.Attested;
+        return _mode();
     }
 
     /// @inheritdoc IRiskGate
     function attestorSet() external view returns (address) {
         return address(_attestorSet);
+    }
+
+    /// @inheritdoc IRiskGate
+    function verdictSource() external view returns (address) {
+        return _verdictSource;
     }
 
     /// @inheritdoc IRiskGate
@@ -635,6 +678,23 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     }
 
     // --- internal
+
+    /// @dev The first `n` of a list kept as eight immutables (one copy for both lists).
+    function _firstOf(uint256 n, address[8] memory all)
+        internal
+        pure
+        returns (address[] memory list)
+    {
+        list = new address[](n);
+        for (uint256 i; i < n; ++i) {
+            list[i] = all[i];
+        }
+    }
+
+    function _mode() internal view returns (GateMode) {
+        if (address(_attestorSet) != address(0)) return GateMode.Attested;
+        return _verdictSource == address(0) ? GateMode.Relayed : GateMode.Consensus;
+    }
 
     function _bounds() internal view returns (Params memory) {
         return Params({
@@ -772,11 +832,20 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         s.creatorTrusted = _isTrustedCreator(creator);
     }
 
-    /// @dev What both submissions check before anything else: the caller is the keeper, the
-    /// gate is not paused, `readBlock` exists, and the factory made `market`, whose creator it
-    /// returns.
-    function _admit(address market, uint64 readBlock) internal view returns (address creator) {
+    /// @dev What the keeper's submissions check before anything else: the caller is the keeper,
+    /// then `_admitMarket`.
+    function _admit(address market, uint64 readBlock) internal view returns (address) {
         if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
+        return _admitMarket(market, readBlock);
+    }
+
+    /// @dev What every submission checks: the gate is not paused, `readBlock` exists, and the
+    /// factory made `market`, whose creator it returns.
+    function _admitMarket(address market, uint64 readBlock)
+        internal
+        view
+        returns (address creator)
+    {
         if (_paused) revert GatePaused();
         // A prompt cannot have been rendered from a block that does not exist yet.
         if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
@@ -786,9 +855,22 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (creator == address(0)) revert UnknownMarket(market, address(_factory));
     }
 
+    /// @dev `submitConsensus`'s judgment as the one-field tuple `_tally` decodes: a memory copy
+    /// of the arguments `(market, readBlock, judgment)`, cut to start at `readBlock`'s word, which
+    /// becomes the length, with the judgment's offset (0x60 in the source's standard encoding,
+    /// the only sender) rebased to 0x20.
+    function _sourcedJudgment() internal pure returns (bytes memory tail) {
+        bytes memory args = msg.data[4:];
+        assembly ("memory-safe") {
+            tail := add(args, 0x40)
+            mstore(tail, sub(mload(args), 0x40))
+            mstore(add(tail, 0x20), 0x20)
+        }
+    }
+
     /// @dev The attestor set's judgment of this call's answers: it takes the same arguments,
     /// so the call data is forwarded with only the selector changed.
-    function _tally() internal view returns (IAttestorSet.Judgment memory) {
+    function _tally() internal view returns (Judgment memory) {
         bytes memory data = msg.data;
         bytes4 selector = IAttestorSet.tally.selector;
         assembly ("memory-safe") {
@@ -801,7 +883,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
                 revert(add(ret, 0x20), mload(ret))
             }
         }
-        return abi.decode(ret, (IAttestorSet.Judgment));
+        return abi.decode(ret, (Judgment));
     }
 
     /// @dev Reads, evaluates and, on PASS, executes the parsed `d.verdict`. The snapshot and
@@ -891,11 +973,25 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         }
     }
 
-    /// @dev A relayed gate has no signers and every setting 0; an attested one 1 to
-    /// MAX_ATTESTORS strictly ascending non-zero signers, none the keeper, 1 <= k <= n, a read
-    /// age of at least one block and a slippage of at most 100 %.
-    function _checkAttestors(Attestors memory a, address keeper_) internal pure {
+    /// @dev A relayed gate has no signers, no source and every setting 0; an attested one 1 to
+    /// MAX_ATTESTORS strictly ascending non-zero signers, none the keeper, 1 <= k <= n, no
+    /// source, a read age of at least one block and a slippage of at most 100 %; a consensus one
+    /// a source made for this gate, no signers, no threshold, and the same read age and slippage.
+    function _checkAttestors(Attestors memory a, address keeper_, address source) internal view {
         uint256 n = a.signers.length;
+        if (source != address(0)) {
+            if (n != 0 || a.threshold != 0) revert SourceWithAttestors(n, a.threshold);
+            if (source.code.length == 0) revert VerdictSourceForAnotherGate(source, address(0));
+            IVerdictSource src = IVerdictSource(source);
+            address made = src.gate();
+            if (made != address(this)) revert VerdictSourceForAnotherGate(source, made);
+            _checkReadBounds(a);
+            (uint32 age, uint16 slip) = (src.maxReadAge(), src.maxSlippageBps());
+            if (age != a.maxReadAge || slip != a.maxSlippageBps) {
+                revert SourceBoundsMismatch(a.maxReadAge, a.maxSlippageBps, age, slip);
+            }
+            return;
+        }
         if (n == 0) {
             if (a.threshold != 0 || a.maxReadAge != 0 || a.maxSlippageBps != 0) {
                 revert RelayedGateSettings(a.threshold, a.maxReadAge, a.maxSlippageBps);
@@ -912,6 +1008,11 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             if (who == keeper_) revert KeeperIsAttestor(keeper_);
         }
         if (a.threshold == 0 || a.threshold > n) revert ThresholdOutOfRange(a.threshold, n);
+        _checkReadBounds(a);
+    }
+
+    /// @dev The bounds on an attested or sourced read: at least one block, at most 100 %.
+    function _checkReadBounds(Attestors memory a) internal pure {
         if (a.maxReadAge == 0) revert MaxReadAgeZero();
         if (a.maxSlippageBps > BPS) revert MaxSlippageBpsOutOfRange(a.maxSlippageBps, BPS);
     }

@@ -277,8 +277,8 @@ pub fn sol_attestors(setting: &AttestorSetting) -> spec::Attestors {
 
 /// The constructor arguments `(Params bounds, address[] trustedResolvers, address[]
 /// trustedCreators, address collateral, address marketFactory, address keeper, (address[],
-/// uint8, uint32, uint16) attestors)`, ABI-encoded to be appended to the creation code. The
-/// keeper is `config.keeper`; the gate is relayed.
+/// uint8, uint32, uint16) attestors, address verdictSource)`, ABI-encoded to be appended to the
+/// creation code. The keeper is `config.keeper`; the gate is relayed.
 pub fn constructor_args(config: &GateConfig, factory: Address) -> Vec<u8> {
     constructor_args_with(config, factory, &AttestorSetting::relayed())
 }
@@ -297,12 +297,15 @@ pub fn constructor_args_with(
         factory,
         config.keeper,
         sol_attestors(setting),
+        // No verdict source: the model covers the relayed and attested modes (issue 36's
+        // consensus mode is checked by the forge suite over the stand-in platform).
+        Address::ZERO,
     )
         .abi_encode_params()
 }
 
-/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators, attestors))`
-/// (issues 14 and 35), for a relayed gate.
+/// `paramsHash = keccak256(abi.encode(bounds, trustedResolvers, trustedCreators, attestors,
+/// verdictSource))` (issues 14, 35 and 36), for a relayed gate.
 pub fn params_hash(config: &GateConfig) -> B256 {
     params_hash_with(config, &AttestorSetting::relayed())
 }
@@ -315,6 +318,7 @@ pub fn params_hash_with(config: &GateConfig, setting: &AttestorSetting) -> B256 
             config.trusted_resolvers.clone(),
             config.trusted_creators.clone(),
             sol_attestors(setting),
+            Address::ZERO,
         )
             .abi_encode_params(),
     )

@@ -68,7 +68,7 @@ fn deploy_lines(out: &mut String, config: &GateConfig) {
 fn new_gate(config: &GateConfig) -> String {
     format!(
         "new RiskGate(bounds, trusted, creators, {}, address(factory), {}, \
-         IRiskGate.Attestors(new address[](0), 0, 0, 0))",
+         IRiskGate.Attestors(new address[](0), 0, 0, 0), address(0))",
         address(config.collateral),
         address(config.keeper)
     )
@@ -285,7 +285,7 @@ fn attestors_lines(out: &mut String, s: &AttestorSetting) {
 /// The constructor's arguments after the creation code, for `vm.etch`.
 fn gate_args(config: &GateConfig) -> String {
     format!(
-        "abi.encode(bounds, trusted, creators, {}, address(factory), {}, attestors)",
+        "abi.encode(bounds, trusted, creators, {}, address(factory), {}, attestors, address(0))",
         address(config.collateral),
         address(config.keeper)
     )

@@ -35,13 +35,99 @@ sol! {
     }
 }
 
-/// Reason labels as issues 7, 14 and 35 fix them (codes 0-11 unchanged since v1, 12-18 new in
-/// v2, 19-20 new in v2.1, 21-22 new with the attested mode, verbatim from `GateRules.LABELS`). The
+sol! {
+    /// Somnia's agent platform types (`contracts/src/interfaces/ISomniaAgents.sol`, written from
+    /// the platform's documented interface), and the stand-in for it that tests and the local
+    /// demo run (`contracts/src/standin/SomniaAgentsStandIn.sol`): its constructor, the
+    /// validators' calls and its events.
+    #[sol(rpc, all_derives)]
+    interface ISomniaAgentsStandIn {
+        enum ConsensusType { Majority, Threshold }
+        enum ResponseStatus { None, Pending, Success, Failed, TimedOut }
+        error SubcommitteeTooLarge(uint256 size, uint256 validators);
+        error BadThreshold(uint256 threshold, uint256 size);
+        error UnknownRequest(uint256 requestId);
+        error NotPending(uint256 requestId, ResponseStatus status);
+        error NotInSubcommittee(uint256 requestId, address who);
+        error AlreadyAnswered(uint256 requestId, address who);
+        error Underpaid(uint256 requestId);
+        error NotExpired(uint256 requestId, uint256 deadline, uint256 nowSec);
+        event RequestCreated(
+            uint256 indexed requestId, uint256 indexed agentId, bytes payload, address[] subcommittee
+        );
+        event RequestFinalized(uint256 indexed requestId, ResponseStatus status, bool callbackOk);
+        function getAdvancedRequestDeposit(uint256 subcommitteeSize) external view returns (uint256);
+        function respond(uint256 requestId, bytes calldata result) external;
+        function reportFailure(uint256 requestId) external;
+        function expire(uint256 requestId) external;
+        function validators() external view returns (address[] memory);
+    }
+}
+
+sol! {
+    /// A consensus gate's verdict source on Somnia's agent platform, as
+    /// `contracts/src/sources/SomniaVerdictSource.sol` declares it: its settings (the
+    /// constructor's one argument), the calls anyone makes, its views, events and errors.
+    #[sol(rpc, all_derives)]
+    interface ISomniaVerdictSource {
+        struct Settings {
+            address gate;
+            address platform;
+            uint256 agentId;
+            uint256 pricePerAgent;
+            uint8 subcommitteeSize;
+            uint8 threshold;
+            uint8 consensusType;
+            uint256 timeout;
+            uint32 maxReadAge;
+            uint16 maxSlippageBps;
+            string system;
+        }
+        error SubcommitteeOutOfRange(uint8 size, uint256 max);
+        error ThresholdOutOfRange(uint8 threshold, uint8 subcommitteeSize);
+        error ZeroSetting(string field);
+        error MaxSlippageBpsOutOfRange(uint16 maxSlippageBps);
+        error UnknownMarket(address market);
+        error QuestionNotNoted(address market);
+        error QuestionMismatch(address market, bytes32 got, bytes32 questionHash);
+        error QuestionNotUtf8(uint256 at);
+        error AskPending(address market, uint256 requestId);
+        error DepositShort(uint256 balance, uint256 deposit);
+        error NotPlatform(address caller);
+        error UnknownRequest(uint256 requestId);
+        event QuestionNoted(address indexed market);
+        event Asked(
+            uint256 indexed requestId,
+            address indexed market,
+            uint64 readBlock,
+            bytes32 promptHash,
+            uint256 deposit,
+            string prompt
+        );
+        event Answered(
+            uint256 indexed requestId, address indexed market, uint8 status, uint8 reason
+        );
+        event GateRefused(uint256 indexed requestId, address indexed market, bytes error);
+        function noteQuestion(address market, string calldata question) external;
+        function ask(address market) external payable returns (uint256 requestId);
+        function requestDeposit() external view returns (uint256);
+        function render(address market)
+            external
+            view
+            returns (string memory systemText, string memory prompt);
+        function gate() external view returns (address);
+        function systemHash() external view returns (bytes32);
+    }
+}
+
+/// Reason labels as issues 7, 14, 35 and 36 fix them (codes 0-11 unchanged since v1, 12-18 new
+/// in v2, 19-20 new in v2.1, 21-22 new with the attested mode, 23 with the consensus mode,
+/// verbatim from `GateRules.LABELS`). The
 /// keeper's recorder publishes the labels read from the gate (`reasonLabel`); the keeper's
 /// `chain::check_gate` refuses a gate whose labels differ, so a v1 gate or a look-alike fails
 /// before anything is sent. gate-sim's reference model keeps its own table (it must not use
 /// this one).
-pub const REASON_LABELS: [&str; 23] = [
+pub const REASON_LABELS: [&str; 24] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -65,6 +151,7 @@ pub const REASON_LABELS: [&str; 23] = [
     "minimum fill beyond the venue's match cap",
     "answer not attested",
     "attestors disagree",
+    "no consensus in time",
 ];
 
 /// Number of reason codes, 0..REASON_COUNT.
@@ -91,8 +178,12 @@ pub mod reason {
     /// An attested gate's answers lack `k` valid, ascending attestor signatures on a fresh,
     /// unused read.
     pub const NOT_ATTESTED: u8 = 21;
-    /// No verdict, or more than one, was given by `k` attestors.
+    /// No verdict, or more than one, was given by `k` attestors (or, on a consensus gate, by
+    /// `threshold` validators byte for byte).
     pub const ATTESTORS_DISAGREE: u8 = 22;
+    /// A consensus gate's request timed out or failed on its platform, or was answered more
+    /// than `maxReadAge` blocks after its read.
+    pub const NO_CONSENSUS_IN_TIME: u8 = 23;
 }
 
 /// The most resting orders one immediate-or-cancel take matches (`VenueLimits`
@@ -144,12 +235,12 @@ mod tests {
         );
         // Params: the six v1 fields, then maxHorizon, maxDrawdown, writeOffGrace, minFillBps;
         // then the trusted resolvers and (v2.1) the trusted creators; (issue 35) the mode's
-        // attestors, threshold, read age and slippage last.
+        // attestors, threshold, read age and slippage; (issue 36) the verdict source last.
         assert_eq!(
             super::IRiskGate::GateDeployed::SIGNATURE,
             "GateDeployed(bytes32,(uint256,uint256,uint256,uint32,uint8,uint256,uint32,uint256,\
              uint32,uint16),address[],address[],address,address,address,\
-             (address[],uint8,uint32,uint16))"
+             (address[],uint8,uint32,uint16),address)"
         );
         // v2.1: the creator, indexed; v2.2: then the question's text.
         assert_eq!(
@@ -170,14 +261,19 @@ mod tests {
             super::IRiskGate::submitAttestedCall::SIGNATURE,
             "submitAttested(address,uint64,string[],bytes[],(uint256,uint64))"
         );
+        // Issue 36: the source's judgment in the attestor set's shape.
+        assert_eq!(
+            super::IRiskGate::submitConsensusCall::SIGNATURE,
+            "submitConsensus(address,uint64,(uint8,uint8,uint256,bytes32,bytes,uint256,bytes32,bytes))"
+        );
     }
 
     #[test]
     fn labels_cover_every_code_once() {
         let mut seen = std::collections::BTreeSet::new();
         assert!(super::REASON_LABELS.iter().all(|l| seen.insert(*l)));
-        // Codes 0..=22: 23 labels.
-        assert_eq!(super::REASON_COUNT, 23);
+        // Codes 0..=23: 24 labels.
+        assert_eq!(super::REASON_COUNT, 24);
         assert_eq!(
             super::REASON_LABELS[super::reason::FILL_BELOW_MIN as usize],
             "fill below minimum"
@@ -197,6 +293,10 @@ mod tests {
         assert_eq!(
             super::REASON_LABELS[super::reason::ATTESTORS_DISAGREE as usize],
             "attestors disagree"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::NO_CONSENSUS_IN_TIME as usize],
+            "no consensus in time"
         );
     }
 }

@@ -354,6 +354,10 @@ pub struct Artifacts {
     pub gate: Compiled,
     pub factory: Compiled,
     pub collateral: Compiled,
+    /// A consensus gate's verdict source on Somnia's agent platform.
+    pub somnia_source: Compiled,
+    /// The stand-in for Somnia's agent platform (tests and the local demo only).
+    pub somnia_standin: Compiled,
 }
 
 /// Where the compiler's output and cache go, under the root's `target/`.
@@ -439,6 +443,8 @@ pub fn compile_with(root: &Path, profile: &FoundryProfile) -> Result<Artifacts> 
         gate: find("RiskGate")?,
         factory: find("MarketFactory")?,
         collateral: find("TestCollateral")?,
+        somnia_source: find("SomniaVerdictSource")?,
+        somnia_standin: find("SomniaAgentsStandIn")?,
     })
 }
 

@@ -20,18 +20,6 @@ interface IAttestorSet {
     /// the current chain id and the gate.
     function domainSeparator() external view returns (bytes32);
 
-    /// @notice One attested call judged (see `tally`).
-    struct Judgment {
-        uint8 reason; // 0, 21 (not attested) or 22 (attestors disagree)
-        uint8 verdict; // the verdict taken; VERDICT_INVALID when none
-        uint256 limit; // with reason 0: the most the gate may pay for the side bought
-        bytes32 promptHash; // the attested prompt's hash
-        bytes head; // the shown answer's first RAW_HEAD_BYTES bytes
-        uint256 length; // its length
-        bytes32 hash; // its keccak256
-        bytes vote; // the Decision's `vote`
-    }
-
     /// @notice Judges one attested call: it takes `IRiskGate.submitAttested`'s call data as
     /// sent, the `AttestedRead` appended (the gate forwards it with only the selector changed).
     /// `reason` is 21 (not attested: a signature that does not recover to an attestor, signers
@@ -49,5 +37,5 @@ interface IAttestorSet {
         string[] calldata raws,
         bytes[] calldata sigs,
         IRiskGate.Quote calldata quote
-    ) external view returns (Judgment memory);
+    ) external view returns (IRiskGate.Judgment memory);
 }

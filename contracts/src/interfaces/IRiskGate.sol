@@ -78,10 +78,13 @@ interface IRiskGate {
         uint256 spent; // collateral actually spent; open notional grows by exactly this
     }
 
-    /// @notice How the gate takes answers, fixed at deploy for its whole life. No signers: the
-    /// gate is **relayed** (the keeper submits one answer with `submitVerdict`) and every other
-    /// field is 0. Otherwise it is **attested**: only `submitAttested` is accepted, and an answer
-    /// counts only when `threshold` of these signers gave it.
+    /// @notice How the gate takes answers, fixed at deploy for its whole life. No signers and no
+    /// verdict source: the gate is **relayed** (the keeper submits one answer with
+    /// `submitVerdict`) and every other field is 0. Signers: it is **attested**, only
+    /// `submitAttested` is accepted, and an answer counts only when `threshold` of these signers
+    /// gave it. A verdict source (the constructor's last argument): it is **consensus**, only
+    /// `submitConsensus` from that source is accepted, there are no signers and no threshold,
+    /// and `maxReadAge` and `maxSlippageBps` bound the source's reads as they bound attested ones.
     struct Attestors {
         address[] signers; // strictly ascending, 1 to MAX_ATTESTORS, never the keeper
         uint8 threshold; // k: attestors that must give the same verdict, 1 <= k <= signers
@@ -99,10 +102,25 @@ interface IRiskGate {
         uint256 bestAsk;
     }
 
-    /// @notice A gate's mode, fixed at deploy (see `Attestors`).
+    /// @notice One attested call judged (see `IAttestorSet.tally`), or one consensus request
+    /// judged by the gate's verdict source (see `submitConsensus`).
+    struct Judgment {
+        uint8 reason; // 0, or the refusal: 21 or 22 from a set; 11, 22 or 23 from a source
+        uint8 verdict; // the verdict taken; VERDICT_INVALID when none
+        uint256 limit; // with reason 0: the most the gate may pay for the side bought
+        bytes32 promptHash; // the attested prompt's hash
+        bytes head; // the shown answer's first RAW_HEAD_BYTES bytes
+        uint256 length; // its length
+        bytes32 hash; // its keccak256
+        bytes vote; // the Decision's `vote`
+    }
+
+    /// @notice A gate's mode, fixed at deploy: relayed or attested (see `Attestors`), or
+    /// **consensus** when a verdict source is named (see `submitConsensus`).
     enum GateMode {
         Relayed,
-        Attested
+        Attested,
+        Consensus
     }
 
     /// @notice The gate's exposure in one market.
@@ -151,6 +169,16 @@ interface IRiskGate {
     /// @notice The keeper key may never be an attestor: a stolen keeper key would then also
     /// hold one of the `k` signatures (constructor, setKeeper).
     error KeeperIsAttestor(address keeper);
+    /// @notice A consensus gate (one naming a verdict source) names no signers and no
+    /// threshold: its answers come from its source alone.
+    error SourceWithAttestors(uint256 attestors, uint8 threshold);
+    /// @notice The verdict source was made for another gate (its `gate()`), or holds no code.
+    error VerdictSourceForAnotherGate(address source, address gate);
+    /// @notice The consensus gate's read bounds (its `Attestors` setting) differ from those its
+    /// verdict source applies.
+    error SourceBoundsMismatch(
+        uint32 maxReadAge, uint16 maxSlippageBps, uint32 sourceMaxReadAge, uint16 sourceSlippageBps
+    );
 
     // --- operation
 
@@ -192,12 +220,15 @@ interface IRiskGate {
     /// @notice `submitAttested`'s call data must end with the `AttestedRead` after its arguments:
     /// they end at `argumentsEnd`, the call data at `callEnd`.
     error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
+    /// @notice `submitConsensus` came from someone other than the gate's verdict source.
+    error NotVerdictSource(address caller, address source);
 
     // ---
 
     /// @notice Emitted once, at deploy: the bounds, the trusted resolvers and creators, the
-    /// mode's attestors and their hash,
-    /// `keccak256(abi.encode(params, trustedResolvers, trustedCreators, attestors))`.
+    /// mode's attestors and verdict source, and their hash,
+    /// `keccak256(abi.encode(params, trustedResolvers, trustedCreators, attestors,
+    /// verdictSource))`.
     event GateDeployed(
         bytes32 indexed paramsHash,
         Params params,
@@ -206,7 +237,8 @@ interface IRiskGate {
         address collateral,
         address marketFactory,
         address keeper,
-        Attestors attestors
+        Attestors attestors,
+        address verdictSource
     );
 
     /// @notice One decision. A reader can rebuild the whole feed row from this event alone.
@@ -225,11 +257,15 @@ interface IRiskGate {
     /// The whole answer is never logged: a hostile 100 KB answer costs only calldata and hashing.
     /// On an attested gate the raw fields are those of the first answer giving the verdict taken
     /// (the first answer sent, on reasons 21 and 22).
-    /// @param vote Empty on a relayed gate. On an attested gate, packed so that logging it stays
+    /// On a consensus gate they are those of the answer the validators agreed on (the first
+    /// successful one when none was agreed on).
+    /// @param vote Empty on a relayed gate. On an attested or consensus gate, packed so that logging it stays
     /// cheap: the count per verdict, one byte each (ABSTAIN, BUY_UP, BUY_DOWN, unparseable),
     /// then for each answer in the order sent: its signer (20 bytes; 0 when the signature did
     /// not recover), its length (uint32, 4 bytes), its keccak256 (32 bytes: the signed
-    /// `answerHash`) and its first min(length, RAW_HEAD_BYTES) bytes, verbatim.
+    /// `answerHash`) and its first min(length, RAW_HEAD_BYTES) bytes, verbatim. On a consensus
+    /// gate the entries are the validators' successful responses, in the platform's order, each
+    /// validator in the signer's place and its decoded answer in the answer's.
     event Decision(
         address indexed market,
         bytes32 indexed promptHash,
@@ -331,7 +367,7 @@ interface IRiskGate {
     /// reason 18. Keeper only; the market must come from the immutable factory. An unparseable
     /// `raw` is a published reason-11 row. `readBlock` is the block the prompt was rendered from
     /// (published with the decision so anyone can re-render it); one above the current block
-    /// reverts `ReadBlockInFuture`. A relayed gate's only submission: an attested gate reverts
+    /// reverts `ReadBlockInFuture`. A relayed gate's only submission: another gate reverts
     /// `WrongGateMode`.
     function submitVerdict(
         address market,
@@ -362,6 +398,21 @@ interface IRiskGate {
         bytes[] calldata sigs,
         Quote calldata quote
     ) external returns (uint8 reason);
+
+    /// @notice The consensus gate's only submission, from its immutable verdict source, which
+    /// built the prompt on chain at `readBlock` and counted the validators' answers itself: the
+    /// judgment is the source's, in the shape an attestor set gives (see `IAttestorSet.tally`),
+    /// with `reason` 0, 11 (agreed on no valid verdict), 22 (validators disagree) or 23 (no
+    /// consensus in time: the platform timed out or failed, or the answer came more than
+    /// `maxReadAge` blocks after the read), and on 0 the `limit`: the read's best price of the
+    /// side bought plus `maxSlippageBps` of it. The gate decides the verdict as `submitVerdict`
+    /// would with that limit and this block's time as the deadline, and publishes every other
+    /// reason as it stands. Source only (`NotVerdictSource`); a relayed or attested gate reverts
+    /// `WrongGateMode`; paused, an unknown market or a future `readBlock` revert as in
+    /// `submitVerdict`.
+    function submitConsensus(address market, uint64 readBlock, Judgment calldata judgment)
+        external
+        returns (uint8 reason);
 
     /// @notice Internal self-call that executes a passed order so that a fill below the minimum
     /// can be undone by reverting. Only the gate itself may call it.
@@ -409,6 +460,8 @@ interface IRiskGate {
     /// @notice The attested gate's `IAttestorSet`, deployed by its constructor: its signers,
     /// settings and EIP-712 domain. Zero on a relayed gate.
     function attestorSet() external view returns (address);
+    /// @notice The consensus gate's verdict source, fixed at deploy. Zero on other gates.
+    function verdictSource() external view returns (address);
     function collateral() external view returns (address);
     function marketFactory() external view returns (address);
     function keeper() external view returns (address);

@@ -334,7 +334,8 @@ library GateRules {
         "market creator not trusted|" // 19 CREATOR_UNTRUSTED
         "minimum fill beyond the venue's match cap|" // 20 MATCH_CAP
         "answer not attested|" // 21 NOT_ATTESTED
-        "attestors disagree|"; // 22 ATTESTORS_DISAGREE
+        "attestors disagree|" // 22 ATTESTORS_DISAGREE
+        "no consensus in time|"; // 23 NO_CONSENSUS_IN_TIME
 
     /// @notice The label of `reason`: the segment of `LABELS` after its `reason`-th `|`.
     function label(Reason reason) internal pure returns (string memory) {

@@ -70,4 +70,5 @@ library Reasons {
     Reason internal constant MATCH_CAP = Reason.wrap(20);
     Reason internal constant NOT_ATTESTED = Reason.wrap(21);
     Reason internal constant ATTESTORS_DISAGREE = Reason.wrap(22);
+    Reason internal constant NO_CONSENSUS_IN_TIME = Reason.wrap(23);
 }

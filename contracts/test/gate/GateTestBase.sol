@@ -86,7 +86,14 @@ abstract contract GateTestBase is Test {
         returns (RiskGate)
     {
         return new RiskGate(
-            p, trustedList(), creatorList(), address(token), address(venue), keeperAddr, a
+            p,
+            trustedList(),
+            creatorList(),
+            address(token),
+            address(venue),
+            keeperAddr,
+            a,
+            address(0)
         );
     }
 

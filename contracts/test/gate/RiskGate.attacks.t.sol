@@ -21,7 +21,14 @@ contract RiskGateAttacksTest is GateDefaultsBase {
         address[] memory trusted =
             attackerTrusted ? sorted2(address(this), attacker) : one(address(this));
         gate = new RiskGate(
-            _defaults(), trusted, trusted, address(token), address(venue), keeperAddr, relayed()
+            _defaults(),
+            trusted,
+            trusted,
+            address(token),
+            address(venue),
+            keeperAddr,
+            relayed(),
+            address(0)
         );
         token.mint(address(gate), FUNDS);
         token.mint(attacker, 1_000_000 * TUSD);

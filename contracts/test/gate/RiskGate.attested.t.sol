@@ -23,7 +23,8 @@ contract RiskGateAttestedTest is GateAttestedBase {
         vm.recordLogs();
         RiskGate g = deployGate(defaultParams(), a);
         assertEq(uint256(g.gateMode()), uint256(IRiskGate.GateMode.Attested), "mode");
-        bytes32 expected = keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), a));
+        bytes32 expected =
+            keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), a, address(0)));
         assertEq(g.paramsHash(), expected, "paramsHash covers the attestors");
         assertEq(paramsHashOf(g), expected, "read back");
         IAttestorSet s = IAttestorSet(g.attestorSet());
@@ -38,7 +39,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         bool found;
         for (uint256 i; i < logs.length; ++i) {
             if (logs[i].topics[0] != IRiskGate.GateDeployed.selector) continue;
-            (,,,,,, IRiskGate.Attestors memory logged) = abi.decode(
+            (,,,,,, IRiskGate.Attestors memory logged, address source) = abi.decode(
                 logs[i].data,
                 (
                     IRiskGate.Params,
@@ -47,9 +48,11 @@ contract RiskGateAttestedTest is GateAttestedBase {
                     address,
                     address,
                     address,
-                    IRiskGate.Attestors
+                    IRiskGate.Attestors,
+                    address
                 )
             );
+            assertEq(source, address(0), "no verdict source");
             assertEq(keccak256(abi.encode(logged)), keccak256(abi.encode(a)), "logged setting");
             found = true;
         }
@@ -64,7 +67,7 @@ contract RiskGateAttestedTest is GateAttestedBase {
         IRiskGate.Attestors memory none = IRiskGate.Attestors(new address[](0), 0, 0, 0);
         assertEq(
             g.paramsHash(),
-            keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), none)),
+            keccak256(abi.encode(defaultParams(), trustedList(), creatorList(), none, address(0))),
             "paramsHash"
         );
     }

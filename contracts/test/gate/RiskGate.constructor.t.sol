@@ -23,7 +23,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             address(venue),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
     }
 
@@ -35,7 +36,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             address(venue),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
     }
 
@@ -262,11 +264,17 @@ contract RiskGateConstructorTest is GateTestBase {
         address[] memory list = trustedList();
         address[] memory creators = creatorList();
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "collateral"));
-        new RiskGate(p, list, creators, address(0), address(venue), keeperAddr, relayed());
+        new RiskGate(
+            p, list, creators, address(0), address(venue), keeperAddr, relayed(), address(0)
+        );
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "marketFactory"));
-        new RiskGate(p, list, creators, address(token), address(0), keeperAddr, relayed());
+        new RiskGate(
+            p, list, creators, address(token), address(0), keeperAddr, relayed(), address(0)
+        );
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.ZeroAddress.selector, "keeper"));
-        new RiskGate(p, list, creators, address(token), address(venue), address(0), relayed());
+        new RiskGate(
+            p, list, creators, address(token), address(venue), address(0), relayed(), address(0)
+        );
     }
 
     function test_constructor_revertsWhenFactoryTradesAnotherCollateral() public {
@@ -284,7 +292,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             address(otherVenue),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
     }
 
@@ -298,7 +307,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             makeAddr("no-code"),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
     }
 
@@ -309,15 +319,27 @@ contract RiskGateConstructorTest is GateTestBase {
         address[] memory list = trustedList();
         address[] memory creators = creatorList();
         // A relayed gate's mode is the empty setting: no signers, every field 0.
-        bytes32 expected = keccak256(abi.encode(p, list, creators, relayed()));
+        bytes32 expected = keccak256(abi.encode(p, list, creators, relayed(), address(0)));
         vm.expectEmit();
         emit IRiskGate.GateDeployed(
-            expected, p, list, creators, address(token), address(venue), keeperAddr, relayed()
+            expected,
+            p,
+            list,
+            creators,
+            address(token),
+            address(venue),
+            keeperAddr,
+            relayed(),
+            address(0)
         );
         RiskGate g = _deploy(p);
         assertEq(g.paramsHash(), expected);
         assertEq(
-            keccak256(abi.encode(g.bounds(), g.trustedResolvers(), g.trustedCreators(), relayed())),
+            keccak256(
+                abi.encode(
+                    g.bounds(), g.trustedResolvers(), g.trustedCreators(), relayed(), address(0)
+                )
+            ),
             expected,
             "read back"
         );
@@ -343,7 +365,11 @@ contract RiskGateConstructorTest is GateTestBase {
         assertNotEq(a.paramsHash(), b.paramsHash());
         assertEq(
             a.paramsHash(),
-            keccak256(abi.encode(defaultParams(), one(address(0x1000)), creatorList(), relayed()))
+            keccak256(
+                abi.encode(
+                    defaultParams(), one(address(0x1000)), creatorList(), relayed(), address(0)
+                )
+            )
         );
     }
 
@@ -394,7 +420,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             address(venue),
             otherResolver,
-            relayed()
+            relayed(),
+            address(0)
         );
         vm.expectRevert(
             abi.encodeWithSelector(IRiskGate.KeeperIsTrustedCreator.selector, otherCreator)
@@ -406,7 +433,8 @@ contract RiskGateConstructorTest is GateTestBase {
             address(token),
             address(venue),
             otherCreator,
-            relayed()
+            relayed(),
+            address(0)
         );
     }
 

@@ -389,11 +389,13 @@ contract RiskGateEvaluateTest is GateTestBase {
     }
 
     function test_reasonLabel_revertsForUnknownCode() public {
-        // 0..22 are codes (21 and 22 new with the attested mode); 23 is the first that is not.
+        // 0..23 are codes (21 and 22 new with the attested mode, 23 with the consensus mode);
+        // 24 is the first that is not.
         assertEq(gate.reasonLabel(21), "answer not attested");
         assertEq(gate.reasonLabel(22), "attestors disagree");
-        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(23)));
-        gate.reasonLabel(23);
+        assertEq(gate.reasonLabel(23), "no consensus in time");
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(24)));
+        gate.reasonLabel(24);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(255)));
         gate.reasonLabel(255);
     }

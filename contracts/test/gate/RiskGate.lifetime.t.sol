@@ -27,7 +27,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             address(token),
             address(venue),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
         token.mint(owner_, 1_000_000 * TUSD);
         token.approve(address(gate), type(uint256).max);
@@ -158,7 +159,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             address(fee),
             address(feeVenue),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
         fee.mint(owner_, 1_000_000 * TUSD);
         fee.approve(address(g), type(uint256).max);
@@ -332,7 +334,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             address(hook),
             address(hv),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
         hook.mint(address(g), FUNDS);
         BinaryMarket m =
@@ -373,7 +376,8 @@ contract RiskGateLifetimeTest is GateDefaultsBase {
             address(fee),
             address(fv),
             keeperAddr,
-            relayed()
+            relayed(),
+            address(0)
         );
         fee.mint(owner_, 1_000_000 * TUSD);
         fee.approve(address(g), type(uint256).max);

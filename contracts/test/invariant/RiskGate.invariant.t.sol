@@ -58,9 +58,11 @@ contract RiskGateInvariantTest is Test {
         // The handler creates the trusted markets; a stranger creates hostile ones (rule 19).
         address[] memory creators = new address[](1);
         creators[0] = makeAddr("trusted-creator");
-        gate = new RiskGate(p, trusted, creators, address(token), address(venue), keeper, relayed());
+        gate = new RiskGate(
+            p, trusted, creators, address(token), address(venue), keeper, relayed(), address(0)
+        );
         token.mint(address(gate), 3_000);
-        initialParamsHash = keccak256(abi.encode(p, trusted, creators, relayed()));
+        initialParamsHash = keccak256(abi.encode(p, trusted, creators, relayed(), address(0)));
         handler = new GateHandler(
             gate,
             venue,

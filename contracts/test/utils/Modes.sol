@@ -19,6 +19,12 @@ function modeOf(IRiskGate gate) view returns (IRiskGate.Attestors memory) {
 /// @notice `paramsHash` as the specification defines it, from what `gate` reports.
 function paramsHashOf(IRiskGate gate) view returns (bytes32) {
     return keccak256(
-        abi.encode(gate.bounds(), gate.trustedResolvers(), gate.trustedCreators(), modeOf(gate))
+        abi.encode(
+            gate.bounds(),
+            gate.trustedResolvers(),
+            gate.trustedCreators(),
+            modeOf(gate),
+            gate.verdictSource()
+        )
     );
 }

@@ -30,6 +30,7 @@ interface Vm {
     function store(address target, bytes32 slot, bytes32 value) external;
     function load(address target, bytes32 slot) external view returns (bytes32 data);
     function getNonce(address account) external view returns (uint64 nonce);
+    function computeCreateAddress(address deployer, uint256 nonce) external pure returns (address);
     function label(address account, string calldata newLabel) external;
     function addr(uint256 privateKey) external pure returns (address keyAddr);
     function rememberKey(uint256 privateKey) external returns (address keyAddr);

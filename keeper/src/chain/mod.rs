@@ -60,7 +60,9 @@ pub enum ChainError {
     NoAttestors { addr: Address, chain_id: u64, k: u8, n: usize },
     #[error("gate {addr} on chain {chain_id} is relayed: it takes no attested answers, so --attestor has nothing to do; drop it, or point --gate at an attested gate")]
     AttestorsOnRelayed { addr: Address, chain_id: u64 },
-    #[error("reading gate {addr}'s attestor set failed")]
+    #[error("gate {addr} on chain {chain_id} is a consensus gate: its verdicts come only from its verdict source {source_addr} (Somnia's validators), so a keeper has nothing to submit; ask through the source (docs/somnia.md)")]
+    ConsensusGate { addr: Address, chain_id: u64, source_addr: Address },
+    #[error("reading gate {addr}'s mode (its attestor set or verdict source) failed")]
     AttestorSet {
         addr: Address,
         #[source]
@@ -217,6 +219,17 @@ pub async fn attestor_set(
     attestation::read_set(provider, gate)
         .await
         .map_err(|e| ChainError::AttestorSet { addr: gate, source: Box::new(e) })
+}
+
+/// The consensus gate's verdict source; None for a relayed or attested gate.
+pub async fn verdict_source(provider: &DynProvider, gate: Address) -> Result<Option<Address>> {
+    let g = IRiskGate::new(gate, provider);
+    let err =
+        |e: alloy::contract::Error| ChainError::AttestorSet { addr: gate, source: Box::new(e) };
+    if g.gateMode().call().await.map_err(err)? != IRiskGate::GateMode::Consensus {
+        return Ok(None);
+    }
+    Ok(Some(g.verdictSource().call().await.map_err(err)?))
 }
 
 alloy::sol! {

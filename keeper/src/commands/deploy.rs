@@ -234,6 +234,8 @@ pub struct GateSpec {
     /// The gate's mode for its whole life: [`relayed`] (the keeper submits answers), or
     /// attested by these signers (strictly ascending, as the constructor requires).
     pub attestors: IRiskGate::Attestors,
+    /// The consensus mode's verdict source (made for this gate's address), or zero.
+    pub verdict_source: Address,
 }
 
 /// The relayed mode's constructor setting: no attestors and every setting 0.
@@ -260,7 +262,7 @@ async fn simulated_runtime(
 
 impl GateSpec {
     /// The gate's constructor arguments, ABI-encoded: `(bounds, trustedResolvers,
-    /// trustedCreators, collateral, marketFactory, keeper, attestors)`.
+    /// trustedCreators, collateral, marketFactory, keeper, attestors, verdictSource)`.
     pub fn constructor_args(&self, collateral: Address, factory: Address) -> Vec<u8> {
         (
             self.params.clone(),
@@ -270,6 +272,7 @@ impl GateSpec {
             factory,
             self.keeper,
             self.attestors.clone(),
+            self.verdict_source,
         )
             .abi_encode_params()
     }
@@ -587,6 +590,7 @@ pub async fn run(cfg: &DeployConfig, root: &Path) -> Result<Deployment> {
         factory: cfg.factory,
         keeper: cfg.keeper.unwrap_or(deployer),
         attestors: cfg.attestors.clone(),
+        verdict_source: Address::ZERO,
     };
     // Before compiling or sending anything: the keeper (the deployer unless --keeper) may hold
     // no trusted role.
@@ -674,6 +678,7 @@ mod tests {
             factory: None,
             keeper: k,
             attestors: relayed(),
+            verdict_source: Address::ZERO,
         };
         assert!(spec(vec![r], vec![c]).check_roles().is_ok());
         let e = spec(vec![k, r], vec![c]).check_roles().unwrap_err();

@@ -115,6 +115,9 @@ async fn panel(
     gate: alloy::primitives::Address,
     chain_id: u64,
 ) -> Result<Option<Panel>> {
+    if let Some(source_addr) = chain::verdict_source(reader, gate).await? {
+        return Err(chain::ChainError::ConsensusGate { addr: gate, chain_id, source_addr }.into());
+    }
     let Some(set) = chain::attestor_set(reader, gate).await? else {
         if !cfg.attestors.is_empty() {
             return Err(chain::ChainError::AttestorsOnRelayed { addr: gate, chain_id }.into());

@@ -605,10 +605,12 @@ async fn scenarios(
     p.step("results written; checking that every reason code was reached");
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
-    // the attested gate's record reaches them (k_of_n.rs).
-    let attested_only = [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE];
+    // the attested gate's record reaches them (k_of_n.rs). 23 is a consensus gate's (docs/somnia.md),
+    // reached by the forge suite over the stand-in platform; the demo has no consensus gate yet.
+    let other_modes =
+        [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE, reason::NO_CONSENSUS_IN_TIME];
     let missing: Vec<u8> =
-        (0..REASON_COUNT).filter(|c| !codes.contains(c) && !attested_only.contains(c)).collect();
+        (0..REASON_COUNT).filter(|c| !codes.contains(c) && !other_modes.contains(c)).collect();
     if !missing.is_empty() {
         return Err(DemoError::Check {
             step: "coverage".into(),

@@ -267,6 +267,7 @@ impl World {
             factory: None,
             keeper: keeper_addr,
             attestors,
+            verdict_source: Address::ZERO,
         };
         let deployment = deploy::deploy_all(&keeper_rpc, chain_id, &artifacts, &spec).await?;
         let w = Self {

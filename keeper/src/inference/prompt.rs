@@ -53,11 +53,7 @@ impl Prompt {
                 return Err(PromptError::NoQuestion { market: i.address, why: why.clone() })
             }
         };
-        let system = if strategy.trim().is_empty() {
-            SYSTEM_PROMPT.to_string()
-        } else {
-            format!("{SYSTEM_PROMPT}\n\nStrategy:\n{}", strategy.trim_end())
-        };
+        let system = system_text(strategy);
         let depth = BOOK_DEPTH as usize;
         let mut user = String::with_capacity(768);
         user.push_str(&format!("market: {}\n", i.address.to_checksum(None)));
@@ -95,6 +91,17 @@ impl Prompt {
 
     pub fn hash(&self) -> B256 {
         keccak256(self.bytes())
+    }
+}
+
+/// The system part for the user's `strategy` text: [`SYSTEM_PROMPT`], then the strategy unless
+/// it is blank. A consensus gate's verdict source is deployed with this text, since it builds
+/// the user part on chain and sends the system part as it stands.
+pub fn system_text(strategy: &str) -> String {
+    if strategy.trim().is_empty() {
+        SYSTEM_PROMPT.to_string()
+    } else {
+        format!("{SYSTEM_PROMPT}\n\nStrategy:\n{}", strategy.trim_end())
     }
 }
 

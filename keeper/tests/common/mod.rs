@@ -68,6 +68,7 @@ pub async fn deploy_beside(
         factory: Some(w.deployment.factory),
         keeper: w.keeper_addr,
         attestors,
+        verdict_source: alloy::primitives::Address::ZERO,
     };
     keeper::commands::deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
         .await

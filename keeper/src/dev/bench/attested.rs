@@ -53,6 +53,7 @@ pub(super) async fn attested(
             maxReadAge: u32::try_from(2 * n).unwrap_or(u32::MAX),
             maxSlippageBps: 200,
         },
+        verdict_source: Address::ZERO,
     };
     let d = deploy_all(&w.keeper_rpc, chain_id, &w.artifacts, &spec)
         .await
