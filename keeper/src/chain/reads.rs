@@ -361,6 +361,12 @@ pub async fn gate_facts(
     .await?;
     let attestors =
         super::attestation::read_set(provider, gate).await.map_err(e("the attestor set"))?;
+    let verdict_source = match g.gateMode().call().await.map_err(e("gateMode"))? {
+        IRiskGate::GateMode::Consensus => {
+            Some(g.verdictSource().call().await.map_err(e("verdictSource"))?)
+        }
+        _ => None,
+    };
     let collateral = g.collateral().call().await.map_err(e("collateral"))?;
     // A token need not name a symbol: a failed read is shown as plain units, not an error.
     let symbol = ITokenSymbol::new(collateral, provider).symbol().call().await.ok();
@@ -377,6 +383,7 @@ pub async fn gate_facts(
         factory: g.marketFactory().call().await.map_err(e("marketFactory"))?,
         labels,
         attestors,
+        verdict_source,
         symbol: crate::domain::format::token_symbol(symbol.as_deref()),
     })
 }

@@ -45,6 +45,8 @@ pub struct GateFacts {
     pub labels: Vec<String>,
     /// An attested gate's attestors (issue 35); None on a relayed gate.
     pub attestors: Option<AttestorFacts>,
+    /// A consensus gate's verdict source (issue 36); None on the other modes.
+    pub verdict_source: Option<Address>,
     /// The collateral token's symbol as the pages show it: [`crate::domain::format::token_symbol`] of
     /// what the token's `symbol()` returned.
     pub symbol: String,
@@ -83,6 +85,23 @@ impl AttestorFacts {
 /// A relayed gate's mode in one line, for the pages.
 pub const RELAYED_MODE_LINE: &str = "relayed: the keeper submits each answer (`submitVerdict`); \
     nothing on chain ties it to a model, so the answers are the keeper's word";
+
+impl GateFacts {
+    /// The gate's mode in one line, for the pages: relayed, attested or consensus.
+    pub fn mode_line(&self) -> String {
+        if let Some(a) = &self.attestors {
+            return a.mode_line();
+        }
+        match self.verdict_source {
+            Some(source) => format!(
+                "consensus: decisions come only from the verdict source {source}, which builds \
+                 each prompt on chain and counts the validators' identical answers itself; the \
+                 keeper submits nothing (docs/somnia.md)"
+            ),
+            None => RELAYED_MODE_LINE.to_string(),
+        }
+    }
+}
 
 /// Bytes the gate trims from both ends of an answer: tab, LF, CR, space, `"` and `'`.
 const TRIM: [u8; 6] = [b'\t', b'\n', b'\r', b' ', b'"', b'\''];

@@ -12,10 +12,7 @@ use super::{
     summary::Summary,
     GateFacts, Questions, CHART_FILE,
 };
-use crate::domain::{
-    decision::RELAYED_MODE_LINE,
-    format::{answer_cell, grouped, int, label_cell, md_cell, utc_date},
-};
+use crate::domain::format::{answer_cell, grouped, int, label_cell, md_cell, utc_date};
 use std::fmt::Write;
 
 /// An optional score to four places, "n/a" when there is none.
@@ -87,12 +84,13 @@ fn gate(md: &mut String, facts: &GateFacts) {
     let deploy = facts.deploy_block.map(|b| b.to_string()).unwrap_or_else(|| "unknown".into());
     let _ = writeln!(md, "| deploy block | {deploy} |");
     let _ = writeln!(md, "| paramsHash | `{}` |", facts.params_hash);
+    let _ = writeln!(md, "| mode | {} |", facts.mode_line());
+    if let Some(source) = facts.verdict_source {
+        let _ = writeln!(md, "| verdict source | `{source}` |");
+    }
     match &facts.attestors {
-        None => {
-            let _ = writeln!(md, "| mode | {RELAYED_MODE_LINE} |");
-        }
+        None => {}
         Some(a) => {
-            let _ = writeln!(md, "| mode | {} |", a.mode_line());
             let signers: Vec<String> = a.signers.iter().map(|s| format!("`{s}`")).collect();
             let _ = writeln!(md, "| attestors | {} |", signers.join(", "));
             let _ = writeln!(md, "| attestor set | `{}` |", a.set);
@@ -607,10 +605,59 @@ mod tests {
                 max_read_age: 5,
                 max_slippage_bps: 200,
             }),
+            verdict_source: None,
             symbol: "tUSD".into(),
         };
         let questions = Questions::from([(market, HOSTILE.to_string())]);
         render(&facts, &s, &questions)
+    }
+
+    /// A gate's facts in `mode`, otherwise empty.
+    fn facts_in(
+        attestors: Option<crate::domain::decision::AttestorFacts>,
+        verdict_source: Option<alloy::primitives::Address>,
+    ) -> GateFacts {
+        GateFacts {
+            gate: alloy::primitives::Address::ZERO,
+            chain_id: 1,
+            deploy_block: Some(1),
+            params_hash: Default::default(),
+            bounds: Default::default(),
+            trusted_resolvers: vec![],
+            trusted_creators: vec![],
+            keeper: alloy::primitives::Address::ZERO,
+            collateral: alloy::primitives::Address::ZERO,
+            factory: alloy::primitives::Address::ZERO,
+            labels: vec!["PASS".into()],
+            attestors,
+            verdict_source,
+            symbol: "tUSD".into(),
+        }
+    }
+
+    #[test]
+    fn each_mode_is_named_on_the_page() {
+        let mode = |f: &GateFacts| {
+            let page = render(f, &Summary::default(), &Questions::new());
+            page.lines().find(|l| l.starts_with("| mode |")).map(str::to_string).unwrap()
+        };
+        assert!(mode(&facts_in(None, None)).starts_with("| mode | relayed:"));
+        let set = crate::domain::decision::AttestorFacts {
+            set: alloy::primitives::Address::repeat_byte(0x33),
+            signers: vec![alloy::primitives::Address::repeat_byte(0x22)],
+            threshold: 1,
+            max_read_age: 5,
+            max_slippage_bps: 200,
+        };
+        assert!(mode(&facts_in(Some(set), None)).starts_with("| mode | attested: "));
+        // A consensus gate is never shown as relayed: it names its source.
+        let source = alloy::primitives::Address::repeat_byte(0x44);
+        let f = facts_in(None, Some(source));
+        let line = mode(&f);
+        assert!(line.starts_with("| mode | consensus: "), "{line}");
+        assert!(line.contains(&source.to_string()), "{line}");
+        let page = render(&f, &Summary::default(), &Questions::new());
+        assert!(page.contains(&format!("| verdict source | `{source}` |")), "{page}");
     }
 
     /// Pipes in a table line that end a cell (not backslash-escaped).

@@ -11,7 +11,7 @@ pub use crate::record::figures::{
 };
 pub use crate::record::summary::ModelRow;
 use crate::{
-    domain::decision::{DecisionRow, GateFacts, OffchainRow, TxGas, RELAYED_MODE_LINE},
+    domain::decision::{DecisionRow, GateFacts, OffchainRow, TxGas},
     domain::format::int,
     kit::bindings::verdict,
     record::query::RowFilter,
@@ -480,10 +480,7 @@ impl GateCard {
             bounds_raw: raw,
             trusted_resolvers: facts.trusted_resolvers.iter().map(checksum).collect(),
             trusted_creators: facts.trusted_creators.iter().map(checksum).collect(),
-            mode: facts
-                .attestors
-                .as_ref()
-                .map_or_else(|| RELAYED_MODE_LINE.to_string(), |a| a.mode_line()),
+            mode: facts.mode_line(),
             attestors: facts
                 .attestors
                 .as_ref()
