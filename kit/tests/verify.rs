@@ -88,8 +88,10 @@ async fn a_forge_deployed_gate_verifies_and_the_settings_are_read_from_foundry_t
         .arg(collateral.to_string())
         .arg(factory.to_string())
         .arg(deployer.to_string())
-        // Issue 35: the mode's setting, relayed (no attestors, every setting 0).
+        // Issue 35: the mode's setting, relayed (no attestors, every setting 0); issue 36: no
+        // verdict source.
         .arg("([],0,0,0)")
+        .arg(Address::ZERO.to_string())
         .output()
         .expect("forge runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
