@@ -21,7 +21,7 @@ use common::{artifacts, serial, world};
 use keeper::{
     chain::reads::{read_market, MarketInfo, Question},
     commands::deploy,
-    dev::world::Actor,
+    dev::world::{Actor, World},
     inference::prompt::{system_text, Prompt, ReadAt},
     kit::bindings::{IMarketFactory, ISomniaVerdictSource},
 };
@@ -49,40 +49,10 @@ async fn the_prompt_built_on_chain_is_the_keepers_byte_for_byte() {
         w.ask(market, price, min * (k as u64 + 2)).await.unwrap();
     }
 
-    // The stand-in platform and a source over it. The source names the world's gate only for
-    // its factory (render looks the market up there); nothing is submitted.
-    let art = artifacts();
-    let validators = vec![Address::repeat_byte(0x0a), Address::repeat_byte(0x0b)];
-    let (platform, _) = deploy::create(
-        &w.keeper_rpc,
-        "stand-in platform",
-        &art.somnia_standin.bytecode,
-        (validators, U256::from(1u64), U256::from(7u64)).abi_encode_params(),
-    )
-    .await
-    .unwrap();
+    // The stand-in platform and a source over it, with two validators. The source names the
+    // world's gate only for its factory (render looks the market up there); nothing is submitted.
     let system = system_text(STRATEGY);
-    let settings = ISomniaVerdictSource::Settings {
-        gate: w.deployment.gate,
-        platform,
-        agentId: U256::from(1u64),
-        pricePerAgent: U256::from(7u64),
-        subcommitteeSize: 2,
-        threshold: 2,
-        consensusType: 0,
-        timeout: U256::from(60u64),
-        maxReadAge: 5,
-        maxSlippageBps: 200,
-        system: system.clone(),
-    };
-    let (source, _) = deploy::create(
-        &w.keeper_rpc,
-        "verdict source",
-        &art.somnia_source.bytecode,
-        (settings,).abi_encode_params(),
-    )
-    .await
-    .unwrap();
+    let source = deploy_source(&w, w.deployment.gate, 2, &system).await;
     let src = ISomniaVerdictSource::new(source, &w.keeper_rpc);
     let receipt =
         src.noteQuestion(market, QUESTION.to_string()).send().await.unwrap().get_receipt().await;
@@ -138,6 +108,44 @@ async fn the_prompt_built_on_chain_is_the_keepers_byte_for_byte() {
     w.stop().await;
 }
 
+/// The stand-in platform with `n` validators (0.000…1 floor, price 7 wei each), and a verdict
+/// source over it for `gate`, `n` of `n` identical answers, `system` as its system text; both
+/// deployed by the keeper's account. Returns the source.
+async fn deploy_source(w: &World, gate: Address, n: u8, system: &str) -> Address {
+    let art = artifacts();
+    let validators: Vec<Address> = (1..=n).map(|i| Address::repeat_byte(0x0a + i)).collect();
+    let (platform, _) = deploy::create(
+        &w.keeper_rpc,
+        "stand-in platform",
+        &art.somnia_standin.bytecode,
+        (validators, U256::from(1u64), U256::from(7u64)).abi_encode_params(),
+    )
+    .await
+    .unwrap();
+    let settings = ISomniaVerdictSource::Settings {
+        gate,
+        platform,
+        agentId: U256::from(1u64),
+        pricePerAgent: U256::from(7u64),
+        subcommitteeSize: n,
+        threshold: n,
+        consensusType: 0,
+        timeout: U256::from(60u64),
+        maxReadAge: 5,
+        maxSlippageBps: 200,
+        system: system.to_string(),
+    };
+    let (source, _) = deploy::create(
+        &w.keeper_rpc,
+        "verdict source",
+        &art.somnia_source.bytecode,
+        (settings,).abi_encode_params(),
+    )
+    .await
+    .unwrap();
+    source
+}
+
 /// The market as the keeper learns it: its `MarketCreated` log, the question checked against
 /// the market's `questionHash()`.
 async fn market_info(
@@ -174,39 +182,10 @@ async fn a_consensus_gate_refuses_the_keeper_by_name() {
     use keeper::kit::bindings::IRiskGate;
     let _serial = serial();
     let w = world(&[]).await;
-    let art = artifacts();
-    let (platform, _) = deploy::create(
-        &w.keeper_rpc,
-        "stand-in platform",
-        &art.somnia_standin.bytecode,
-        (vec![Address::repeat_byte(0x0a)], U256::from(1u64), U256::from(7u64)).abi_encode_params(),
-    )
-    .await
-    .unwrap();
-    // The source now, the gate at the keeper's next nonce.
+    // The source now (after its platform), the gate at the keeper's nonce after the source's.
     let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let gate_at = w.keeper_addr.create(nonce + 1);
-    let settings = ISomniaVerdictSource::Settings {
-        gate: gate_at,
-        platform,
-        agentId: U256::from(1u64),
-        pricePerAgent: U256::from(7u64),
-        subcommitteeSize: 1,
-        threshold: 1,
-        consensusType: 0,
-        timeout: U256::from(60u64),
-        maxReadAge: 5,
-        maxSlippageBps: 200,
-        system: system_text(""),
-    };
-    let (source, _) = deploy::create(
-        &w.keeper_rpc,
-        "verdict source",
-        &art.somnia_source.bytecode,
-        (settings,).abi_encode_params(),
-    )
-    .await
-    .unwrap();
+    let gate_at = w.keeper_addr.create(nonce + 2);
+    let source = deploy_source(&w, gate_at, 1, &system_text("")).await;
     let spec = deploy::GateSpec {
         params: common::params(),
         trusted_resolvers: vec![w.maker_addr],
@@ -222,24 +201,15 @@ async fn a_consensus_gate_refuses_the_keeper_by_name() {
         },
         verdict_source: source,
     };
-    let d = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &art, &spec).await.unwrap();
+    let d = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .unwrap();
     assert_eq!(d.gate, gate_at, "the gate where its source expects it");
     let g = IRiskGate::new(d.gate, &w.keeper_rpc);
     assert_eq!(g.gateMode().call().await.unwrap(), IRiskGate::GateMode::Consensus);
     assert_eq!(g.verdictSource().call().await.unwrap(), source);
 
-    let head = w.keeper_rpc.get_block_number().await.unwrap();
-    let quote = IRiskGate::Quote { maxPricePaid: U256::ZERO, deadline: 0 };
-    let err = g
-        .submitVerdict(Address::ZERO, "ABSTAIN".into(), Default::default(), head, quote)
-        .call()
-        .await
-        .unwrap_err();
-    let decoded = err.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>();
-    assert!(
-        matches!(decoded, Some(IRiskGate::IRiskGateErrors::WrongGateMode(ref e)) if e.mode == IRiskGate::GateMode::Consensus),
-        "{err}"
-    );
+    common::assert_submit_verdict_refused(&w, d.gate, IRiskGate::GateMode::Consensus).await;
 
     let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -686,18 +686,7 @@ async fn an_attested_gate_refuses_the_relaying_keeper_by_name() {
     assert_eq!(g.gateMode().call().await.unwrap(), IRiskGate::GateMode::Attested);
     assert_ne!(g.attestorSet().call().await.unwrap(), Address::ZERO);
     // The gate: submitVerdict reverts WrongGateMode(Attested).
-    let head = w.keeper_rpc.get_block_number().await.unwrap();
-    let quote = IRiskGate::Quote { maxPricePaid: U256::ZERO, deadline: 0 };
-    let err = g
-        .submitVerdict(Address::ZERO, "ABSTAIN".into(), Default::default(), head, quote)
-        .call()
-        .await
-        .unwrap_err();
-    let decoded = err.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>();
-    assert!(
-        matches!(decoded, Some(IRiskGate::IRiskGateErrors::WrongGateMode(ref e)) if e.mode == IRiskGate::GateMode::Attested),
-        "{err}"
-    );
+    common::assert_submit_verdict_refused(&w, attested.gate, IRiskGate::GateMode::Attested).await;
     // The keeper: refused at start, by name, exit non-zero, nothing sent.
     let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -790,28 +790,26 @@ contract PromptTextTest is Test {
             Strings.toString(q.bestAsk),
             "\nbids (UP price, quantity), best first:\n"
         );
-        for (uint256 k; k < r.bids.length && k < 3; ++k) {
-            u = string.concat(
-                u,
+        u = string.concat(u, _refLevels(r.bids), "asks (UP price, quantity), best first:\n");
+        u = string.concat(u, _refLevels(r.asks), "Answer BUY_UP, BUY_DOWN or ABSTAIN.");
+    }
+
+    /// @dev The reference's level lines: at most the first 3, "  <price> x <quantity>\n" each.
+    function _refLevels(IBinaryMarket.Level[] memory levels)
+        internal
+        pure
+        returns (string memory lines)
+    {
+        for (uint256 k; k < levels.length && k < 3; ++k) {
+            lines = string.concat(
+                lines,
                 "  ",
-                Strings.toString(r.bids[k].price),
+                Strings.toString(levels[k].price),
                 " x ",
-                Strings.toString(r.bids[k].quantity),
+                Strings.toString(levels[k].quantity),
                 "\n"
             );
         }
-        u = string.concat(u, "asks (UP price, quantity), best first:\n");
-        for (uint256 k; k < r.asks.length && k < 3; ++k) {
-            u = string.concat(
-                u,
-                "  ",
-                Strings.toString(r.asks[k].price),
-                " x ",
-                Strings.toString(r.asks[k].quantity),
-                "\n"
-            );
-        }
-        u = string.concat(u, "Answer BUY_UP, BUY_DOWN or ABSTAIN.");
     }
 
     /// @dev A number with a random count of digits, so every digit count is hit.

@@ -445,34 +445,22 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
     // --- gas (receipt-free figures: gas inside the call)
 
     function test_gas_askAndCallbacks() public {
-        uint256 g = gasleft();
         source.render(address(market));
-        console.log("render (the prompt alone, a view)", g - gasleft());
-        g = gasleft();
+        console.log("render (the prompt alone, a view)", vm.lastCallGas().gasTotalUsed);
         uint256 id = source.ask(address(market));
-        console.log("ask on the stand-in (build the prompt, pay, record)", g - gasleft());
-
-        ISomniaAgents.Request memory details;
-        g = gasleft();
-        vm.prank(address(platform));
-        source.handleResponse(
-            id,
-            _responses("ABSTAIN", "ABSTAIN", "ABSTAIN"),
-            ISomniaAgents.ResponseStatus.Success,
-            details
+        console.log(
+            "ask on the stand-in (build the prompt, pay, record)", vm.lastCallGas().gasTotalUsed
         );
-        console.log("handleResponse, 3 responses agreeing ABSTAIN", g - gasleft());
+        console.log(
+            "handleResponse, 3 responses agreeing ABSTAIN",
+            _callbackGas(id, _responses("ABSTAIN", "ABSTAIN", "ABSTAIN"))
+        );
 
         id = source.ask(address(market));
-        g = gasleft();
-        vm.prank(address(platform));
-        source.handleResponse(
-            id,
-            _responses("BUY_UP", "BUY_UP", "BUY_UP"),
-            ISomniaAgents.ResponseStatus.Success,
-            details
+        console.log(
+            "handleResponse, 3 responses agreeing BUY_UP, PASS",
+            _callbackGas(id, _responses("BUY_UP", "BUY_UP", "BUY_UP"))
         );
-        console.log("handleResponse, 3 responses agreeing BUY_UP, PASS", g - gasleft());
         assertEq(gate.openPositions(), 1);
 
         BinaryMarket other = newMarket();
@@ -480,15 +468,22 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
         makerQuote(other, false, 420_000, 2_000);
         source.noteQuestion(address(other), QUESTION);
         id = source.ask(address(other));
-        g = gasleft();
-        vm.prank(address(platform));
-        source.handleResponse(
-            id,
-            _responses("BUY_UP", "BUY_DOWN", "ABSTAIN"),
-            ISomniaAgents.ResponseStatus.Success,
-            details
+        console.log(
+            "handleResponse, 3 responses disagreeing",
+            _callbackGas(id, _responses("BUY_UP", "BUY_DOWN", "ABSTAIN"))
         );
-        console.log("handleResponse, 3 responses disagreeing", g - gasleft());
+    }
+
+    /// @dev The platform's successful callback of request `id` with `rs`: gas used inside the
+    /// source's frame (the gate's call included).
+    function _callbackGas(uint256 id, ISomniaAgents.Response[] memory rs)
+        internal
+        returns (uint256)
+    {
+        ISomniaAgents.Request memory details;
+        vm.prank(address(platform));
+        source.handleResponse(id, rs, ISomniaAgents.ResponseStatus.Success, details);
+        return vm.lastCallGas().gasTotalUsed;
     }
 
     // --- helpers

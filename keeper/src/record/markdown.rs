@@ -586,33 +586,23 @@ mod tests {
         };
         let mut s = Summary::default();
         s.add(&FeedRow::Decision(row));
-        let facts = GateFacts {
-            gate: alloy::primitives::Address::ZERO,
-            chain_id: 1,
-            deploy_block: Some(1),
-            params_hash: Default::default(),
-            bounds: Default::default(),
-            trusted_resolvers: vec![],
-            trusted_creators: vec![],
-            keeper: alloy::primitives::Address::ZERO,
-            collateral: alloy::primitives::Address::ZERO,
-            factory: alloy::primitives::Address::ZERO,
-            labels: vec!["PASS".into()],
-            attestors: Some(crate::domain::decision::AttestorFacts {
-                set: alloy::primitives::Address::ZERO,
-                signers: vec![alloy::primitives::Address::repeat_byte(0x22)],
-                threshold: 1,
-                max_read_age: 5,
-                max_slippage_bps: 200,
-            }),
-            verdict_source: None,
-            symbol: "tUSD".into(),
-        };
+        let facts = facts_in(Some(one_attestor()), None);
         let questions = Questions::from([(market, HOSTILE.to_string())]);
         render(&facts, &s, &questions)
     }
 
-    /// A gate's facts in `mode`, otherwise empty.
+    /// A set of one attestor, k = 1.
+    fn one_attestor() -> crate::domain::decision::AttestorFacts {
+        crate::domain::decision::AttestorFacts {
+            set: alloy::primitives::Address::ZERO,
+            signers: vec![alloy::primitives::Address::repeat_byte(0x22)],
+            threshold: 1,
+            max_read_age: 5,
+            max_slippage_bps: 200,
+        }
+    }
+
+    /// A gate's facts in the mode its attestors and verdict source give, otherwise empty.
     fn facts_in(
         attestors: Option<crate::domain::decision::AttestorFacts>,
         verdict_source: Option<alloy::primitives::Address>,
@@ -642,14 +632,7 @@ mod tests {
             page.lines().find(|l| l.starts_with("| mode |")).map(str::to_string).unwrap()
         };
         assert!(mode(&facts_in(None, None)).starts_with("| mode | relayed:"));
-        let set = crate::domain::decision::AttestorFacts {
-            set: alloy::primitives::Address::repeat_byte(0x33),
-            signers: vec![alloy::primitives::Address::repeat_byte(0x22)],
-            threshold: 1,
-            max_read_age: 5,
-            max_slippage_bps: 200,
-        };
-        assert!(mode(&facts_in(Some(set), None)).starts_with("| mode | attested: "));
+        assert!(mode(&facts_in(Some(one_attestor()), None)).starts_with("| mode | attested: "));
         // A consensus gate is never shown as relayed: it names its source.
         let source = alloy::primitives::Address::repeat_byte(0x44);
         let f = facts_in(None, Some(source));

@@ -75,6 +75,29 @@ pub async fn deploy_beside(
         .expect("the gate deploys")
 }
 
+/// `submitVerdict` on `gate`, called as the keeper, reverts `WrongGateMode(mode)`: the keeper
+/// cannot go around an attested gate's attestors or a consensus gate's source.
+pub async fn assert_submit_verdict_refused(
+    w: &World,
+    gate: alloy::primitives::Address,
+    mode: IRiskGate::GateMode,
+) {
+    use alloy::primitives::Address;
+    let g = IRiskGate::new(gate, &w.keeper_rpc);
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let quote = IRiskGate::Quote { maxPricePaid: U256::ZERO, deadline: 0 };
+    let err = g
+        .submitVerdict(Address::ZERO, "ABSTAIN".into(), Default::default(), head, quote)
+        .call()
+        .await
+        .unwrap_err();
+    let decoded = err.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>();
+    assert!(
+        matches!(decoded, Some(IRiskGate::IRiskGateErrors::WrongGateMode(ref e)) if e.mode == mode),
+        "{err}"
+    );
+}
+
 /// The attested mode the tests deploy: `signers` (sorted here, as the constructor requires),
 /// threshold `k`, reads at most 5 blocks old, 200 bps over the attested price.
 pub fn attested(mut signers: Vec<alloy::primitives::Address>, k: u8) -> IRiskGate::Attestors {
