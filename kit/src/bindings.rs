@@ -116,7 +116,6 @@ sol! {
             view
             returns (string memory systemText, string memory prompt);
         function gate() external view returns (address);
-        function systemHash() external view returns (bytes32);
     }
 }
 

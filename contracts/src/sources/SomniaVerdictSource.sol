@@ -118,7 +118,6 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
     uint256 public immutable timeout;
     uint32 public immutable maxReadAge;
     uint16 public immutable maxSlippageBps;
-    bytes32 public immutable systemHash;
 
     /// @dev Written once, in the constructor (a string cannot be an immutable).
     string internal _system;
@@ -149,7 +148,6 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
         timeout = s.timeout;
         maxReadAge = s.maxReadAge;
         maxSlippageBps = s.maxSlippageBps;
-        systemHash = keccak256(bytes(s.system));
         _system = s.system;
     }
 

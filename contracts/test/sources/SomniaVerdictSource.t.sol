@@ -37,7 +37,7 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
             "paramsHash covers the source and its bounds"
         );
         assertEq(source.gate(), address(gate));
-        assertEq(source.systemHash(), keccak256(bytes(SYSTEM)));
+        assertEq(source.system(), SYSTEM);
     }
 
     function test_deploy_refusesAMismatchedSource() public {
