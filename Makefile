@@ -50,13 +50,16 @@ test-sim: rust-build
 	$(BIN)/gate-sim simulate --markets 10 --steps 10000 --seed 1 \
 		--model builtin,random,hostile --out target/gate-sim/SIMULATION.md
 
-## test-record: the published records in results/ (the relayed gate) and results/attested/ (the
-## attested gate: every vote and signature too) must re-derive from their saved chain states, and
+## test-record: the published records in results/ (the relayed gate), results/attested/ (the
+## attested gate: every vote and signature too) and results/consensus/ (the consensus gate: every
+## vote against its verdict source's logs, every prompt against the one built on chain) must
+## re-derive from their saved chain states, and
 ## the gate's code on each chain must match contracts/src/RiskGate.sol (re-run make demo after
 ## changing the contract)
 test-record: rust-build
 	$(BIN)/keeper report --check --check-prompts --load-state results/anvil-state.json
 	$(BIN)/keeper report --check --check-prompts --load-state results/attested/anvil-state.json
+	$(BIN)/keeper report --check --check-prompts --load-state results/consensus/anvil-state.json
 
 ## deploy-local: throw-away anvil, deploy, print the bounds read back from chain
 deploy-local: bootstrap

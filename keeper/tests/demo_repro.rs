@@ -20,9 +20,10 @@ mod common;
 use common::root;
 use std::path::Path;
 
-/// The record `keeper demo` writes, besides the state dump: the relayed gate's, then the
-/// attested gate's (its three attestors' answers included).
-const FILES: [&str; 10] = [
+/// The record `keeper demo` writes, besides the state dump: the relayed gate's, the attested
+/// gate's (its three attestors' answers included), then the consensus gate's (its three
+/// validators' answers included).
+const FILES: [&str; 15] = [
     "RESULTS.md",
     "feed.jsonl",
     "feed.head",
@@ -33,6 +34,11 @@ const FILES: [&str; 10] = [
     "attested/feed.head",
     "attested/decisions.svg",
     "attested/anvil-state.meta.json",
+    "consensus/RESULTS.md",
+    "consensus/feed.jsonl",
+    "consensus/feed.head",
+    "consensus/decisions.svg",
+    "consensus/anvil-state.meta.json",
 ];
 const STATE: &str = "anvil-state.json";
 

@@ -355,6 +355,7 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
         &rows,
         &rows,
         dir.path(),
+        None,
         head,
         5_000,
     )

@@ -116,6 +116,26 @@ sol! {
             view
             returns (string memory systemText, string memory prompt);
         function gate() external view returns (address);
+        function platform() external view returns (address);
+        function agentId() external view returns (uint256);
+        function subcommitteeSize() external view returns (uint8);
+        function threshold() external view returns (uint8);
+        function consensusType() external view returns (uint8);
+        function timeout() external view returns (uint256);
+        function maxReadAge() external view returns (uint32);
+        function maxSlippageBps() external view returns (uint16);
+        function system() external view returns (string memory);
+    }
+}
+
+sol! {
+    /// The platform's LLM agent as a request's payload calls it: the prompt's user part, the
+    /// system text, a flag the source sends as false, and the answers allowed.
+    #[sol(all_derives)]
+    interface ISomniaLlmAgent {
+        function inferString(string prompt, string system, bool flag, string[] allowed)
+            external
+            returns (string memory);
     }
 }
 

@@ -251,7 +251,12 @@ async fn report_at(
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
+    let source = match facts.verdict_source {
+        Some(addr) => Some(source_of(&provider, addr, from, to, args.log_range).await?),
+        None => None,
+    };
     let prompt_line = if args.check_prompts {
+        let prompts = source.as_ref().map(|(_, _, p)| p);
         let p = crate::record::rederive::check(
             &provider,
             facts.factory,
@@ -259,20 +264,30 @@ async fn report_at(
             &rows,
             &disk_rows,
             &results,
+            prompts,
             to,
             args.log_range,
         )
         .await?;
+        let texts = match &source {
+            Some((s, _, _)) => format!(
+                "after the system text of verdict source {}, each equal, user part and hash, \
+                 to the prompt the source built on chain and logged in Asked",
+                s.source
+            ),
+            None => format!(
+                "the strategy text in {}/; rows not yet in the feed with the labels the \
+                 keeper's journal holds",
+                record::STRATEGIES_DIR
+            ),
+        };
         let mut line = format!(
             "prompts re-derived from chain: {} of {} decisions' prompts re-render to their \
              published promptHash (question and grids from MarketCreated, the book at readBlock \
-             rebuilt from the venue's logs to depth {}, that block's timestamp, the strategy \
-             text in {}/; rows not yet in the feed with the labels the keeper's journal \
-             holds)",
+             rebuilt from the venue's logs to depth {}, that block's timestamp, {texts})",
             p.matched,
             p.checked,
             reads::BOOK_DEPTH,
-            record::STRATEGIES_DIR
         );
         if p.unpublished > 0 {
             line.push_str(&format!(
@@ -339,7 +354,31 @@ async fn report_at(
 
     let mut problems = Vec::new();
     let answers = check_answers(&disk_rows, &record, &mut problems);
-    let vote_line = check_votes(&provider, &facts, &record, &mut problems).await?;
+    let mut vote_line = check_votes(&provider, &facts, &record, &mut problems).await?;
+    if let Some((s, logs, _)) = &source {
+        let c = record::consensus::check(
+            &provider,
+            &facts,
+            s,
+            logs,
+            &record.decisions,
+            from,
+            to,
+            args.log_range,
+        )
+        .await?;
+        problems.extend(c.problems);
+        vote_line = Some(format!(
+            "verified from chain (the gate's and the verdict source's logs): {} consensus \
+             decisions, each the source's answer to a request it logged (market, read block and \
+             prompt hash as asked); {} validator answers, each shown whole hashing to its \
+             published keccak256; counts against the answers; each reason (PASS and the rules, \
+             11, 22, 23) as the platform's status, the read's age (at most {} blocks) and {} \
+             identical answers of {} give it; {} requests the gate refused outright. Not \
+             verifiable from logs: results that differ only outside the answer they encode",
+            c.checked, c.answers, s.max_read_age, s.threshold, s.subcommittee, c.refused
+        ));
+    }
     let RowsCompared { after: after_feed, older } =
         compare_rows(&disk_rows, &rebuilt.feed, &mut problems);
     problems.extend(links.problems.iter().cloned());
@@ -433,6 +472,26 @@ async fn check_votes(
         set.threshold,
         set.signers.len()
     )))
+}
+
+/// A consensus gate's verdict source: its settings, its logs over `[from, to]`, and the
+/// prompts they hold for `--check-prompts`.
+async fn source_of(
+    provider: &DynProvider,
+    source: Address,
+    from: u64,
+    to: u64,
+    range: u64,
+) -> Result<(
+    record::consensus::SourceFacts,
+    record::consensus::SourceLogs,
+    record::rederive::SourcePrompts,
+)> {
+    let facts = record::consensus::source_facts(provider, source).await?;
+    let logs = record::consensus::source_logs(provider, source, from, to, range).await?;
+    let prompts =
+        record::rederive::SourcePrompts { system: facts.system.clone(), asked: logs.prompts() };
+    Ok((facts, logs, prompts))
 }
 
 /// The checked questions of the markets RESULTS.md names ([`record::page_markets`]), each from
@@ -587,6 +646,10 @@ pub async fn check_row(
         Err("its Decision log is not on chain".into())
     } else {
         let labelled = [FeedRow::Decision(row.clone())];
+        let source = match facts.verdict_source {
+            Some(addr) => Some(source_of(provider, addr, from, to, range).await?.2),
+            None => None,
+        };
         let check = record::rederive::check(
             provider,
             facts.factory,
@@ -594,6 +657,7 @@ pub async fn check_row(
             &labelled,
             &labelled,
             results,
+            source.as_ref(),
             to,
             range,
         )

@@ -6,6 +6,7 @@
 //! `keeper report --check --load-state`, and always stops anvil.
 
 mod attacks;
+mod consensus;
 mod k_of_n;
 
 use crate::{
@@ -205,6 +206,8 @@ pub struct DemoConfig {
     pub results: PathBuf,
     /// Only the attested gate's chain and record.
     pub attested_only: bool,
+    /// Only the consensus gate's chain and record.
+    pub consensus_only: bool,
 }
 
 /// The command line's `keeper demo` arguments, resolved.
@@ -214,6 +217,7 @@ impl From<&crate::commands::cli::DemoArgs> for DemoConfig {
             anvil: a.anvil.anvil.clone(),
             results: a.results.clone(),
             attested_only: a.attested_only,
+            consensus_only: a.consensus_only,
         }
     }
 }
@@ -228,8 +232,8 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     let state_path = results.join(STATE_FILE);
     let anvil_bin = root.join(&args.anvil);
     let started = Instant::now();
-    let progress = Progress::new(56);
-    let summary = if args.attested_only {
+    let progress = Progress::new(66);
+    let summary = if args.attested_only || args.consensus_only {
         None
     } else {
         progress.step("starting anvil, compiling contracts/ with tools/solc, deploying");
@@ -243,45 +247,87 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     };
 
     // The attested gate, on a chain of its own with its own record.
-    let attested_results = results.join(k_of_n::ATTESTED_DIR);
-    let attested_state = attested_results.join(STATE_FILE);
-    progress.step("attested gate: a second anvil, the gate deployed with three attestors, k = 2");
-    let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &attested_state).await?;
-    let setting = k_of_n::setting(&anvil)?;
-    let world = World::deploy_with(
-        anvil,
-        artifacts,
-        &k_of_n::params(),
-        &[Actor::Maker],
-        &[Actor::Maker],
-        setting,
-    )
-    .await?;
-    let outcome = k_of_n::scenarios(&world, root, &attested_results, &progress, &cancel).await;
-    let attested_codes = save_chain(world, &attested_state, &attested_results, outcome).await?;
+    let attested_codes = if args.consensus_only {
+        None
+    } else {
+        let attested_results = results.join(k_of_n::ATTESTED_DIR);
+        let attested_state = attested_results.join(STATE_FILE);
+        progress
+            .step("attested gate: a second anvil, the gate deployed with three attestors, k = 2");
+        let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &attested_state).await?;
+        let setting = k_of_n::setting(&anvil)?;
+        let world = World::deploy_with(
+            anvil,
+            artifacts,
+            &k_of_n::params(),
+            &[Actor::Maker],
+            &[Actor::Maker],
+            setting,
+        )
+        .await?;
+        let outcome = k_of_n::scenarios(&world, root, &attested_results, &progress, &cancel).await;
+        Some(save_chain(world, &attested_state, &attested_results, outcome).await?)
+    };
+
+    // The consensus gate, on a third chain: its verdicts come from the stand-in platform's
+    // validators through its source, and its record from the chain alone.
+    let consensus_codes = if args.attested_only {
+        None
+    } else {
+        let consensus_results = results.join(consensus::CONSENSUS_DIR);
+        let consensus_state = consensus_results.join(STATE_FILE);
+        progress.step(
+            "consensus gate: a third anvil, the stand-in platform, a verdict source with three \
+             validators (3 of 3) and the gate",
+        );
+        let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &consensus_state).await?;
+        let plan = consensus::plan(&anvil)?;
+        let world = World::deploy_consensus(
+            anvil,
+            artifacts,
+            &consensus::params(),
+            &[Actor::Maker],
+            &[Actor::Maker],
+            &plan,
+        )
+        .await?;
+        let outcome =
+            consensus::scenarios(&world, root, &consensus_results, &progress, &cancel).await;
+        Some(save_chain(world, &consensus_state, &consensus_results, outcome).await?)
+    };
     progress.done();
+    let mut written = Vec::new();
     if let Some(summary) = summary {
         eprintln!(
             "demo: {} decisions on chain, {} off-chain rows; reason codes reached: {:?}",
             summary.decisions, summary.offchain, summary.codes,
         );
         eprintln!("{}", summary.attacks);
+        written.push(args.results.clone());
     }
-    eprintln!(
-        "demo: the attested gate's record ({}/{}/) reached reason codes {attested_codes:?}; {:.1}s",
-        args.results.display(),
-        k_of_n::ATTESTED_DIR,
-        started.elapsed().as_secs_f64()
-    );
-    eprintln!(
-        "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state {STATE_FILE}",
-        args.results.display()
-    );
-    eprintln!(
-        "demo: verify with: make test-record (keeper report --check --check-prompts --load-state {}, and {})",
-        args.results.join(STATE_FILE).display(),
-        args.results.join(k_of_n::ATTESTED_DIR).join(STATE_FILE).display()
-    );
+    for (codes, dir, mode) in [
+        (attested_codes, k_of_n::ATTESTED_DIR, "attested"),
+        (consensus_codes, consensus::CONSENSUS_DIR, "consensus"),
+    ] {
+        if let Some(codes) = codes {
+            let at = args.results.join(dir);
+            eprintln!(
+                "demo: the {mode} gate's record ({}/) reached reason codes {codes:?}",
+                at.display()
+            );
+            written.push(at);
+        }
+    }
+    eprintln!("demo: {:.1}s", started.elapsed().as_secs_f64());
+    for dir in &written {
+        eprintln!(
+            "demo: wrote {}/RESULTS.md, feed.jsonl, decisions.svg and the chain state \
+             {STATE_FILE}; verify with: keeper report --check --check-prompts --load-state {} \
+             (make test-record checks all three)",
+            dir.display(),
+            dir.join(STATE_FILE).display()
+        );
+    }
     Ok(())
 }
 
@@ -605,8 +651,8 @@ async fn scenarios(
     p.step("results written; checking that every reason code was reached");
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
-    // the attested gate's record reaches them (k_of_n.rs). 23 is a consensus gate's (docs/somnia.md),
-    // reached by the forge suite over the stand-in platform; the demo has no consensus gate yet.
+    // the attested gate's record reaches them (k_of_n.rs). 23 is a consensus gate's: the
+    // consensus gate's record reaches it (consensus.rs).
     let other_modes =
         [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE, reason::NO_CONSENSUS_IN_TIME];
     let missing: Vec<u8> =

@@ -11,12 +11,13 @@ use crate::{
     commands::deploy::{self, Deployment, GateSpec},
     commands::market::{self, MarketSpec, Side, UpOrder},
     kit::anvil::{Anvil, AnvilError},
-    kit::bindings::{IBinaryMarket, IRiskGate, ITestCollateral},
+    kit::bindings::{IBinaryMarket, IRiskGate, ISomniaVerdictSource, ITestCollateral},
     kit::compile::{self, Artifacts},
 };
 use alloy::{
     primitives::{Address, TxHash, U256},
     providers::{DynProvider, Provider},
+    sol_types::SolValue,
     transports::TransportError,
 };
 use std::{path::Path, time::Duration};
@@ -54,6 +55,10 @@ pub enum WorldError {
     /// A venue chore (create, place, resolve) through the same code `keeper market` runs.
     #[error(transparent)]
     Market(#[from] market::MarketError),
+    #[error(
+        "the gate was deployed at {got}, not at {predicted}, the address its verdict source names"
+    )]
+    GateMoved { predicted: Address, got: Address },
     #[error("maker key {index} from label {label:?} is not a valid secp256k1 key: {why}")]
     Key { label: String, index: usize, why: String },
     #[error("reading the chain head failed")]
@@ -118,8 +123,30 @@ impl Actor {
     }
 }
 
+/// A consensus gate's verdict source over the stand-in platform, deployed with the gate
+/// ([`World::deploy_consensus`]).
+#[derive(Debug, Clone)]
+pub struct SourcePlan {
+    /// The stand-in's validators, in the order it seats them.
+    pub validators: Vec<Address>,
+    /// The stand-in's deposit floor per validator (its price per validator is the settings').
+    pub deposit_per_agent: U256,
+    /// The source's settings; `gate` and `platform` are filled in at deploy.
+    pub settings: ISomniaVerdictSource::Settings,
+}
+
+/// What a consensus world deployed besides the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsensusDeployment {
+    /// The stand-in platform.
+    pub platform: Address,
+    pub source: Address,
+}
+
 pub struct World {
     pub anvil: Anvil,
+    /// A consensus gate's stand-in platform and verdict source; None on the other modes.
+    pub consensus: Option<ConsensusDeployment>,
     /// The keeper account's signing RPC handle.
     pub keeper_rpc: DynProvider,
     pub maker: DynProvider,
@@ -200,6 +227,58 @@ pub async fn pin_clock(anvil: &Anvil) -> Result<()> {
     Ok(())
 }
 
+/// Deploys a collateral, a factory, the stand-in platform and a verdict source naming the
+/// address the keeper's next creation will have, and points `spec` at them; returns them and
+/// that address.
+async fn deploy_source(
+    keeper_rpc: &DynProvider,
+    keeper: Address,
+    artifacts: &Artifacts,
+    plan: &SourcePlan,
+    spec: &mut GateSpec,
+) -> Result<(ConsensusDeployment, Address)> {
+    let collateral =
+        deploy::create(keeper_rpc, "TestCollateral", &artifacts.collateral.bytecode, vec![])
+            .await?
+            .0;
+    let factory_args = collateral.abi_encode();
+    let factory =
+        deploy::create(keeper_rpc, "MarketFactory", &artifacts.factory.bytecode, factory_args)
+            .await?
+            .0;
+    let standin_args =
+        (plan.validators.clone(), plan.deposit_per_agent, plan.settings.pricePerAgent)
+            .abi_encode_params();
+    let platform = deploy::create(
+        keeper_rpc,
+        "SomniaAgentsStandIn",
+        &artifacts.somnia_standin.bytecode,
+        standin_args,
+    )
+    .await?
+    .0;
+    let nonce = keeper_rpc
+        .get_transaction_count(keeper)
+        .latest()
+        .await
+        .map_err(rpc_err("eth_getTransactionCount"))?;
+    // The source is the next creation; the gate the one after it.
+    let gate = keeper.create(nonce + 1);
+    let settings = ISomniaVerdictSource::Settings { gate, platform, ..plan.settings.clone() };
+    let source = deploy::create(
+        keeper_rpc,
+        "SomniaVerdictSource",
+        &artifacts.somnia_source.bytecode,
+        (settings,).abi_encode_params(),
+    )
+    .await?
+    .0;
+    spec.collateral = Some(collateral);
+    spec.factory = Some(factory);
+    spec.verdict_source = source;
+    Ok((ConsensusDeployment { platform, source }, gate))
+}
+
 impl World {
     /// Starts anvil (extra args e.g. `--dump-state FILE`), compiles, deploys with `params`,
     /// trusting the maker only.
@@ -246,6 +325,39 @@ impl World {
         creators: &[Actor],
         attestors: IRiskGate::Attestors,
     ) -> Result<Self> {
+        Self::deploy_mode(anvil, artifacts, params, trusted, creators, attestors, None).await
+    }
+
+    /// As [`World::deploy_trusting`], the gate in the consensus mode: the stand-in platform and
+    /// the verdict source `plan` describes are deployed first, the source naming the address
+    /// the gate is then deployed at.
+    pub async fn deploy_consensus(
+        anvil: Anvil,
+        artifacts: Artifacts,
+        params: &IRiskGate::Params,
+        trusted: &[Actor],
+        creators: &[Actor],
+        plan: &SourcePlan,
+    ) -> Result<Self> {
+        // A consensus gate holds its source's read bounds too, and no attestor.
+        let bounds = IRiskGate::Attestors {
+            signers: vec![],
+            threshold: 0,
+            maxReadAge: plan.settings.maxReadAge,
+            maxSlippageBps: plan.settings.maxSlippageBps,
+        };
+        Self::deploy_mode(anvil, artifacts, params, trusted, creators, bounds, Some(plan)).await
+    }
+
+    async fn deploy_mode(
+        anvil: Anvil,
+        artifacts: Artifacts,
+        params: &IRiskGate::Params,
+        trusted: &[Actor],
+        creators: &[Actor],
+        attestors: IRiskGate::Attestors,
+        plan: Option<&SourcePlan>,
+    ) -> Result<Self> {
         let mut accounts = Vec::new();
         for i in 0..4 {
             let signer = chain::dev_signer(anvil.dev_key(i)?)?;
@@ -259,7 +371,7 @@ impl World {
         let trusted_resolvers = crate::domain::config::trusted_resolver_list(&given)?;
         let given: Vec<Address> = creators.iter().map(|a| accounts[a.index()].0).collect();
         let trusted_creators = crate::domain::config::trusted_creator_list(&given)?;
-        let spec = GateSpec {
+        let mut spec = GateSpec {
             params: params.clone(),
             trusted_resolvers,
             trusted_creators,
@@ -269,9 +381,21 @@ impl World {
             attestors,
             verdict_source: Address::ZERO,
         };
+        let consensus = match plan {
+            Some(plan) => {
+                Some(deploy_source(&keeper_rpc, keeper_addr, &artifacts, plan, &mut spec).await?)
+            }
+            None => None,
+        };
         let deployment = deploy::deploy_all(&keeper_rpc, chain_id, &artifacts, &spec).await?;
+        if let Some((_, predicted)) = consensus {
+            if predicted != deployment.gate {
+                return Err(WorldError::GateMoved { predicted, got: deployment.gate });
+            }
+        }
         let w = Self {
             anvil,
+            consensus: consensus.map(|(c, _)| c),
             keeper_rpc,
             maker,
             keeper_addr,

@@ -159,6 +159,14 @@ impl OpenAiClient {
         self
     }
 
+    /// The same client sampling at another temperature and seed (one server, asked by several
+    /// parties each with its own sampling, as a consensus demo's validators are).
+    pub fn with_sampling(mut self, temperature: f32, seed: Option<u64>) -> Self {
+        self.options.temperature = temperature;
+        self.options.seed = seed;
+        self
+    }
+
     /// Reads the server's description of its models once (`GET /v1/models`; llama.cpp adds
     /// each model's parameter count and quantisation in `meta`). A server that does not answer
     /// it is still used: its rows then say the size was not reported.

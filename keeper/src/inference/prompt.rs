@@ -46,6 +46,16 @@ impl Prompt {
     /// Renders `state`, read at `read`, with the user's `strategy` text. Only the best
     /// [`BOOK_DEPTH`] levels of each side are shown, whatever `state` holds.
     pub fn render(strategy: &str, state: &MarketState, read: ReadAt) -> Result<Self, PromptError> {
+        Self::with_system(system_text(strategy), state, read)
+    }
+
+    /// Renders `state`, read at `read`, after the system part `system` as it stands: a
+    /// consensus gate's verdict source holds its system text whole, not a strategy.
+    pub fn with_system(
+        system: String,
+        state: &MarketState,
+        read: ReadAt,
+    ) -> Result<Self, PromptError> {
         let i = &state.info;
         let question = match &i.question {
             crate::chain::reads::Question::Checked(q) => q,
@@ -53,7 +63,6 @@ impl Prompt {
                 return Err(PromptError::NoQuestion { market: i.address, why: why.clone() })
             }
         };
-        let system = system_text(strategy);
         let depth = BOOK_DEPTH as usize;
         let mut user = String::with_capacity(768);
         user.push_str(&format!("market: {}\n", i.address.to_checksum(None)));

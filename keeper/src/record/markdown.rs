@@ -304,6 +304,9 @@ fn raw_cell(d: &DecisionRow) -> String {
 /// gave; the answers' text is in the raw answer column (the one the gate showed) and the feed.
 fn vote_cell(d: &DecisionRow) -> String {
     let Some(v) = &d.vote else { return String::new() };
+    if v.answers.is_empty() {
+        return "no answers".to_string();
+    }
     let each: Vec<String> = v
         .answers
         .iter()
@@ -345,12 +348,18 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
          are {}.\n",
         facts.symbol
     );
-    let attested = facts.attestors.is_some();
+    // An attested gate's attestors and a consensus gate's validators both vote.
+    let voters = match (&facts.attestors, facts.verdict_source) {
+        (Some(_), _) => Some("attestor"),
+        (None, Some(_)) => Some("validator"),
+        (None, None) => None,
+    };
+    let attested = voters.is_some();
     let _ = writeln!(
         md,
         "| chain time | block | market | raw answer | {}verdict | side | reason | failing rules | \
          best level price | limit | quantity | filled | average price paid | spent |",
-        if attested { "vote (each attestor's verdict) | " } else { "" }
+        voters.map(|v| format!("vote (each {v}'s verdict) | ")).unwrap_or_default()
     );
     let _ = writeln!(
         md,

@@ -19,6 +19,7 @@
 pub mod adversary;
 pub mod assemble;
 pub mod chart;
+pub mod consensus;
 pub mod feed;
 pub mod figures;
 pub mod markdown;

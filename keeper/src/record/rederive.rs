@@ -145,13 +145,25 @@ pub fn book_at(logs: &[Log], at: u64) -> Result<Book, String> {
     Ok(book)
 }
 
+/// A consensus gate's prompts (issue 36): its verdict source's system text, which stands in
+/// for a strategy, and each request's user part and prompt hash as the source's `Asked` logged
+/// them, by market and read block ([`crate::record::consensus::SourceLogs::prompts`]). Every
+/// row is checked, labelled or not: nothing of it comes from the keeper.
+#[derive(Debug, Clone, Default)]
+pub struct SourcePrompts {
+    pub system: String,
+    pub asked: HashMap<(Address, u64), (B256, String)>,
+}
+
 /// Re-renders the prompt of every decision in `record` from the chain behind `provider` and
 /// the strategy texts published in `results`, and compares each with its published hash
 /// (`labelled` supplies each row's strategy hash and, where the keeper kept it, the prompt text
 /// it sent, to name the first differing line: the rows as `record::assemble` labels them, from
 /// the feed and, for rows still waiting to enter it, from the keeper's journal). A decision
 /// with no labels that is not in the published feed (`published`) yet is counted as
-/// unpublished, not as a problem: a live gate checks at any moment.
+/// unpublished, not as a problem: a live gate checks at any moment. On a consensus gate
+/// (`source`), each prompt is rendered after the source's system text and must equal, user
+/// part and hash, what the source's `Asked` logged.
 #[allow(clippy::too_many_arguments)]
 pub async fn check(
     provider: &DynProvider,
@@ -160,6 +172,7 @@ pub async fn check(
     labelled: &[FeedRow],
     published: &[FeedRow],
     results: &Path,
+    source: Option<&SourcePrompts>,
     head: u64,
     range: u64,
 ) -> Result<PromptCheck, CollectError> {
@@ -212,13 +225,20 @@ pub async fn check(
     for (i, d) in decisions.iter().enumerate() {
         let note = notes.get(&(d.tx.clone(), d.log_index)).copied();
         let labels = note.is_some_and(|n| n.note.strategy_hash.is_some());
-        if !labels && !in_feed.contains(&(d.tx.as_str(), d.log_index)) {
+        if source.is_none() && !labels && !in_feed.contains(&(d.tx.as_str(), d.log_index)) {
             out.unpublished += 1;
             continue;
         }
         out.checked += 1;
         let name =
             format!("decision {} (block {}, tx {}, log {})", i + 1, d.block, d.tx, d.log_index);
+        if let Some(source) = source {
+            match render_asked(d, source, &infos, &venue, &times) {
+                Ok(()) => out.matched += 1,
+                Err(why) => out.problems.push(format!("{name}: {why}")),
+            }
+            continue;
+        }
         match render(d, note, &infos, &venue, &times, results, &mut texts) {
             Err(why) => out.problems.push(format!("{name}: {why}")),
             Ok(p) if p.hash().to_string() == d.prompt_hash => out.matched += 1,
@@ -288,6 +308,56 @@ pub async fn prompt_at(
     Ok((prompt, state))
 }
 
+/// The book of `d`'s market at its read block and that block's timestamp, from chain data.
+fn read_of(
+    d: &DecisionRow,
+    infos: &HashMap<Address, (MarketInfo, u64)>,
+    venue: &HashMap<Address, Vec<Log>>,
+    times: &HashMap<u64, u64>,
+) -> Result<(MarketState, ReadAt), String> {
+    let market: Address = d.market.parse().map_err(|e| format!("market {}: {e}", d.market))?;
+    let (info, _) =
+        infos.get(&market).ok_or_else(|| format!("no MarketCreated log names market {market}"))?;
+    if let Question::Unreadable(why) = &info.question {
+        return Err(format!("market {market}'s question: {why}"));
+    }
+    let logs = venue.get(&market).map(Vec::as_slice).unwrap_or_default();
+    let book = book_at(logs, d.read_block).map_err(|e| format!("market {market}'s logs: {e}"))?;
+    let time = *times.get(&d.read_block).ok_or_else(|| format!("no block {}", d.read_block))?;
+    Ok((book.state(info), ReadAt { block: d.read_block, time }))
+}
+
+/// A consensus row's prompt, re-rendered from chain data after the source's system text: its
+/// user part must be the one the source's `Asked` logged, and its hash the row's and the log's.
+fn render_asked(
+    d: &DecisionRow,
+    source: &SourcePrompts,
+    infos: &HashMap<Address, (MarketInfo, u64)>,
+    venue: &HashMap<Address, Vec<Log>>,
+    times: &HashMap<u64, u64>,
+) -> Result<(), String> {
+    let market: Address = d.market.parse().map_err(|e| format!("market {}: {e}", d.market))?;
+    let (logged_hash, logged) = source.asked.get(&(market, d.read_block)).ok_or_else(|| {
+        format!("the verdict source logged no Asked for market {market} at block {}", d.read_block)
+    })?;
+    let (state, read) = read_of(d, infos, venue, times)?;
+    let p = Prompt::with_system(source.system.clone(), &state, read).map_err(|e| e.to_string())?;
+    if p.user != *logged {
+        return Err(format!(
+            "the prompt the source built on chain differs from the one re-rendered: {}",
+            line_difference(logged, &p.user)
+        ));
+    }
+    if p.hash() != *logged_hash || p.hash().to_string() != d.prompt_hash {
+        return Err(format!(
+            "its prompt re-renders to {}, the source logged {logged_hash} and the gate published {}",
+            p.hash(),
+            d.prompt_hash
+        ));
+    }
+    Ok(())
+}
+
 /// The prompt of decision `d`, re-rendered from chain data and the published strategy text.
 fn render(
     d: &DecisionRow,
@@ -298,22 +368,13 @@ fn render(
     results: &Path,
     texts: &mut HashMap<String, Result<String, String>>,
 ) -> Result<Prompt, String> {
-    let market: Address = d.market.parse().map_err(|e| format!("market {}: {e}", d.market))?;
-    let (info, _) =
-        infos.get(&market).ok_or_else(|| format!("no MarketCreated log names market {market}"))?;
-    if let Question::Unreadable(why) = &info.question {
-        return Err(format!("market {market}'s question: {why}"));
-    }
-    let logs = venue.get(&market).map(Vec::as_slice).unwrap_or_default();
-    let book = book_at(logs, d.read_block).map_err(|e| format!("market {market}'s logs: {e}"))?;
-    let time = *times.get(&d.read_block).ok_or_else(|| format!("no block {}", d.read_block))?;
+    let (state, read) = read_of(d, infos, venue, times)?;
     let hash = note
         .and_then(|n| n.note.strategy_hash.clone())
         .ok_or("the feed records no strategy hash for it")?;
     let strategy =
         texts.entry(hash.clone()).or_insert_with(|| strategy_text(results, &hash)).clone()?;
-    Prompt::render(&strategy, &book.state(info), ReadAt { block: d.read_block, time })
-        .map_err(|e| e.to_string())
+    Prompt::render(&strategy, &state, read).map_err(|e| e.to_string())
 }
 
 /// The published text of strategy `hash`, checked against it.
@@ -336,8 +397,19 @@ fn first_difference(p: &Prompt, d: &DecisionRow, note: Option<&DecisionRow>) -> 
     let Some(sent) = note.and_then(|n| n.note.prompt.as_deref()) else {
         return "the feed keeps no prompt text for it to compare".to_string();
     };
-    let again = p.user.lines().collect::<Vec<_>>();
-    let sent = sent.lines().collect::<Vec<_>>();
+    if sent != p.user {
+        return line_difference(sent, &p.user);
+    }
+    format!(
+        "the re-rendered prompt is the one the keeper sent, line for line, so the promptHash \
+         on chain ({}) is not the hash of the prompt it was sent with",
+        d.prompt_hash
+    )
+}
+
+/// The first line where the user part `sent` and the `again` re-rendered one differ.
+fn line_difference(sent: &str, again: &str) -> String {
+    let (again, sent) = (again.lines().collect::<Vec<_>>(), sent.lines().collect::<Vec<_>>());
     for k in 0..again.len().max(sent.len()) {
         let (a, b) = (again.get(k).copied(), sent.get(k).copied());
         if a != b {
@@ -349,11 +421,7 @@ fn first_difference(p: &Prompt, d: &DecisionRow, note: Option<&DecisionRow>) -> 
             );
         }
     }
-    format!(
-        "the re-rendered prompt is the one the keeper sent, line for line, so the promptHash \
-         on chain ({}) is not the hash of the prompt it was sent with",
-        d.prompt_hash
-    )
+    "the two differ only in line endings".to_string()
 }
 
 fn shown(line: Option<&str>) -> String {

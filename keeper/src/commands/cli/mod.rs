@@ -176,6 +176,10 @@ pub struct DemoArgs {
     /// <results>/ is left as it is.
     #[arg(long)]
     pub attested_only: bool,
+    /// Only the consensus gate's chain and record (<results>/consensus/); the other records
+    /// are left as they are.
+    #[arg(long, conflicts_with = "attested_only")]
+    pub consensus_only: bool,
 }
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
