@@ -358,12 +358,11 @@ async fn report_at(
     if let Some((s, logs, _)) = &source {
         let c = record::consensus::check(
             &provider,
-            &facts,
+            facts.gate,
             s,
             logs,
             &record.decisions,
-            from,
-            to,
+            from..=to,
             args.log_range,
         )
         .await?;

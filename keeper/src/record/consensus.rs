@@ -31,7 +31,7 @@ use crate::{
         attestation::Vote,
         reads::{self, CollectError},
     },
-    domain::decision::{gate_verdict, DecisionRow, GateFacts},
+    domain::decision::{gate_verdict, DecisionRow},
     kit::bindings::{reason, verdict, IRiskGate, ISomniaVerdictSource, RAW_HEAD_BYTES},
 };
 use alloy::{
@@ -195,17 +195,16 @@ pub fn decode_source_logs(logs: &[Log]) -> SourceLogs {
 /// source's logs and the votes the gate's `Decision` logs published.
 pub async fn check(
     provider: &DynProvider,
-    facts: &GateFacts,
+    gate: Address,
     source: &SourceFacts,
     logs: &SourceLogs,
     rows: &[DecisionRow],
-    from: u64,
-    to: u64,
+    blocks: std::ops::RangeInclusive<u64>,
     range: u64,
 ) -> Result<ConsensusCheck, CollectError> {
-    let filter =
-        Filter::new().address(facts.gate).event_signature(IRiskGate::Decision::SIGNATURE_HASH);
+    let filter = Filter::new().address(gate).event_signature(IRiskGate::Decision::SIGNATURE_HASH);
     let mut votes: HashMap<(B256, u64), Vec<u8>> = HashMap::new();
+    let (from, to) = (*blocks.start(), *blocks.end());
     for log in reads::filtered_logs(provider, &filter, from, to, range).await? {
         if let Ok(ev) = IRiskGate::Decision::decode_log(&log.inner) {
             let id = (log.transaction_hash.unwrap_or_default(), log.log_index.unwrap_or_default());
@@ -389,14 +388,15 @@ pub fn check_one(
             "reason {r} although at most {agreeing} answers of {} are identical ({k} needed)",
             vote.entries.len()
         )),
-        reason::INVALID_VERDICT => {
-            if agreed != verdict::INVALID && usize::from(counts[usize::from(agreed)]) >= k {
-                problems.push(format!(
-                    "reason 11 although {} well-formed answers agree on verdict {agreed}",
-                    counts[usize::from(agreed)]
-                ));
-            }
+        reason::INVALID_VERDICT
+            if agreed != verdict::INVALID && usize::from(counts[usize::from(agreed)]) >= k =>
+        {
+            problems.push(format!(
+                "reason 11 although {} well-formed answers agree on verdict {agreed}",
+                counts[usize::from(agreed)]
+            ))
         }
+        reason::INVALID_VERDICT => {}
         r if agreed == verdict::INVALID => problems.push(format!(
             "reason {r} although the {agreeing} identical answers are not a verdict"
         )),
