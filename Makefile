@@ -11,7 +11,7 @@ CARGO ?= cargo
 CARGO_FLAGS := --release --locked --workspace --features keeper/dev
 BIN := target/release
 
-.PHONY: all bootstrap build rust-build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench fmt lint clean
+.PHONY: all bootstrap build rust-build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench bench-consensus fmt lint clean
 
 all: build
 
@@ -80,12 +80,25 @@ screenshots: rust-build
 		-- the_floor_shows_the_demo_record --nocapture
 
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
-bench: rust-build
+bench: rust-build bench-consensus
 	$(BIN)/gate-sim bench --out results/bench/gate-sim.md
 	$(BIN)/keeper bench
 	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
-	  for f in gate-sim keeper; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
+	  for f in gate-sim keeper consensus; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
 	@echo "wrote results/BENCH.md"
+
+## bench-consensus: the consensus mode's gas on the stand-in platform (ask, and the callback with
+## three responses agreeing ABSTAIN, agreeing PASS, disagreeing) into results/bench/consensus.md
+bench-consensus: bootstrap
+	@mkdir -p target
+	$(FORGE) test --match-test test_gas_askAndCallbacks -vv > target/consensus-gas.log
+	{ echo "## Consensus mode on the stand-in platform (issue 36)"; echo; \
+	  echo "Gas used inside the called contract's frame (\`vm.lastCallGas\`), printed by"; \
+	  echo "\`forge test --match-test test_gas_askAndCallbacks -vv\`; see docs/somnia.md."; echo; \
+	  echo "| call | gas |"; echo "| --- | ---: |"; \
+	  awk '/^Logs:/ {on = 1; next} on && /^  / {v = $$NF; $$NF = ""; sub(/^ +/, ""); sub(/ +$$/, ""); \
+	    printf "| %s | %s |\n", $$0, v; next} {on = 0}' target/consensus-gas.log; } > results/bench/consensus.md
+	@echo "wrote results/bench/consensus.md"
 
 fmt:
 	$(FORGE) fmt
