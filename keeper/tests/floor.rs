@@ -546,3 +546,46 @@ async fn a_row_the_keeper_rewrote_is_named_on_its_decision_page() {
     floor.stop().await;
     w.stop().await;
 }
+
+/// The consensus demo gate's saved chain (issue 36): the floor names the mode, shows each vote as
+/// its validators', and each decision page re-checks the row against the verdict source's logs
+/// (`report --check`'s consensus check on one row) and re-derives the prompt the source built on
+/// chain. Pages over HTTP: the browser tests above cover how text is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_names_a_consensus_gate_and_checks_each_row_against_its_source() {
+    let _g = serial();
+    let dir = root().join("results/consensus");
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--load-state".into(),
+        dir.join("anvil-state.json").display().to_string(),
+        "--cache".into(),
+        cache.path().display().to_string(),
+    ];
+    let floor = Floor::start(&args).await;
+    let u = &floor.url;
+    let rows: Vec<feed::DecisionRow> = feed::read_feed(&dir.join("feed.jsonl"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r {
+            feed::FeedRow::Decision(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    let status = get_json(&format!("{u}/api/status")).await;
+    assert_eq!(status["decisions"], json!(rows.len()), "{status}");
+    let home = get(&format!("{u}/")).await.text().await.unwrap();
+    assert!(home.contains("consensus: decisions come only from the verdict source"), "{home}");
+    // One agreed, one split (22), one timed out (23): the demo makes each.
+    for reason in [0u8, 22, 23] {
+        let d = rows.iter().find(|d| d.reason == reason).expect("the demo makes this reason");
+        let page = get(&format!("{u}/decision/{}/{}", d.block, d.log_index)).await;
+        assert!(page.status().is_success());
+        let page = page.text().await.unwrap();
+        assert!(page.contains("vote (validators)"), "reason {reason}: {page}");
+        assert!(page.contains("vote against the verdict source"), "reason {reason}: {page}");
+        assert!(page.contains("the prompt the source built on chain"), "reason {reason}: {page}");
+        assert!(!page.contains("class=\"bad\""), "reason {reason}: a check failed: {page}");
+    }
+    floor.stop().await;
+}

@@ -573,6 +573,9 @@ pub struct RowCheck {
     /// The settlement against the market's own outcome (`finalized()`, `upWins()`), when the
     /// position settled.
     pub settlement: Option<std::result::Result<(), String>>,
+    /// On a consensus gate, the row's vote and reason against its verdict source's logs
+    /// ([`record::consensus`]); None on the other modes.
+    pub consensus: Option<std::result::Result<(), String>>,
 }
 
 /// Checks `row` (a decision as the record appended it) and `closings` (the rows the record
@@ -629,6 +632,7 @@ pub async fn check_row(
         answer_matches: None,
         prompt: Ok(()),
         settlement: None,
+        consensus: None,
     };
     let compared = compare_rows(&disk, &derived, &mut out.event_problems);
     out.not_yet_appended = compared.after;
@@ -646,9 +650,32 @@ pub async fn check_row(
     } else {
         let labelled = [FeedRow::Decision(row.clone())];
         let source = match facts.verdict_source {
-            Some(addr) => Some(source_of(provider, addr, from, to, range).await?.2),
+            Some(addr) => Some(source_of(provider, addr, from, to, range).await?),
             None => None,
         };
+        if let Some((s, logs, _)) = &source {
+            // Only this row's own answer: the others' rows are not checked here.
+            let tx: alloy::primitives::B256 = row.tx.parse().unwrap_or_default();
+            let mine = record::consensus::SourceLogs {
+                answered: logs.answered.iter().filter(|a| a.tx == tx).cloned().collect(),
+                ..logs.clone()
+            };
+            let c = record::consensus::check(
+                provider,
+                facts.gate,
+                s,
+                &mine,
+                &one.decisions,
+                from..=to,
+                range,
+            )
+            .await?;
+            out.consensus = Some(match c.problems.first() {
+                None => Ok(()),
+                Some(why) => Err(why.clone()),
+            });
+        }
+        let source = source.map(|(_, _, prompts)| prompts);
         let check = record::rederive::check(
             provider,
             facts.factory,

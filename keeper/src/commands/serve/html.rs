@@ -429,7 +429,10 @@ pub fn decision(
             );
         }
         cell.push_str("</ol>");
-        row("vote (attested)", cell);
+        // A consensus gate's vote is its validators' (issue 36), an attested gate's its
+        // attestors'.
+        let by = if s.facts.verdict_source.is_some() { "validators" } else { "attested" };
+        row(&format!("vote ({by})"), cell);
     }
     row("gate", reason_cell(&v));
     if let Some(b) = &d.book {
@@ -522,7 +525,7 @@ pub fn decision(
     if let Some(sc) = &d.note.scenario {
         row("scenario", text(sc, 200));
     }
-    for (name, value) in checked(check) {
+    for (name, value) in checked(check, s.facts.verdict_source.is_some()) {
         row(name, value);
     }
     h.push_str("</dl></section>");
@@ -541,6 +544,7 @@ pub fn decision(
 /// was asked for: one (name, HTML) line per check, each saying ok or what differs.
 fn checked(
     check: &Result<crate::commands::report::RowCheck, String>,
+    consensus: bool,
 ) -> Vec<(&'static str, String)> {
     const OK: &str = "<span class=\"ok\">ok</span>";
     let bad = |t: &str| format!("<span class=\"bad\">{}</span>", text(t, PAGE_CHARS));
@@ -576,6 +580,11 @@ fn checked(
     out.push((
         "prompt re-derived from chain",
         match &c.prompt {
+            Ok(()) if consensus => format!(
+                "{OK}: re-rendered from the market's logs after the verdict source's system \
+                 text, it is the prompt the source built on chain (its Asked log) and hashes to \
+                 the prompt hash above"
+            ),
             Ok(()) => format!(
                 "{OK}: re-rendered from the market's logs and the published strategy text, it \
                  hashes to the prompt hash above"
@@ -583,6 +592,20 @@ fn checked(
             Err(why) => bad(why),
         },
     ));
+    if let Some(v) = &c.consensus {
+        out.push((
+            "vote against the verdict source",
+            match v {
+                Ok(()) => format!(
+                    "{OK}: the source answered this request (its Answered log names this \
+                     reason), asked about this market at this read block with this prompt hash; \
+                     each answer shown whole hashes to its keccak256; the counts and the reason \
+                     follow from the answers, the platform's status and the source's threshold"
+                ),
+                Err(why) => bad(why),
+            },
+        ));
+    }
     if let Some(st) = &c.settlement {
         out.push((
             "settlement against the market",
