@@ -668,6 +668,46 @@ impl DecisionRow {
     pub fn reference(&self) -> DecisionRef {
         DecisionRef { tx: self.tx.clone(), log_index: self.log_index }
     }
+
+    /// A row of `market` at `block` with every other field empty or zero, for unit tests to
+    /// fill in the fields they are about.
+    #[cfg(test)]
+    pub fn blank(block: u64, market: &str) -> Self {
+        Self {
+            chain_id: 1,
+            gate: String::new(),
+            block,
+            log_index: 0,
+            tx: format!("0x{block:064x}"),
+            time: 0,
+            market: market.into(),
+            prompt_hash: String::new(),
+            read_block: block,
+            raw: None,
+            raw_length: 0,
+            raw_hash: String::new(),
+            verdict: 0,
+            reason: 0,
+            reason_label: String::new(),
+            failed_mask: 0,
+            failed_rules: vec![],
+            book: None,
+            quote: None,
+            price_paid: "0".into(),
+            average_price_paid: None,
+            limit: "0".into(),
+            quantity: "0".into(),
+            cost: "0".into(),
+            filled: "0".into(),
+            spent: "0".into(),
+            attempted_fill: None,
+            settlement: None,
+            write_off: None,
+            gas: None,
+            vote: None,
+            note: Annotation::default(),
+        }
+    }
 }
 
 /// A decision as the stages act on it, typed; its row's strings stay in the recorder.

@@ -451,38 +451,12 @@ mod tests {
 
     fn row(reason: u8, verdict: u8, block: u64) -> DecisionRow {
         DecisionRow {
-            chain_id: 1,
-            gate: String::new(),
-            block,
-            log_index: 0,
             tx: B256::ZERO.to_string(),
-            time: 0,
-            market: market().to_checksum(None),
             prompt_hash: B256::repeat_byte(7).to_string(),
             read_block: 100,
-            raw: None,
-            raw_length: 0,
-            raw_hash: String::new(),
             verdict,
             reason,
-            reason_label: String::new(),
-            failed_mask: 0,
-            failed_rules: vec![],
-            book: None,
-            quote: None,
-            price_paid: "0".into(),
-            average_price_paid: None,
-            limit: "0".into(),
-            quantity: "0".into(),
-            cost: "0".into(),
-            filled: "0".into(),
-            spent: "0".into(),
-            attempted_fill: None,
-            settlement: None,
-            write_off: None,
-            gas: None,
-            vote: None,
-            note: crate::domain::decision::Annotation::default(),
+            ..DecisionRow::blank(block, &market().to_checksum(None))
         }
     }
 

@@ -675,42 +675,19 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::decision::{Annotation, Settlement, WriteOff};
+    use crate::domain::decision::{Settlement, WriteOff};
 
     fn row(block: u64, market: &str, filled: &str) -> DecisionRow {
         DecisionRow {
-            chain_id: 1,
             gate: "0x0".into(),
-            block,
-            log_index: 0,
-            tx: format!("0x{block:064x}"),
             time: block * 2,
-            market: market.into(),
-            prompt_hash: String::new(),
-            read_block: block,
             raw: Some("BUY_UP".into()),
             raw_length: 6,
-            raw_hash: String::new(),
             verdict: 1,
             reason: if filled == "0" { 3 } else { 0 },
-            reason_label: String::new(),
-            failed_mask: 0,
-            failed_rules: vec![],
-            book: None,
-            quote: None,
-            price_paid: "0".into(),
-            average_price_paid: None,
-            limit: "0".into(),
-            quantity: "0".into(),
-            cost: "0".into(),
             filled: filled.into(),
             spent: filled.into(),
-            attempted_fill: None,
-            settlement: None,
-            write_off: None,
-            gas: None,
-            vote: None,
-            note: Annotation::default(),
+            ..DecisionRow::blank(block, market)
         }
     }
 
