@@ -6,8 +6,8 @@
 //! `keeper report --check --load-state`, and always stops anvil.
 
 mod attacks;
-mod consensus;
 mod k_of_n;
+mod somnia;
 
 use crate::{
     chain::follower::BlockRef,
@@ -274,25 +274,24 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     let consensus_codes = if args.attested_only {
         None
     } else {
-        let consensus_results = results.join(consensus::CONSENSUS_DIR);
+        let consensus_results = results.join(somnia::CONSENSUS_DIR);
         let consensus_state = consensus_results.join(STATE_FILE);
         progress.step(
             "consensus gate: a third anvil, the stand-in platform, a verdict source with three \
              validators (3 of 3) and the gate",
         );
         let (anvil, artifacts) = fresh_chain(&anvil_bin, root, &consensus_state).await?;
-        let plan = consensus::plan(&anvil)?;
+        let plan = somnia::plan(&anvil)?;
         let world = World::deploy_consensus(
             anvil,
             artifacts,
-            &consensus::params(),
+            &somnia::params(),
             &[Actor::Maker],
             &[Actor::Maker],
             &plan,
         )
         .await?;
-        let outcome =
-            consensus::scenarios(&world, root, &consensus_results, &progress, &cancel).await;
+        let outcome = somnia::scenarios(&world, root, &consensus_results, &progress, &cancel).await;
         Some(save_chain(world, &consensus_state, &consensus_results, outcome).await?)
     };
     progress.done();
@@ -307,7 +306,7 @@ pub async fn run(args: &DemoConfig, root: &Path, cancel: CancellationToken) -> R
     }
     for (codes, dir, mode) in [
         (attested_codes, k_of_n::ATTESTED_DIR, "attested"),
-        (consensus_codes, consensus::CONSENSUS_DIR, "consensus"),
+        (consensus_codes, somnia::CONSENSUS_DIR, "consensus"),
     ] {
         if let Some(codes) = codes {
             let at = args.results.join(dir);
@@ -652,7 +651,7 @@ async fn scenarios(
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
     // the attested gate's record reaches them (k_of_n.rs). 23 is a consensus gate's: the
-    // consensus gate's record reaches it (consensus.rs).
+    // consensus gate's record reaches it (demo/somnia.rs).
     let other_modes =
         [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE, reason::NO_CONSENSUS_IN_TIME];
     let missing: Vec<u8> =
