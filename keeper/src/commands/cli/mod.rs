@@ -209,6 +209,10 @@ pub struct BenchArgs {
     /// its book reads) and print it; the output file is left as it is.
     #[arg(long, conflicts_with = "attested_only")]
     pub cycle_only: bool,
+    /// With --cycle-only: anvil keeps every state instead of only the latest
+    /// (`--prune-history`, the default), to tell anvil's cost per block from the keeper's.
+    #[arg(long, requires = "cycle_only")]
+    pub full_history: bool,
 }
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {

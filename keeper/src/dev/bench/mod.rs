@@ -299,6 +299,9 @@ pub struct BenchConfig {
     pub attested_only: bool,
     /// Only the one-cycle section, printed, not written.
     pub cycle_only: bool,
+    /// The one-cycle section's anvil keeps every state (issue 37: anvil's pruned mode slows as
+    /// its state grows, `script/anvil-growth.py`).
+    pub full_history: bool,
 }
 
 /// The command line's `keeper bench` arguments, resolved.
@@ -313,6 +316,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             out: a.out.clone(),
             attested_only: a.attested_only,
             cycle_only: a.cycle_only,
+            full_history: a.full_history,
         }
     }
 }
@@ -341,8 +345,10 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         return Ok(());
     }
     if args.cycle_only {
-        eprintln!("bench: one cycle over {} markets only", args.rss_markets);
-        let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
+        use crate::kit::anvil::{Anvil, History};
+        let history = if args.full_history { History::Full } else { History::Pruned };
+        eprintln!("bench: one cycle over {} markets only, anvil {history:?}", args.rss_markets);
+        let anvil = Anvil::builder(&anvil_bin).history(history).start().await?;
         let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
         let big = cycle::big_cycle(&w, args.rss_markets, &tmp.path().join("cycle")).await;
         w.stop().await;
