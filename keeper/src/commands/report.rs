@@ -251,9 +251,12 @@ async fn report_at(
     let code_check = code_check(&provider, gate, root).await;
     let labelled = labelled_rows(&rows);
 
+    // A consensus gate's source is read only for the checks: the record is the gate's logs.
     let source = match facts.verdict_source {
-        Some(addr) => Some(source_of(&provider, addr, from, to, args.log_range).await?),
-        None => None,
+        Some(addr) if args.check || args.check_prompts => {
+            Some(source_of(&provider, addr, from, to, args.log_range).await?)
+        }
+        _ => None,
     };
     let prompt_line = if args.check_prompts {
         let prompts = source.as_ref().map(|(_, _, p)| p);

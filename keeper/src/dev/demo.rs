@@ -727,6 +727,17 @@ fn canonical_state(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// How the demo asks the bundled model: 48 tokens at most, the JSON-schema constraint,
+/// temperature 0 and the bundled seed, so its answers are a function of the prompts.
+fn bundled_options() -> crate::domain::config::InferenceOptions {
+    crate::domain::config::InferenceOptions {
+        max_tokens: 48,
+        temperature: 0.0,
+        response_format: crate::domain::config::ResponseFormat::Object,
+        seed: Some(crate::domain::config::BUNDLED_SEED),
+    }
+}
+
 const REAL_OBJECT: &str = "the bundled language model, response format object";
 const REAL_NONE: &str = "the bundled language model, no response format";
 /// Ordinary markets the real model is asked about with the JSON-schema constraint, and how
@@ -754,14 +765,9 @@ async fn real_model(
         kit::bindings::reason,
     };
     p.step("real model: starting the bundled SmolLM2-135M-Instruct (llama.cpp on 127.0.0.1)");
-    let options = crate::domain::config::InferenceOptions {
-        max_tokens: 48,
-        temperature: 0.0,
-        response_format: ResponseFormat::Object,
-        seed: Some(crate::domain::config::BUNDLED_SEED),
-    };
     let (client, server) =
-        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), options, None).await?;
+        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), bundled_options(), None)
+            .await?;
     let constrained = Model::OpenAi(client.clone());
     let free = Model::OpenAi(client.with_format(ResponseFormat::None));
     let now = w.chain_time().await?;

@@ -229,7 +229,9 @@ pub async fn pin_clock(anvil: &Anvil) -> Result<()> {
 
 /// Deploys a collateral, a factory, the stand-in platform and a verdict source naming the
 /// address the keeper's next creation will have, and points `spec` at them; returns them and
-/// that address.
+/// that address. The collateral and factory come first, here and not in
+/// [`deploy::deploy_all`]: its preflight simulates the gate's constructor as the keeper's next
+/// creation, and the source (which the constructor asks for its gate) must name that address.
 async fn deploy_source(
     keeper_rpc: &DynProvider,
     keeper: Address,

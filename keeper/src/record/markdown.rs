@@ -300,8 +300,9 @@ fn raw_cell(d: &DecisionRow) -> String {
     }
 }
 
-/// An attested row's vote: the counts, then each signer (shortened) with the verdict its answer
-/// gave; the answers' text is in the raw answer column (the one the gate showed) and the feed.
+/// An attested or consensus row's vote: the counts, then each signer (shortened) with the
+/// verdict its answer gave; the answers' text is in the raw answer column (the one the gate
+/// showed) and the feed.
 fn vote_cell(d: &DecisionRow) -> String {
     let Some(v) = &d.vote else { return String::new() };
     if v.answers.is_empty() {
@@ -354,7 +355,7 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
         (None, Some(_)) => Some("validator"),
         (None, None) => None,
     };
-    let attested = voters.is_some();
+    let voted = voters.is_some();
     let _ = writeln!(
         md,
         "| chain time | block | market | raw answer | {}verdict | side | reason | failing rules | \
@@ -364,7 +365,7 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
     let _ = writeln!(
         md,
         "| --- | --- | --- | --- | {}--- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-        if attested { "--- | " } else { "" }
+        if voted { "--- | " } else { "" }
     );
     for d in s.latest.iter().rev() {
         let rules: Vec<String> = d
@@ -377,7 +378,7 @@ fn latest(md: &mut String, facts: &GateFacts, s: &Summary) {
             .collect();
         let short_market = d.market.get(..10).unwrap_or(&d.market);
         let bought = int(&d.filled) > 0;
-        let vote = if attested { format!("{} | ", vote_cell(d)) } else { String::new() };
+        let vote = if voted { format!("{} | ", vote_cell(d)) } else { String::new() };
         let _ = writeln!(
             md,
             "| {} | #{} | `{short_market}` | {} | {vote}{} | {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",

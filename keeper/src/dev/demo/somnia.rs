@@ -21,10 +21,11 @@ use super::{DemoError, Progress, Result};
 use crate::{
     chain,
     commands::report,
-    dev::world::{confirm, question_for, Actor, SourcePlan, World, ATTESTOR_ACCOUNTS},
-    domain::config::{
-        ChainConfig, InferenceOptions, ReportConfig, ReportSource, ResponseFormat, BUNDLED_SEED,
+    dev::world::{
+        attestor_address, confirm, question_for, Actor, SourcePlan, World, WorldError,
+        ATTESTOR_ACCOUNTS,
     },
+    domain::config::{ChainConfig, ReportConfig, ReportSource},
     inference::{openai::OpenAiClient, prompt::system_text, Prompt},
     kit::bindings::{
         reason, IRiskGate, ISomniaAgentsStandIn, ISomniaLlmAgent, ISomniaVerdictSource,
@@ -82,12 +83,9 @@ pub fn params() -> IRiskGate::Params {
 /// The verdict source the demo deploys: three validators (anvil's dev accounts 6 to 8, in
 /// order), all three needed, the fixed system text with no strategy.
 pub fn plan(anvil: &crate::kit::anvil::Anvil) -> Result<SourcePlan> {
-    let mut validators = Vec::new();
-    for i in ATTESTOR_ACCOUNTS {
-        let key = anvil.dev_key(i).map_err(crate::dev::world::WorldError::from)?;
-        validators
-            .push(chain::dev_signer(key).map_err(crate::dev::world::WorldError::from)?.address());
-    }
+    let validators = (0..ATTESTOR_ACCOUNTS.len())
+        .map(|i| attestor_address(anvil, i))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(SourcePlan {
         validators,
         deposit_per_agent: U256::from(DEPOSIT_PER_AGENT),
@@ -115,8 +113,9 @@ fn check(step: &str, ok: bool, what: impl FnOnce() -> String) -> Result<()> {
     }
 }
 
-fn call_err(what: &'static str) -> impl Fn(alloy::contract::Error) -> DemoError {
-    move |e| DemoError::Check { step: format!("consensus: {what}"), what: crate::error_chain(&e) }
+/// A call or transaction of `what` that failed, its revert decoded.
+fn failed(what: &'static str) -> impl Fn(alloy::contract::Error) -> DemoError {
+    move |e| WorldError::from(chain::sender::CallFailed::on(what)(e)).into()
 }
 
 /// One validator: a test key and the bundled model, sampled its own way.
@@ -150,8 +149,7 @@ impl Validator {
             .max_priority_fee_per_gas(PRIORITY_FEE_PER_GAS)
             .send()
             .await
-            .map_err(chain::sender::CallFailed::on("respond"))
-            .map_err(crate::dev::world::WorldError::from)?;
+            .map_err(failed("respond"))?;
         let receipt = confirm(&self.rpc, "respond", *tx.tx_hash()).await?;
         Ok((reply.text, receipt))
     }
@@ -190,20 +188,13 @@ pub(super) async fn scenarios(
     };
     w.mint(w.deployment.gate, U256::from(100_000_000u64)).await?;
     p.step("consensus gate: the bundled model for three validators (one llama.cpp server on 127.0.0.1)");
-    let options = InferenceOptions {
-        max_tokens: 48,
-        temperature: 0.0,
-        response_format: ResponseFormat::Object,
-        seed: Some(BUNDLED_SEED),
-    };
     let (client, server) =
-        OpenAiClient::bundled(root, Duration::from_secs(300), options, None).await?;
+        OpenAiClient::bundled(root, Duration::from_secs(300), super::bundled_options(), None)
+            .await?;
     let mut validators = Vec::new();
-    for (i, account) in ATTESTOR_ACCOUNTS.into_iter().enumerate() {
-        let key = w.anvil.dev_key(account).map_err(crate::dev::world::WorldError::from)?;
-        let signer = chain::dev_signer(key).map_err(crate::dev::world::WorldError::from)?;
-        let rpc = chain::signing_provider(&w.anvil.url, signer)
-            .map_err(crate::dev::world::WorldError::from)?;
+    for i in 0..ATTESTOR_ACCOUNTS.len() {
+        let signer = chain::dev_signer(w.attestor_key(i)?).map_err(WorldError::from)?;
+        let rpc = chain::signing_provider(&w.anvil.url, signer).map_err(WorldError::from)?;
         let odd = i + 1 == ATTESTOR_ACCOUNTS.len();
         let model = if odd {
             client.clone().with_sampling(ODD_TEMPERATURE, Some(ODD_SEED))
@@ -285,7 +276,7 @@ async fn ask_all(
 ) -> Result<(usize, usize, Option<u8>)> {
     let asker = w.signer(Actor::Outsider);
     let src = ISomniaVerdictSource::new(source, asker);
-    let deposit = src.requestDeposit().call().await.map_err(call_err("requestDeposit"))?;
+    let deposit = src.requestDeposit().call().await.map_err(failed("requestDeposit"))?;
     let now = w.chain_time().await?;
     let expiry = now + 7_200;
     let q = w.fillable_min_qty(100);
@@ -301,12 +292,7 @@ async fn ask_all(
         w.bid(m, ask - 50_000, 20_000_000).await?;
         // The question lives only in MarketCreated's log: anyone supplies it to the source
         // once, checked against the market's questionHash.
-        let tx = src
-            .noteQuestion(m, question)
-            .send()
-            .await
-            .map_err(chain::sender::CallFailed::on("noteQuestion"))
-            .map_err(crate::dev::world::WorldError::from)?;
+        let tx = src.noteQuestion(m, question).send().await.map_err(failed("noteQuestion"))?;
         confirm(asker, "noteQuestion", *tx.tx_hash()).await?;
         markets.push(m);
     }
@@ -354,8 +340,7 @@ async fn ask_all(
         .max_priority_fee_per_gas(PRIORITY_FEE_PER_GAS)
         .send()
         .await
-        .map_err(chain::sender::CallFailed::on("expire"))
-        .map_err(crate::dev::world::WorldError::from)?;
+        .map_err(failed("expire"))?;
     let receipt = confirm(asker, "expire", *tx.tx_hash()).await?;
     let timed_out = answered(&receipt);
 
@@ -374,8 +359,7 @@ async fn ask_all(
             .max_priority_fee_per_gas(PRIORITY_FEE_PER_GAS)
             .send()
             .await
-            .map_err(chain::sender::CallFailed::on("redeem"))
-            .map_err(crate::dev::world::WorldError::from)?;
+            .map_err(failed("redeem"))?;
         confirm(asker, "redeem", *tx.tx_hash()).await?;
     }
     Ok((agreed, split, timed_out))
@@ -389,13 +373,7 @@ async fn ask(
     deposit: U256,
 ) -> Result<Request> {
     let asker = w.signer(Actor::Outsider);
-    let tx = src
-        .ask(market)
-        .value(deposit)
-        .send()
-        .await
-        .map_err(chain::sender::CallFailed::on("ask"))
-        .map_err(crate::dev::world::WorldError::from)?;
+    let tx = src.ask(market).value(deposit).send().await.map_err(failed("ask"))?;
     let receipt = confirm(asker, "ask", *tx.tx_hash()).await?;
     receipt
         .inner
