@@ -9,6 +9,7 @@ import {IRiskGate} from "./interfaces/IRiskGate.sol";
 import {IBinaryMarket} from "./interfaces/IBinaryMarket.sol";
 import {IMarketFactory} from "./interfaces/IMarketFactory.sol";
 import {AttestorSet} from "./AttestorSet.sol";
+import {RiskGateViews} from "./RiskGateViews.sol";
 import {IAttestorSet} from "./interfaces/IAttestorSet.sol";
 import {IVerdictSource} from "./interfaces/IVerdictSource.sol";
 import {GateLimits} from "./libraries/GateLimits.sol";
@@ -49,6 +50,13 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @notice How much of the raw answer the `Decision` log carries; every parseable answer is
     /// at most this long, so a valid answer is always logged whole.
     uint256 public constant RAW_HEAD_BYTES = VerdictParser.MAX_RAW_LENGTH;
+    /// @notice The most gas a batch element's order may use (`submitVerdicts`): over twice what
+    /// the venue's worst take needs, MAX_MATCHES_PER_TAKE resting orders of distinct makers
+    /// (1,834,248 gas; `test_orderGas_coversATakeOfMaxMatches` measures it).
+    uint256 public constant ORDER_GAS = 4_000_000;
+    /// @dev What must be left before a batch order's self-call for the call to get ORDER_GAS: the
+    /// EVM passes at most 63/64 of what is left, and the call's arguments cost a little first.
+    uint256 internal constant ORDER_GAS_NEEDED = ORDER_GAS * 64 / 63 + 10_000;
     /// @dev ABI sizes of the two static structs `evaluate` copies from calldata.
     uint256 internal constant SNAPSHOT_BYTES = 15 * 32;
     uint256 internal constant QUOTE_BYTES = 2 * 32;
@@ -96,6 +104,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     // The consensus mode's verdict source, which applies the mode's read bounds itself (the
     // constructor checks they are the ones given); zero on other gates.
     address internal immutable _verdictSource;
+    // The views no rule reads (`RiskGateViews`), deployed by the constructor.
+    address internal immutable _views;
 
     /// @dev One decision on its way to the log.
     struct Decided {
@@ -182,6 +192,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (attestors_.signers.length != 0) {
             _attestorSet = IAttestorSet(address(new AttestorSet(attestors_)));
         }
+        _views = address(new RiskGateViews(bounds_, trustedResolvers_, trustedCreators_));
         // Zero is the relayed and attested modes' setting; a non-zero source was checked above.
         // slither-disable-next-line missing-zero-check
         _verdictSource = verdictSource_;
@@ -262,7 +273,71 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         bool ok;
         (ok, d.verdict) = VerdictParser.tryParse(raw);
         if (ok) {
-            _decide(market, creator, d, quote.maxPricePaid, quote.deadline);
+            _decide(market, creator, d, quote.maxPricePaid, quote.deadline, false);
+        } else {
+            // d.verdict is Verdicts.INVALID already.
+            d.reason = Reasons.INVALID_VERDICT;
+            d.failedMask = uint32(Reasons.INVALID_VERDICT.bit());
+        }
+        // The event needs the fill, so it follows the market call made inside _decide.
+        // slither-disable-next-line reentrancy-events
+        _publish(
+            market,
+            promptHash,
+            readBlock,
+            d,
+            VerdictParser.logged(raw),
+            bytes(raw).length,
+            keccak256(bytes(raw)),
+            ""
+        );
+        return Reason.unwrap(d.reason);
+    }
+
+    /// @inheritdoc IRiskGate
+    function submitVerdicts(Submission[] calldata batch)
+        external
+        nonReentrant
+        returns (uint8[] memory reasons)
+    {
+        if (_mode() != GateMode.Relayed) revert WrongGateMode(_mode());
+        if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
+        uint256 n = batch.length;
+        if (n == 0) revert BatchEmpty();
+        reasons = new uint8[](n);
+        uint256 freeMemory;
+        assembly ("memory-safe") {
+            freeMemory := mload(0x40)
+        }
+        for (uint256 i; i < n; ++i) {
+            Submission calldata e = batch[i];
+            address creator = _admitMarket(e.market, e.readBlock);
+            reasons[i] = _relay(e.market, creator, e.raw, e.promptHash, e.readBlock, e.quote, true);
+            // Nothing an element allocated is read after it, so the next one reuses its memory:
+            // memory costs quadratically, and a batch's last element would otherwise pay for
+            // all the earlier ones (and every element for one 100 KB answer).
+            assembly ("memory-safe") {
+                mstore(0x40, freeMemory)
+            }
+        }
+    }
+
+    /// @dev One relayed decision, admitted: parse, decide (orders `isolated` in a batch), publish.
+    function _relay(
+        address market,
+        address creator,
+        string calldata raw,
+        bytes32 promptHash,
+        uint64 readBlock,
+        Quote calldata quote,
+        bool isolated
+    ) internal returns (uint8) {
+        // slither-disable-next-line uninitialized-local
+        Decided memory d;
+        bool ok;
+        (ok, d.verdict) = VerdictParser.tryParse(raw);
+        if (ok) {
+            _decide(market, creator, d, quote.maxPricePaid, quote.deadline, isolated);
         } else {
             // d.verdict is Verdicts.INVALID already.
             d.reason = Reasons.INVALID_VERDICT;
@@ -354,7 +429,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         d.verdict = Verdict.wrap(j.verdict);
         d.reason = Reason.wrap(j.reason);
         if (d.reason == Reasons.PASS) {
-            _decide(market, creator, d, maxPricePaid, deadline);
+            _decide(market, creator, d, maxPricePaid, deadline, false);
         } else {
             d.failedMask = uint32(d.reason.bit());
         }
@@ -554,30 +629,18 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     // --- views
 
     /// @inheritdoc IRiskGate
-    function reasonLabel(uint8 reason) external pure returns (string memory) {
-        return GateRules.label(Reason.wrap(reason));
+    function reasonLabel(uint8) external view returns (string memory) {
+        _viaViews();
     }
 
     /// @inheritdoc IRiskGate
     function bounds() external view returns (Params memory) {
-        return _bounds();
+        _viaViews();
     }
 
     /// @inheritdoc IRiskGate
     function trustedResolvers() external view returns (address[] memory) {
-        return _firstOf(
-            _resolverCount,
-            [
-                _resolver0,
-                _resolver1,
-                _resolver2,
-                _resolver3,
-                _resolver4,
-                _resolver5,
-                _resolver6,
-                _resolver7
-            ]
-        );
+        _viaViews();
     }
 
     /// @inheritdoc IRiskGate
@@ -587,10 +650,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     /// @inheritdoc IRiskGate
     function trustedCreators() external view returns (address[] memory) {
-        return _firstOf(
-            _creatorCount,
-            [_creator0, _creator1, _creator2, _creator3, _creator4, _creator5, _creator6, _creator7]
-        );
+        _viaViews();
     }
 
     /// @inheritdoc IRiskGate
@@ -679,15 +739,17 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
 
     // --- internal
 
-    /// @dev The first `n` of a list kept as eight immutables (one copy for both lists).
-    function _firstOf(uint256 n, address[8] memory all)
-        internal
-        pure
-        returns (address[] memory list)
-    {
-        list = new address[](n);
-        for (uint256 i; i < n; ++i) {
-            list[i] = all[i];
+    /// @dev Answers this call with `_views`' answer to the same call data, returned or reverted
+    /// as it stands (see `RiskGateViews`).
+    function _viaViews() internal view {
+        address views = _views;
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            calldatacopy(p, 0, calldatasize())
+            let ok := staticcall(gas(), views, p, calldatasize(), 0, 0)
+            returndatacopy(p, 0, returndatasize())
+            if ok { return(p, returndatasize()) }
+            revert(p, returndatasize())
         }
     }
 
@@ -886,15 +948,17 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         return abi.decode(ret, (Judgment));
     }
 
-    /// @dev Reads, evaluates and, on PASS, executes the parsed `d.verdict`. The snapshot and
-    /// quote come back ABI-encoded, or empty when nothing was evaluated: 16 words of zeros would
-    /// cost 4 kgas of log data on every ABSTAIN and would read like an empty book.
+    /// @dev Reads, evaluates and, on PASS, executes the parsed `d.verdict`, its order `isolated`
+    /// in a batch (see `_tryIsolated`). The snapshot and quote come back ABI-encoded, or empty
+    /// when nothing was evaluated: 16 words of zeros would cost 4 kgas of log data on every
+    /// ABSTAIN and would read like an empty book.
     function _decide(
         address market,
         address creator,
         Decided memory d,
         uint256 maxPricePaid,
-        uint64 deadline
+        uint64 deadline,
+        bool isolated
     ) internal {
         if (d.verdict == Verdicts.ABSTAIN) {
             // Nothing else is evaluated, so the book is not read.
@@ -925,7 +989,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             d.order.quantity = o.quantity;
             d.order.cost = o.cost;
             (d.reason, d.failedMask, d.order.filled, d.order.spent) =
-                _tryExecute(market, d.verdict, o);
+                isolated ? _tryIsolated(market, d.verdict, o) : _tryExecute(market, d.verdict, o);
         }
     }
 
@@ -958,6 +1022,45 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             assembly ("memory-safe") {
                 revert(add(err, 0x20), mload(err))
             }
+        }
+    }
+
+    /// @dev A batch element's order: `_tryExecute`'s self-call given exactly ORDER_GAS, with
+    /// every failure caught, so a market that reverts or burns its gas costs the batch at most
+    /// ORDER_GAS and publishes reason 24. Only a `FillBelowMinimum`'s 68 bytes are ever copied
+    /// from the revert data, so revert data of any size costs nothing here. Too little gas left
+    /// to give ORDER_GAS reverts the transaction: a 24 must never stand for a short gas limit
+    /// (and a gas estimate then finds the limit that runs the order whole).
+    function _tryIsolated(address market, Verdict verdict, GateRules.Outcome memory o)
+        internal
+        returns (Reason reason, uint32 failedMask, uint256 filled, uint256 spent)
+    {
+        uint256 left = gasleft();
+        if (left < ORDER_GAS_NEEDED) revert OrderGasShort(left, ORDER_GAS_NEEDED);
+        try this.executeOrder{gas: ORDER_GAS}(
+            market, Verdict.unwrap(verdict), o.limit, o.quantity, o.cost
+        ) returns (
+            uint256 f, uint256 sp
+        ) {
+            return (Reasons.PASS, 0, f, sp);
+        } catch {
+            bool below;
+            bytes4 selector = FillBelowMinimum.selector;
+            assembly ("memory-safe") {
+                if eq(returndatasize(), 68) {
+                    let p := mload(0x40)
+                    returndatacopy(p, 0, 68)
+                    if eq(shr(224, mload(p)), shr(224, selector)) {
+                        below := 1
+                        filled := mload(add(p, 0x04))
+                        spent := mload(add(p, 0x24))
+                    }
+                }
+            }
+            if (below) {
+                return (Reasons.FILL_BELOW_MIN, uint32(Reasons.FILL_BELOW_MIN.bit()), filled, spent);
+            }
+            return (Reasons.ORDER_FAILED, uint32(Reasons.ORDER_FAILED.bit()), 0, 0);
         }
     }
 

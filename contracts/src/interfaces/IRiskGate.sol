@@ -46,6 +46,15 @@ interface IRiskGate {
         uint64 deadline; // chain time (seconds) after which the answer is stale
     }
 
+    /// @notice One decision of a `submitVerdicts` batch: `submitVerdict`'s arguments.
+    struct Submission {
+        address market;
+        string raw;
+        bytes32 promptHash;
+        uint64 readBlock;
+        Quote quote;
+    }
+
     /// @notice What `evaluate` looks at. Bids and asks are UP prices on one shared book.
     struct Snapshot {
         uint256 bestBid;
@@ -222,6 +231,11 @@ interface IRiskGate {
     error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
     /// @notice `submitConsensus` came from someone other than the gate's verdict source.
     error NotVerdictSource(address caller, address source);
+    /// @notice `submitVerdicts` was given no element.
+    error BatchEmpty();
+    /// @notice A batch element's order would have started with `gasLeft`, under the `needed`
+    /// that ORDER_GAS takes (the EVM passes at most 63/64 of what is left).
+    error OrderGasShort(uint256 gasLeft, uint256 needed);
 
     // ---
 
@@ -377,6 +391,18 @@ interface IRiskGate {
         Quote calldata quote
     ) external returns (uint8 reason);
 
+    /// @notice `submitVerdict` for each element of `batch` in order, in one transaction: each
+    /// element is decided against the state the earlier ones left (slots, notional, account,
+    /// positions) and publishes its own `Decision`, and its reason is returned at its index.
+    /// Elements are isolated from the market and the model: an order whose market call reverts,
+    /// or needs more than ORDER_GAS, buys nothing and is published as reason 24 (the single call
+    /// would revert instead), and memory is released after each element, so one long answer
+    /// costs only its own element. A transaction that leaves under ORDER_GAS for an order reverts
+    /// `OrderGasShort` whole rather than publish a 24 that more gas would have avoided. What a
+    /// single call refuses to take at all (not the keeper, paused, an unknown market, a future
+    /// `readBlock`) reverts the whole batch; so does an empty one (`BatchEmpty`).
+    function submitVerdicts(Submission[] calldata batch) external returns (uint8[] memory reasons);
+
     /// @notice The attested gate's submission: the same decision as `submitVerdict`, on answers
     /// the attestors signed. The call data is this function's ABI encoding followed by
     /// `abi.encode(AttestedRead)` (see there). Attestor `i` signs, EIP-712 (domain: name
@@ -449,7 +475,7 @@ interface IRiskGate {
 
     // --- views
 
-    function reasonLabel(uint8 reason) external pure returns (string memory);
+    function reasonLabel(uint8 reason) external view returns (string memory);
     function bounds() external view returns (Params memory);
     function trustedResolvers() external view returns (address[] memory);
     function isTrustedResolver(address resolver) external view returns (bool);

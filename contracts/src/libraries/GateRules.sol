@@ -335,7 +335,8 @@ library GateRules {
         "minimum fill beyond the venue's match cap|" // 20 MATCH_CAP
         "answer not attested|" // 21 NOT_ATTESTED
         "attestors disagree|" // 22 ATTESTORS_DISAGREE
-        "no consensus in time|"; // 23 NO_CONSENSUS_IN_TIME
+        "no consensus in time|" // 23 NO_CONSENSUS_IN_TIME
+        "order failed at the market|"; // 24 ORDER_FAILED
 
     /// @notice The label of `reason`: the segment of `LABELS` after its `reason`-th `|`.
     function label(Reason reason) internal pure returns (string memory) {

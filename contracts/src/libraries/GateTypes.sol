@@ -71,4 +71,6 @@ library Reasons {
     Reason internal constant NOT_ATTESTED = Reason.wrap(21);
     Reason internal constant ATTESTORS_DISAGREE = Reason.wrap(22);
     Reason internal constant NO_CONSENSUS_IN_TIME = Reason.wrap(23);
+    /// @notice A batch element's order reverted at the market or ran past ORDER_GAS.
+    Reason internal constant ORDER_FAILED = Reason.wrap(24);
 }

@@ -389,13 +389,15 @@ contract RiskGateEvaluateTest is GateTestBase {
     }
 
     function test_reasonLabel_revertsForUnknownCode() public {
-        // 0..23 are codes (21 and 22 new with the attested mode, 23 with the consensus mode);
-        // 24 is the first that is not.
+        // 0..24 are codes (21 and 22 new with the attested mode, 23 with the consensus mode,
+        // 24 with batches); 25 is the first that is not. The labels and this revert come from
+        // the gate's RiskGateViews, forwarded as they stand.
         assertEq(gate.reasonLabel(21), "answer not attested");
         assertEq(gate.reasonLabel(22), "attestors disagree");
         assertEq(gate.reasonLabel(23), "no consensus in time");
-        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(24)));
-        gate.reasonLabel(24);
+        assertEq(gate.reasonLabel(24), "order failed at the market");
+        vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(25)));
+        gate.reasonLabel(25);
         vm.expectRevert(abi.encodeWithSelector(IRiskGate.UnknownReason.selector, uint8(255)));
         gate.reasonLabel(255);
     }

@@ -73,6 +73,11 @@ interface Vm {
     function getRecordedLogs() external returns (Log[] memory logs);
     function lastCallGas() external view returns (Gas memory gas);
     function pauseGasMetering() external;
+
+    // --- state snapshots
+
+    function snapshotState() external returns (uint256 snapshotId);
+    function revertToState(uint256 snapshotId) external returns (bool success);
     function resumeGasMetering() external;
 
     // --- environment variables (scripts)
