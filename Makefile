@@ -11,7 +11,7 @@ CARGO ?= cargo
 CARGO_FLAGS := --release --locked --workspace --features keeper/dev
 BIN := target/release
 
-.PHONY: all bootstrap build rust-build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench bench-consensus fmt lint clean
+.PHONY: all bootstrap build rust-build test test-sol lint-rust test-rust test-sim test-record slither demo deploy-local serve screenshots bench bench-consensus bench-batch fmt lint clean
 
 all: build
 
@@ -80,12 +80,25 @@ screenshots: rust-build
 		-- the_floor_shows_the_demo_record --nocapture
 
 ## bench: gas and speed figures into results/BENCH.md (sections in results/bench/)
-bench: rust-build bench-consensus
+bench: rust-build bench-consensus bench-batch
 	$(BIN)/gate-sim bench --out results/bench/gate-sim.md
 	$(BIN)/keeper bench
 	{ echo "# Benchmarks"; echo; echo "Written by \`make bench\`; every figure below comes from that run."; \
-	  for f in gate-sim keeper consensus; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
+	  for f in gate-sim keeper consensus batch; do echo; cat results/bench/$$f.md; done; } > results/BENCH.md
 	@echo "wrote results/BENCH.md"
+
+## bench-batch: gas per decision in a submitVerdicts batch of 100 (ABSTAIN, a refusal that reads
+## the book, PASS) and the venue's worst take against ORDER_GAS, into results/bench/batch.md
+bench-batch: bootstrap
+	@mkdir -p target
+	$(FORGE) test --match-contract RiskGateBatchGasTest -vv > target/batch-gas.log
+	{ echo "## Batched submissions (issue 37)"; echo; \
+	  echo "Printed by \`forge test --match-contract RiskGateBatchGasTest -vv\`: per decision, the gate's"; \
+	  echo "gas plus 21,000 and the calldata, over 100 (receipt terms); see docs/gate.md#batches."; echo; \
+	  echo "| figure | gas |"; echo "| --- | ---: |"; \
+	  awk '/^Logs:/ {on = 1; next} on && /^  / {v = $$NF; $$NF = ""; sub(/^ +/, ""); sub(/ +$$/, ""); \
+	    printf "| %s | %s |\n", $$0, v; next} {on = 0}' target/batch-gas.log; } > results/bench/batch.md
+	@echo "wrote results/bench/batch.md"
 
 ## bench-consensus: the consensus mode's gas on the stand-in platform (ask, and the callback with
 ## three responses agreeing ABSTAIN, agreeing PASS, disagreeing) into results/bench/consensus.md

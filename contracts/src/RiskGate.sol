@@ -874,6 +874,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// comparisons, when only the headroom rule reads the clock.
     function _readSnapshot(address market, address creator, Snapshot memory s) internal view {
         IBinaryMarket m = IBinaryMarket(market);
+        // A batch reads each element's market (calls-loop): factory-made venue code, whose views
+        // do not revert; only its order can fail, and a batch isolates that (_tryIsolated).
+        // slither-disable-next-line calls-loop
         IBinaryMarket.GateQuote memory q = m.gateQuote();
         s.bestBid = q.bestBid;
         s.bestAsk = q.bestAsk;
@@ -885,7 +888,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         s.finalized = q.finalized;
         s.openPositions = _openPositions;
         s.openNotional = _ledger.openNotional;
+        // slither-disable-next-line calls-loop
         s.collateralAvailable = _collateral.balanceOf(address(this));
+        // slither-disable-next-line calls-loop
         s.resolverTrusted = _isTrusted(m.resolver());
         Position storage pos = _ledger.positions[market];
         if (pos.upUnits != 0) s.heldSide = Verdict.unwrap(Verdicts.BUY_UP);
@@ -913,6 +918,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
         // A keeper must not be able to point the gate at a look-alike market. One call answers
         // both questions: the factory made it (creator non-zero), and who asked for it.
+        // A batch asks once per element (calls-loop): the factory is the gate's own immutable.
+        // slither-disable-next-line calls-loop
         creator = _factory.creatorOf(market);
         if (creator == address(0)) revert UnknownMarket(market, address(_factory));
     }
@@ -1000,6 +1007,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         internal
         returns (Reason reason, uint32 failedMask, uint256 filled, uint256 spent)
     {
+        // A batch never comes here (it uses _tryIsolated); slither follows the shared _decide.
+        // slither-disable-next-line calls-loop
         try this.executeOrder(
             market, Verdict.unwrap(verdict), o.limit, o.quantity, o.cost
         ) returns (
@@ -1037,6 +1046,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     {
         uint256 left = gasleft();
         if (left < ORDER_GAS_NEEDED) revert OrderGasShort(left, ORDER_GAS_NEEDED);
+        // One order per passing element (calls-loop), each capped and caught.
+        // slither-disable-next-line calls-loop
         try this.executeOrder{gas: ORDER_GAS}(
             market, Verdict.unwrap(verdict), o.limit, o.quantity, o.cost
         ) returns (

@@ -35,12 +35,13 @@ pub const REASON_FILL_BELOW_MINIMUM: u8 = 18;
 pub const REASON_CREATOR_NOT_TRUSTED: u8 = 19;
 /// Reason 20 (issue 14): one IOC cannot reach the minimum fill within the venue's match cap.
 pub const REASON_MATCH_CAP: u8 = 20;
-/// How many reason codes the gate publishes (0..=23).
-pub const REASON_COUNT: usize = 24;
+/// How many reason codes the gate publishes (0..=24).
+pub const REASON_COUNT: usize = 25;
 
 /// Reason codes and labels, verbatim from the specification (0-11 from v1, 12-18 from issue 7,
 /// 19-20 from issue 14, 21-22 from issue 35: an attested gate's, which the model's relayed
-/// gate never publishes; 23 from issue 36: a consensus gate's).
+/// gate never publishes; 23 from issue 36: a consensus gate's; 24 from issue 37: a batch
+/// element whose order failed at the market).
 pub const REASON_LABELS: [&str; REASON_COUNT] = [
     "PASS",
     "model abstained",
@@ -66,6 +67,7 @@ pub const REASON_LABELS: [&str; REASON_COUNT] = [
     "answer not attested",
     "attestors disagree",
     "no consensus in time",
+    "order failed at the market",
 ];
 
 /// The label of a reason code, `None` for a code the gate never publishes.

@@ -1017,9 +1017,9 @@ mod tests {
     #[test]
     fn strategies_reach_every_reason_code() {
         let mut runner = TestRunner::deterministic();
-        // Every code evaluate can return, 0..=20 but 18, as the lowest failing rule (18 is
-        // decided after the market call; 21 and 22 are an attested gate's, decided before
-        // evaluate).
+        // Every code evaluate can return, 0..=20 but 18, as the lowest failing rule (18 and 24
+        // are decided after the market call; 21 and 22 are an attested gate's, 23 a consensus
+        // gate's, decided before evaluate).
         let mut seen = [0u32; model::REASON_COUNT];
         let strat = gate_case();
         for _ in 0..400 {
@@ -1035,10 +1035,12 @@ mod tests {
         }
         println!("rows by reason: {seen:?}");
         assert_eq!(seen[18], 0, "evaluate returned 18: {seen:?}");
+        assert_eq!(seen[24], 0, "evaluate returned 24: {seen:?}");
         assert_eq!(seen[21] + seen[22] + seen[23], 0, "evaluate returned 21, 22 or 23: {seen:?}");
         for (code, n) in seen.iter().enumerate() {
-            // 18 is decided after the market call; 21 to 23 by the mode, before evaluation.
-            let not_evaluated = code == 18 || (21..=23).contains(&code);
+            // 18 and 24 are decided after the market call; 21 to 23 by the mode, before
+            // evaluation.
+            let not_evaluated = code == 18 || code == 24 || (21..=23).contains(&code);
             assert!(*n > 0 || not_evaluated, "reason {code} never produced: {seen:?}");
         }
     }

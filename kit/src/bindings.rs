@@ -139,14 +139,14 @@ sol! {
     }
 }
 
-/// Reason labels as issues 7, 14, 35 and 36 fix them (codes 0-11 unchanged since v1, 12-18 new
-/// in v2, 19-20 new in v2.1, 21-22 new with the attested mode, 23 with the consensus mode,
-/// verbatim from `GateRules.LABELS`). The
+/// Reason labels as issues 7, 14, 35, 36 and 37 fix them (codes 0-11 unchanged since v1, 12-18
+/// new in v2, 19-20 new in v2.1, 21-22 new with the attested mode, 23 with the consensus mode, 24
+/// with batches, verbatim from `GateRules.LABELS`). The
 /// keeper's recorder publishes the labels read from the gate (`reasonLabel`); the keeper's
 /// `chain::check_gate` refuses a gate whose labels differ, so a v1 gate or a look-alike fails
 /// before anything is sent. gate-sim's reference model keeps its own table (it must not use
 /// this one).
-pub const REASON_LABELS: [&str; 24] = [
+pub const REASON_LABELS: [&str; 25] = [
     "PASS",
     "model abstained",
     "market finalized",
@@ -171,6 +171,7 @@ pub const REASON_LABELS: [&str; 24] = [
     "answer not attested",
     "attestors disagree",
     "no consensus in time",
+    "order failed at the market",
 ];
 
 /// Number of reason codes, 0..REASON_COUNT.
@@ -203,6 +204,9 @@ pub mod reason {
     /// A consensus gate's request timed out or failed on its platform, or was answered more
     /// than `maxReadAge` blocks after its read.
     pub const NO_CONSENSUS_IN_TIME: u8 = 23;
+    /// A `submitVerdicts` element's order reverted at the market or ran past `ORDER_GAS`: it
+    /// bought nothing, and the batch's other elements went on (a single call reverts instead).
+    pub const ORDER_FAILED: u8 = 24;
 }
 
 /// The most resting orders one immediate-or-cancel take matches (`VenueLimits`
@@ -291,8 +295,8 @@ mod tests {
     fn labels_cover_every_code_once() {
         let mut seen = std::collections::BTreeSet::new();
         assert!(super::REASON_LABELS.iter().all(|l| seen.insert(*l)));
-        // Codes 0..=23: 24 labels.
-        assert_eq!(super::REASON_COUNT, 24);
+        // Codes 0..=24: 25 labels.
+        assert_eq!(super::REASON_COUNT, 25);
         assert_eq!(
             super::REASON_LABELS[super::reason::FILL_BELOW_MIN as usize],
             "fill below minimum"
@@ -316,6 +320,10 @@ mod tests {
         assert_eq!(
             super::REASON_LABELS[super::reason::NO_CONSENSUS_IN_TIME as usize],
             "no consensus in time"
+        );
+        assert_eq!(
+            super::REASON_LABELS[super::reason::ORDER_FAILED as usize],
+            "order failed at the market"
         );
     }
 }

@@ -593,8 +593,8 @@ contract RiskGateBatchGasTest is GateVenueBase {
         }
         uint256 early = (gas[1] - gas[0]) / 25;
         uint256 late = (gas[2] - gas[1]) / 50;
-        console.log("gas per ABSTAIN, elements 26 to 50", early);
-        console.log("gas per ABSTAIN, elements 51 to 100", late);
+        console.log("gas inside the gate per ABSTAIN, elements 26 to 50", early);
+        console.log("gas inside the gate per ABSTAIN, elements 51 to 100", late);
         assertLe(late, early + 10);
         assertLe(early, late + 10);
     }

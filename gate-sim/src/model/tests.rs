@@ -707,7 +707,8 @@ fn labels_are_verbatim() {
     assert_eq!(reason_label(21), Some("answer not attested"));
     assert_eq!(reason_label(22), Some("attestors disagree"));
     assert_eq!(reason_label(23), Some("no consensus in time"));
-    assert_eq!(reason_label(24), None);
+    assert_eq!(reason_label(24), Some("order failed at the market"));
+    assert_eq!(reason_label(25), None);
     assert_eq!(probability(u(450_000)).to_string(), "0.45");
 }
 

@@ -651,9 +651,15 @@ async fn scenarios(
     let codes: BTreeSet<u8> = k.record()?.decided.iter().map(|d| d.reason).collect();
     // This gate is relayed: 21 and 22 are an attested gate's codes, which it never publishes;
     // the attested gate's record reaches them (k_of_n.rs). 23 is a consensus gate's: the
-    // consensus gate's record reaches it (demo/somnia.rs).
-    let other_modes =
-        [reason::NOT_ATTESTED, reason::ATTESTORS_DISAGREE, reason::NO_CONSENSUS_IN_TIME];
+    // consensus gate's record reaches it (demo/somnia.rs). 24 is a batch element's whose market
+    // failed the order: the venue's own markets do not, so only the contract's tests reach it
+    // (RiskGate.batch.t.sol, with a stand-in market).
+    let other_modes = [
+        reason::NOT_ATTESTED,
+        reason::ATTESTORS_DISAGREE,
+        reason::NO_CONSENSUS_IN_TIME,
+        reason::ORDER_FAILED,
+    ];
     let missing: Vec<u8> =
         (0..REASON_COUNT).filter(|c| !codes.contains(c) && !other_modes.contains(c)).collect();
     if !missing.is_empty() {
