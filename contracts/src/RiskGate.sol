@@ -302,6 +302,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     {
         if (_mode() != GateMode.Relayed) revert WrongGateMode(_mode());
         if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
+        if (_paused) revert GatePaused();
         uint256 n = batch.length;
         if (n == 0) revert BatchEmpty();
         reasons = new uint8[](n);
@@ -311,7 +312,7 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         }
         for (uint256 i; i < n; ++i) {
             Submission calldata e = batch[i];
-            address creator = _admitMarket(e.market, e.readBlock);
+            address creator = _creatorOf(e.market, e.readBlock);
             reasons[i] = _relay(e.market, creator, e.raw, e.promptHash, e.readBlock, e.quote, true);
             // Nothing an element allocated is read after it, so the next one reuses its memory:
             // memory costs quadratically, and a batch's last element would otherwise pay for
@@ -914,6 +915,11 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         returns (address creator)
     {
         if (_paused) revert GatePaused();
+        return _creatorOf(market, readBlock);
+    }
+
+    /// @dev `_admitMarket` past the pause: `readBlock` exists and the factory made `market`.
+    function _creatorOf(address market, uint64 readBlock) internal view returns (address creator) {
         // A prompt cannot have been rendered from a block that does not exist yet.
         if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
         // A keeper must not be able to point the gate at a look-alike market. One call answers
@@ -1131,7 +1137,12 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (a.maxSlippageBps > BPS) revert MaxSlippageBpsOutOfRange(a.maxSlippageBps, BPS);
     }
 
-    /// @dev Its own frame, so the event's fields fit on the stack.
+    /// @dev Emits `Decision`, encoded here rather than by Solidity's event encoder: the same
+    /// bytes (every test that expects a Decision compares them with Solidity's own encoding), for
+    /// about 1,000 gas less, which is most of what an ABSTAIN costs beyond its log. The data are
+    /// fourteen head words (readBlock, verdict, failedMask, the snapshot's offset, the order's six
+    /// words, rawHead's offset, rawLength, rawHash, vote's offset), then the three byte strings,
+    /// each its length and its bytes zero-padded to a whole word.
     function _publish(
         address market,
         bytes32 promptHash,
@@ -1142,19 +1153,32 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         bytes32 rawHash,
         bytes memory vote
     ) internal {
-        emit Decision(
-            market,
-            promptHash,
-            readBlock,
-            Reason.unwrap(d.reason),
-            Verdict.unwrap(d.verdict),
-            d.failedMask,
-            d.snapshot,
-            d.order,
-            rawHead,
-            rawLength,
-            rawHash,
-            vote
-        );
+        bytes32 topic = Decision.selector;
+        // `d` in memory: verdict, reason, failedMask, then pointers to snapshot and order.
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            mstore(p, readBlock)
+            mstore(add(p, 0x20), mload(d))
+            mstore(add(p, 0x40), mload(add(d, 0x40)))
+            mcopy(add(p, 0x80), mload(add(d, 0x80)), 0xc0)
+            mstore(add(p, 0x160), rawLength)
+            mstore(add(p, 0x180), rawHash)
+            // Appends `b` at `end` (its length word, then its bytes padded with zeros), writes
+            // its offset into head word `slot`, and returns the new end.
+            function append(base, end, slot, b) -> next {
+                mstore(add(base, slot), end)
+                let n := mload(b)
+                let at := add(base, end)
+                let padded := and(add(n, 0x1f), not(0x1f))
+                // The padding word first: the copy then overwrites all but its tail.
+                mstore(add(at, padded), 0)
+                mcopy(at, b, add(0x20, n))
+                next := add(end, add(0x20, padded))
+            }
+            let end := append(p, 0x1c0, 0x60, mload(add(d, 0x60)))
+            end := append(p, end, 0x140, rawHead)
+            end := append(p, end, 0x1a0, vote)
+            log4(p, end, topic, market, promptHash, mload(add(d, 0x20)))
+        }
     }
 }
