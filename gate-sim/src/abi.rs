@@ -148,10 +148,23 @@ pub mod spec {
                 uint256 spent;
             }
 
+            /// One element of a batch: `submitVerdict`'s arguments.
+            struct Submission {
+                address market;
+                string raw;
+                bytes32 promptHash;
+                uint64 readBlock;
+                Quote quote;
+            }
+
             error ReadBlockInFuture(uint64 readBlock, uint256 currentBlock);
             error NotKeeper(address caller, address keeper);
             error GatePaused();
             error UnknownMarket(address market, address factory);
+            /// `submitVerdicts` was given no element.
+            error BatchEmpty();
+            /// A batch element's order would get less than the order gas: the whole batch reverts.
+            error OrderGasShort(uint256 gasLeft, uint256 needed);
 
             event Decision(
                 address indexed market,
@@ -175,6 +188,13 @@ pub mod spec {
                 uint64 readBlock,
                 Quote calldata quote
             ) external returns (uint8 reason);
+
+            /// `submitVerdict` for each element in order, in one transaction (docs/gate.md,
+            /// "Batches"): each element's reason at its index, each published as its own
+            /// `Decision`.
+            function submitVerdicts(Submission[] calldata batch)
+                external
+                returns (uint8[] memory reasons);
         }
     }
 }
@@ -410,6 +430,36 @@ pub fn submit_verdict_calldata(
     data.into()
 }
 
+/// One element of [`submit_verdicts_calldata`]: `(market, raw, readBlock, quote)`.
+pub type SubmissionArgs<'a> = (Address, &'a [u8], u64, &'a Quote);
+
+/// `submitVerdicts(batch)`, every element naming `prompt_hash` and its `raw` sent as raw bytes
+/// (see [`parse_verdict_calldata`]: `Submission.raw` is a `string`, which has the layout of
+/// `bytes`).
+pub fn submit_verdicts_calldata<'a>(
+    items: impl IntoIterator<Item = SubmissionArgs<'a>>,
+    prompt_hash: B256,
+) -> Bytes {
+    let batch: Vec<(Address, Bytes, B256, u64, IGateSubmit::Quote)> = items
+        .into_iter()
+        .map(|(market, raw, read_block, quote)| {
+            let quote = IGateSubmit::Quote {
+                maxPricePaid: quote.max_price_paid,
+                deadline: quote.deadline_sec,
+            };
+            (market, Bytes::copy_from_slice(raw), prompt_hash, read_block, quote)
+        })
+        .collect();
+    let mut data = IGateSubmit::submitVerdictsCall::SELECTOR.to_vec();
+    data.extend_from_slice(&(batch,).abi_encode_params());
+    data.into()
+}
+
+/// The revert data of a batch with no element.
+pub fn batch_empty_data() -> Bytes {
+    IGateSubmit::BatchEmpty {}.abi_encode().into()
+}
+
 /// The revert data `ReadBlockInFuture(readBlock, currentBlock)` must carry.
 pub fn read_block_in_future_data(e: &ReadBlockInFuture) -> Bytes {
     IGateSubmit::ReadBlockInFuture {
@@ -627,6 +677,53 @@ mod tests {
              (uint256,uint256,uint256,uint256,uint256,uint256),bytes,uint256,bytes32,bytes)"
         );
         assert_eq!(IGateSubmit::ReadBlockInFuture::SIGNATURE, "ReadBlockInFuture(uint64,uint256)");
+        // The batch: an array of submitVerdict's arguments, with its two errors.
+        assert_eq!(
+            IGateSubmit::submitVerdictsCall::SIGNATURE,
+            "submitVerdicts((address,string,bytes32,uint64,(uint256,uint64))[])"
+        );
+        assert_eq!(IGateSubmit::BatchEmpty::SIGNATURE, "BatchEmpty()");
+        assert_eq!(IGateSubmit::OrderGasShort::SIGNATURE, "OrderGasShort(uint256,uint256)");
+    }
+
+    #[test]
+    fn batch_calldata_carries_every_element_in_order() {
+        let (a, b) = (Address::repeat_byte(0x22), Address::repeat_byte(0x33));
+        let q1 = Quote { max_price_paid: U256::from(7u64), deadline_sec: 9 };
+        let q2 = Quote::default();
+        let long = vec![b'x'; 100];
+        let items: [SubmissionArgs<'_>; 3] =
+            [(a, b"BUY_UP", 5, &q1), (b, &long, 6, &q2), (a, b"", u64::MAX, &q2)];
+        let data = submit_verdicts_calldata(items, B256::repeat_byte(3));
+        let call = IGateSubmit::submitVerdictsCall::abi_decode(&data).expect("decodes");
+        let got: Vec<_> = call
+            .batch
+            .iter()
+            .map(|s| {
+                (
+                    s.market,
+                    s.raw.as_bytes().to_vec(),
+                    s.promptHash,
+                    s.readBlock,
+                    s.quote.maxPricePaid,
+                    s.quote.deadline,
+                )
+            })
+            .collect();
+        let h = B256::repeat_byte(3);
+        assert_eq!(
+            got,
+            vec![
+                (a, b"BUY_UP".to_vec(), h, 5, U256::from(7u64), 9),
+                (b, long.clone(), h, 6, U256::ZERO, 0),
+                (a, Vec::new(), h, u64::MAX, U256::ZERO, 0),
+            ]
+        );
+        // Invalid UTF-8 reaches the contract as it stands.
+        let q = Quote::default();
+        let data = submit_verdicts_calldata([(a, &[0xff, 0xfe][..], 1, &q)], h);
+        assert!(data.windows(2).any(|w| w == [0xff, 0xfe]));
+        assert_eq!(&batch_empty_data()[..], &IGateSubmit::BatchEmpty::SELECTOR);
     }
 
     #[test]

@@ -135,6 +135,7 @@ impl GateArtifact {
             ("evaluate", G::evaluateCall::SELECTOR.into()),
             ("reasonLabel", G::reasonLabelCall::SELECTOR.into()),
             ("submitVerdict", abi::IGateSubmit::submitVerdictCall::SELECTOR.into()),
+            ("submitVerdicts", abi::IGateSubmit::submitVerdictsCall::SELECTOR.into()),
             ("writeOff", G::writeOffCall::SELECTOR.into()),
             ("redeem", G::redeemCall::SELECTOR.into()),
             ("highWaterMark", G::highWaterMarkCall::SELECTOR.into()),
@@ -158,6 +159,8 @@ impl GateArtifact {
             ("NotKeeper", S::NotKeeper::SELECTOR.into()),
             ("GatePaused", S::GatePaused::SELECTOR.into()),
             ("UnknownMarket", S::UnknownMarket::SELECTOR.into()),
+            ("BatchEmpty", S::BatchEmpty::SELECTOR.into()),
+            ("OrderGasShort", S::OrderGasShort::SELECTOR.into()),
         ])?;
         let out = path.parent().and_then(Path::parent).unwrap_or_else(|| Path::new("."));
         let factory = Artifact::load(&out.join("MarketFactory.sol/MarketFactory.json"))?;

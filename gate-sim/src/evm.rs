@@ -149,10 +149,21 @@ impl RevmChain {
 
     /// Sends a transaction from `from` and commits its state changes (a revert changes nothing).
     pub fn send(&mut self, from: Address, to: Address, data: Bytes) -> Result<Receipt> {
-        let result = self
-            .evm
-            .transact_commit(Self::tx_from(from, TxKind::Call(to), data))
-            .map_err(|e| Error::Revm(format!("{e:?}")))?;
+        self.send_with_gas_limit(from, to, data, GAS_LIMIT)
+    }
+
+    /// [`RevmChain::send`] with its own gas limit (a batch of decisions needs more than one
+    /// decision's; the block's limit is unbounded here and the `prague` rules cap no
+    /// transaction).
+    pub fn send_with_gas_limit(
+        &mut self,
+        from: Address,
+        to: Address,
+        data: Bytes,
+        gas_limit: u64,
+    ) -> Result<Receipt> {
+        let tx = TxEnv { gas_limit, ..Self::tx_from(from, TxKind::Call(to), data) };
+        let result = self.evm.transact_commit(tx).map_err(|e| Error::Revm(format!("{e:?}")))?;
         let gas_used = result.tx_gas_used();
         let logs = result.logs().to_vec();
         Ok(Receipt { outcome: outcome_of(result).0, logs, gas_used })

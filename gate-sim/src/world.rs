@@ -19,7 +19,7 @@ use crate::{
     venue::{self, VenueError},
 };
 use alloy::{
-    primitives::{keccak256, Address, Bytes, B256, U256},
+    primitives::{keccak256, Address, Bytes, Log, B256, U256},
     sol_types::{SolCall, SolEvent, SolInterface, SolValue},
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,6 +125,77 @@ pub struct MarketSpec {
     pub resolver: Address,
 }
 
+/// One element of a batch (`submitVerdicts`): what [`World::submit`] is given, the answer
+/// `raw` as bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchItem {
+    pub market: Address,
+    pub raw: Vec<u8>,
+    /// The block the keeper rendered this element's prompt from.
+    pub read_block: u64,
+    pub quote: Quote,
+}
+
+impl BatchItem {
+    /// The element as [`abi::submit_verdicts_calldata`] takes it.
+    pub fn args(&self) -> abi::SubmissionArgs<'_> {
+        (self.market, &self.raw, self.read_block, &self.quote)
+    }
+}
+
+/// Why the gate refused a batch whole: nothing is published and nothing changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchRefusal {
+    /// The batch has no element (`BatchEmpty`).
+    Empty,
+    /// Element `index`, the first such in order, names a block above the current one
+    /// (`ReadBlockInFuture` with that element's block).
+    ReadBlockInFuture { index: usize, error: ReadBlockInFuture },
+}
+
+/// What a batch the gate took published.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchRows {
+    /// One row per element, in order (their `gas_used` is `None`: the gas is the batch's).
+    pub rows: Vec<Row>,
+    /// Gas of the one `submitVerdicts` transaction (EVM only).
+    pub gas_used: Option<u64>,
+}
+
+/// A batch's rows, or the gate's refusal of the whole batch.
+pub type BatchOutcome = std::result::Result<BatchRows, BatchRefusal>;
+
+/// The whole-batch refusals of `submitVerdicts` as the specification orders them: an empty
+/// batch, then element by element in order a `readBlock` above `block` (checked before the
+/// market, as in a single call) and a market this world does not know, which is a scenario
+/// error ([`Error::UnknownMarket`]) as it is for [`World::submit`].
+fn admit_batch(
+    items: &[BatchItem],
+    block: u64,
+    known: impl Fn(&Address) -> bool,
+) -> Result<std::result::Result<(), BatchRefusal>> {
+    if items.is_empty() {
+        return Ok(Err(BatchRefusal::Empty));
+    }
+    for (index, item) in items.iter().enumerate() {
+        if let Err(error) = model::check_read_block(item.read_block, block) {
+            return Ok(Err(BatchRefusal::ReadBlockInFuture { index, error }));
+        }
+        if !known(&item.market) {
+            return Err(Error::UnknownMarket(item.market));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// The revert data the gate's refusal of a batch must carry.
+fn batch_refusal_data(refusal: &BatchRefusal) -> Bytes {
+    match refusal {
+        BatchRefusal::Empty => abi::batch_empty_data(),
+        BatchRefusal::ReadBlockInFuture { error, .. } => abi::read_block_in_future_data(error),
+    }
+}
+
 /// One world: the gate, its venue and the clock.
 pub trait World {
     /// "reference model" or "compiled contracts in revm".
@@ -168,6 +239,11 @@ pub trait World {
         read_block: u64,
         quote: &Quote,
     ) -> Result<std::result::Result<Row, ReadBlockInFuture>>;
+    /// The keeper's `submitVerdicts` of `items`, in one transaction: each element decided as
+    /// [`World::submit`] would decide it, in order, against the state the earlier ones left,
+    /// with one row per element; or the refusal of the whole batch (an empty one, or an element
+    /// read at a block above the current one), which publishes and changes nothing.
+    fn submit_batch(&mut self, items: &[BatchItem]) -> Result<BatchOutcome>;
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()>;
     /// The gate's `redeem` called by anyone: the payout, or the gate's refusal.
     fn redeem(&mut self, market: Address) -> Result<std::result::Result<U256, Refusal>>;
@@ -441,6 +517,23 @@ impl World for ReferenceWorld {
         Ok(Ok(row))
     }
 
+    fn submit_batch(&mut self, items: &[BatchItem]) -> Result<BatchOutcome> {
+        let known = &self.markets;
+        if let Err(refusal) = admit_batch(items, self.block, |m| known.contains_key(m))? {
+            return Ok(Err(refusal));
+        }
+        // Admitted whole: each element exactly as a single submission, in order.
+        let mut rows = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            match self.submit(item.market, &item.raw, item.read_block, &item.quote)? {
+                Ok(row) => rows.push(row),
+                // Not reached: every block was checked against this one above.
+                Err(error) => return Ok(Err(BatchRefusal::ReadBlockInFuture { index, error })),
+            }
+        }
+        Ok(Ok(BatchRows { rows, gas_used: None }))
+    }
+
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {
         let now = self.now_sec;
         self.market(market)?.resolve(caller, up_won, now).map_err(venue_err("resolve"))
@@ -524,6 +617,62 @@ struct MarketInfo {
     up_won: bool,
 }
 
+/// What was read of a market just before a submission: its `(bestBid, bestAsk)` and the
+/// snapshot `snapshotOf` said the gate would evaluate.
+#[derive(Clone, Debug)]
+struct ReadBefore {
+    book: (u64, u64),
+    preview: Snapshot,
+}
+
+/// What a decision is held to from the reads before its submission, when they still describe
+/// the state it was decided in (see [`EvmWorld::check_row`]).
+#[derive(Clone, Copy, Debug)]
+struct Before<'a> {
+    book: Option<(u64, u64)>,
+    preview: Option<&'a Snapshot>,
+}
+
+/// One `Decision` and the logs of its own element (see [`EvmWorld::decisions`]).
+#[derive(Clone, Debug)]
+struct Published {
+    decision: IGateSubmit::Decision,
+    receipt: evm::Receipt,
+}
+
+/// The row a `Decision` publishes. `snapshot` is `abi.encode(Snapshot, Quote)`: what evaluate
+/// was given, or empty when nothing was evaluated (the quote is then not logged, and the row
+/// carries the one sent).
+fn row_of(e: &IGateSubmit::Decision, sent: &Quote, gas_used: Option<u64>) -> Result<Row> {
+    let (snapshot, logged_quote) = if e.snapshot.is_empty() {
+        (None, None)
+    } else {
+        let (s, q) =
+            <(SolSnapshot, abi::SolQuote)>::abi_decode_params(&e.snapshot).map_err(|err| {
+                Error::Decode { what: "the Decision's snapshot".into(), reason: err.to_string() }
+            })?;
+        (Some(Snapshot::from(&s)), Some(Quote::from(&q)))
+    };
+    Ok(Row {
+        market: e.market,
+        read_block: e.readBlock,
+        reason: e.reason,
+        verdict: e.verdict,
+        failed_mask: e.failedMask,
+        snapshot,
+        quote: logged_quote.unwrap_or(*sent),
+        order: Order {
+            price_paid: e.order.pricePaid,
+            limit: e.order.limit,
+            quantity: e.order.quantity,
+            cost: e.order.cost,
+            filled: e.order.filled,
+            spent: e.order.spent,
+        },
+        gas_used,
+    })
+}
+
 /// The compiled gate, factory, markets and collateral in revm.
 pub struct EvmWorld {
     chain: RevmChain,
@@ -547,6 +696,11 @@ pub const FIRST_BLOCK: u64 = 1;
 
 /// The prompt hash every submission of the worlds names (the gate publishes it unread).
 pub const PROMPT_HASH: B256 = B256::repeat_byte(0x11);
+
+/// The gas limit of a `submitVerdicts` transaction (a mainnet block's): every PASS element's
+/// order must find `ORDER_GAS` and a little more left, or the whole batch reverts
+/// `OrderGasShort`.
+pub const BATCH_GAS_LIMIT: u64 = 30_000_000;
 
 impl EvmWorld {
     /// Deploys `TestCollateral`, a `MarketFactory` over it and the gate with `config` (its
@@ -783,21 +937,137 @@ impl EvmWorld {
         }
     }
 
-    fn decode_decision(&self, receipt: &evm::Receipt) -> Result<IGateSubmit::Decision> {
-        let what = || "the Decision event of submitVerdict".to_string();
-        let mut found = receipt
-            .logs
-            .iter()
-            .filter(|l| l.address == self.gate)
-            .filter_map(|l| IGateSubmit::Decision::decode_log(l).ok());
-        let first = found.next().ok_or_else(|| Error::Decode {
-            what: what(),
-            reason: "no Decision log from the gate".into(),
-        })?;
-        if found.next().is_some() {
-            return Err(Error::Decode { what: what(), reason: "two Decision logs".into() });
+    /// The book and the `snapshotOf` preview of `market`, read just before a submission.
+    fn read_before(&mut self, market: Address) -> Result<ReadBefore> {
+        let book = self.best(market)?;
+        // What the gate says it would evaluate right now, to hold against what it did.
+        let preview = self.view("snapshotOf", self.gate, IRiskGate::snapshotOfCall { market })?;
+        Ok(ReadBefore { book, preview: Snapshot::from(&preview) })
+    }
+
+    /// The gate's answer to a keeper's submission against the reference's admission of it
+    /// (`expected`): the returned data when it went through (a disagreement if the reference
+    /// refuses it), the refusal when it reverted with exactly the refusal's data (nothing may
+    /// be logged or moved then), and an error for any other revert.
+    fn admitted<R: Copy + std::fmt::Debug>(
+        &mut self,
+        what: &str,
+        receipt: &evm::Receipt,
+        expected: std::result::Result<(), R>,
+        data_of: impl Fn(&R) -> Bytes,
+    ) -> Result<std::result::Result<Bytes, R>> {
+        match (&receipt.outcome, expected) {
+            (Outcome::Returned(d), Ok(())) => Ok(Ok(d.clone())),
+            (Outcome::Returned(d), Err(e)) => {
+                self.disagree(format!("{what} went through with {e:?}; the reference refuses it"));
+                Ok(Ok(d.clone()))
+            }
+            (Outcome::Reverted(d), Err(e)) if *d == data_of(&e) => {
+                // Nothing published, nothing moved.
+                if !receipt.logs.is_empty() {
+                    self.disagree(format!("a refused {what} logged {:?}", receipt.logs));
+                }
+                self.compare_state(&format!("a refused {what}"))?;
+                Ok(Err(e))
+            }
+            (Outcome::Reverted(d), expected) => {
+                let revert = abi::describe_revert(d);
+                if let Err(e) = expected {
+                    self.disagree(format!("{what} reverted {revert}; the reference expects {e:?}"));
+                }
+                Err(Error::Reverted { what: what.into(), revert })
+            }
+            (Outcome::Halted(r), _) => {
+                Err(Error::Reverted { what: what.into(), revert: r.clone() })
+            }
         }
-        Ok(first.data)
+    }
+
+    /// The `Decision`s a submission logged, in order, each with the logs of its own element as
+    /// a receipt: everything logged after the previous `Decision` up to and including its own
+    /// (the settlement's `Donated` or `Shortfall`, `HighWaterMark`, the order's transfers), as
+    /// the gate publishes each decision after deciding it. Anything logged after the last
+    /// `Decision` is a disagreement.
+    fn decisions(&mut self, what: &str, receipt: &evm::Receipt) -> Vec<Published> {
+        let mut found = Vec::new();
+        let mut logs: Vec<Log> = Vec::new();
+        for log in &receipt.logs {
+            logs.push(log.clone());
+            let decision = (log.address == self.gate)
+                .then(|| IGateSubmit::Decision::decode_log(log).ok())
+                .flatten();
+            if let Some(d) = decision {
+                let receipt = evm::Receipt {
+                    outcome: receipt.outcome.clone(),
+                    logs: std::mem::take(&mut logs),
+                    gas_used: receipt.gas_used,
+                };
+                found.push(Published { decision: d.data, receipt });
+            }
+        }
+        if !logs.is_empty() {
+            self.disagree(format!("{what} logged {logs:?} after its last Decision"));
+        }
+        found
+    }
+
+    /// Holds one published decision to what the keeper sent and to the reference model, and
+    /// moves the shadow ledger by it: the row the `Decision` publishes (against the `snapshotOf`
+    /// preview when there is one), its market, quote, `readBlock`, prompt hash and raw answer
+    /// (head, length, hash), [`EvmWorld::check_row`] against `book`, the settlement and the fill
+    /// on the shadow, and the element's `HighWaterMark`, `Donated` and `Shortfall` events.
+    /// `what` names the submission in disagreements; `gas_used` goes into the row.
+    fn check_decision(
+        &mut self,
+        what: &str,
+        (market, raw, read_block, quote): abi::SubmissionArgs<'_>,
+        published: &Published,
+        before: Before<'_>,
+        gas_used: Option<u64>,
+    ) -> Result<Row> {
+        let e = &published.decision;
+        let row = row_of(e, quote, gas_used)?;
+        if let (Some(s), Some(preview)) = (&row.snapshot, before.preview) {
+            if preview != s {
+                self.disagree(format!("{what}: snapshotOf said {preview:?}; the gate read {s:?}"));
+            }
+        }
+        if row.market != market || row.quote != *quote {
+            self.disagree(format!(
+                "{what}: the Decision names {} and {:?}; the keeper sent {market} and {quote:?}",
+                row.market, row.quote
+            ));
+        }
+        // The block the keeper named and the prompt's hash, published verbatim.
+        if e.readBlock != read_block || e.promptHash != PROMPT_HASH {
+            self.disagree(format!(
+                "{what}: the Decision publishes readBlock {} and promptHash {}; the keeper sent {read_block} and {PROMPT_HASH}",
+                e.readBlock, e.promptHash
+            ));
+        }
+        // The raw answer is logged as its head, its length and its hash.
+        let head = &raw[..raw.len().min(64)];
+        if e.rawHead.as_ref() != head
+            || e.rawLength != U256::from(raw.len())
+            || e.rawHash != keccak256(raw)
+        {
+            self.disagree(format!(
+                "{what}: the Decision's raw answer {:?}, {}, {}",
+                e.rawHead, e.rawLength, e.rawHash
+            ));
+        }
+        let h_before = self.shadow.high_water_mark;
+        let mut settled = Vec::new();
+        if matches!(row.verdict, 1 | 2) {
+            settled.push(self.shadow.settle());
+        }
+        self.check_row(what, &row, before.book);
+        if row.reason == 0 {
+            self.shadow.apply_fill(market, row.verdict == 1, row.order.filled, row.order.spent);
+        }
+        self.check_high_water_mark_events(what, &published.receipt, h_before);
+        self.check_settlement_events(what, &published.receipt, &settled);
+        Ok(row)
     }
 
     /// The factory's promises about a market it made: one `MarketCreated` with every argument,
@@ -845,13 +1115,16 @@ impl EvmWorld {
     /// Holds one decision to the reference model: the snapshot's gate fields against the
     /// shadow ledger (H raised first), the outputs against `model::evaluate`, the limit against
     /// `model::order_limit`, and rule 18 against `model::fill_below_minimum`.
-    /// `book` is `(bestBid, bestAsk)` read from the market just before the submission.
-    fn check_row(&mut self, row: &Row, book: (u64, u64)) {
+    /// `what` names the submission in disagreements.
+    /// `book` is `(bestBid, bestAsk)` read from the market just before the submission; `None`
+    /// when no read describes the book the decision met (a batch element whose market an
+    /// earlier element bought from), and then only those two fields are not compared.
+    fn check_row(&mut self, what: &str, row: &Row, book: Option<(u64, u64)>) {
         let bounds = self.shadow.bounds;
         let Some(s) = row.snapshot else {
             let expected = if row.verdict == 0 { 1 } else { model::REASON_INVALID_VERDICT };
             if row.reason != expected || row.order != Order::default() {
-                self.disagree(format!("a row without a snapshot: {row:?}"));
+                self.disagree(format!("{what}: a row without a snapshot: {row:?}"));
             }
             return;
         };
@@ -872,7 +1145,7 @@ impl EvmWorld {
         );
         if gate_fields != shadow_fields {
             self.disagree(format!(
-                "snapshot's (openPositions, openNotional, collateral, heldSide, H) {gate_fields:?}, reference {shadow_fields:?}"
+                "{what}: snapshot's (openPositions, openNotional, collateral, heldSide, H) {gate_fields:?}, reference {shadow_fields:?}"
             ));
         }
         if let Some(info) = self.markets.get(&row.market).copied() {
@@ -890,9 +1163,11 @@ impl EvmWorld {
                 s.finalized,
                 s.now_sec,
             );
+            let (bid, ask) =
+                book.map_or((s.best_bid, s.best_ask), |(b, a)| (U256::from(b), U256::from(a)));
             let expected = (
-                U256::from(book.0),
-                U256::from(book.1),
+                bid,
+                ask,
                 U256::from(info.tick),
                 info.lot,
                 info.min_quantity,
@@ -904,7 +1179,7 @@ impl EvmWorld {
             );
             if market_fields != expected {
                 self.disagree(format!(
-                    "snapshot's market fields {market_fields:?}, reference {expected:?}"
+                    "{what}: snapshot's market fields {market_fields:?}, reference {expected:?}"
                 ));
             }
         }
@@ -932,7 +1207,9 @@ impl EvmWorld {
             }
         };
         if !agrees {
-            self.disagree(format!("decision {row:?}: reference evaluate {d:?} with limit {limit}"));
+            self.disagree(format!(
+                "{what}: decision {row:?}: reference evaluate {d:?} with limit {limit}"
+            ));
         }
     }
 }
@@ -1090,110 +1367,94 @@ impl World for EvmWorld {
         quote: &Quote,
     ) -> Result<std::result::Result<Row, ReadBlockInFuture>> {
         let gate = self.gate;
-        let book = self.best(market)?;
-        // What the gate says it would evaluate right now, to hold against what it did.
-        let preview = self.view("snapshotOf", gate, IRiskGate::snapshotOfCall { market })?;
+        let before = self.read_before(market)?;
         let expected = model::check_read_block(read_block, self.block());
         let data = abi::submit_verdict_calldata(market, raw, PROMPT_HASH, read_block, quote);
         let receipt = self.send(KEEPER, gate, data.to_vec())?;
-        match (&receipt.outcome, expected) {
-            (Outcome::Returned(_), Ok(())) => {}
-            (Outcome::Returned(_), Err(e)) => self.disagree(format!(
-                "submitVerdict went through with {e:?}; the reference refuses it"
-            )),
-            (Outcome::Reverted(d), Err(e)) if *d == abi::read_block_in_future_data(&e) => {
-                // Nothing published, nothing moved.
-                if !receipt.logs.is_empty() {
-                    self.disagree(format!("a refused submitVerdict logged {:?}", receipt.logs));
-                }
-                self.compare_state("a refused submitVerdict")?;
-                return Ok(Err(e));
-            }
-            (Outcome::Reverted(d), expected) => {
-                let revert = abi::describe_revert(d);
-                if let Err(e) = expected {
-                    self.disagree(format!(
-                        "submitVerdict reverted {revert}; the reference expects {e:?}"
-                    ));
-                }
-                return Err(Error::Reverted { what: "submitVerdict".into(), revert });
-            }
-            (Outcome::Halted(r), _) => {
-                return Err(Error::Reverted { what: "submitVerdict".into(), revert: r.clone() })
-            }
+        let what = "submitVerdict";
+        if let Err(e) = self.admitted(what, &receipt, expected, abi::read_block_in_future_data)? {
+            return Ok(Err(e));
         }
-        let e = self.decode_decision(&receipt)?;
-        // `snapshot` is abi.encode(Snapshot, Quote): what evaluate was given, or empty when
-        // nothing was evaluated (the quote is then not logged).
-        let (snapshot, logged_quote) =
-            if e.snapshot.is_empty() {
-                (None, None)
-            } else {
-                let (s, q) = <(SolSnapshot, abi::SolQuote)>::abi_decode_params(&e.snapshot)
-                    .map_err(|err| Error::Decode {
-                        what: "the Decision's snapshot".into(),
-                        reason: err.to_string(),
-                    })?;
-                (Some(Snapshot::from(&s)), Some(Quote::from(&q)))
-            };
-        let row = Row {
-            market: e.market,
-            read_block: e.readBlock,
-            reason: e.reason,
-            verdict: e.verdict,
-            failed_mask: e.failedMask,
-            snapshot,
-            quote: logged_quote.unwrap_or(*quote),
-            order: Order {
-                price_paid: e.order.pricePaid,
-                limit: e.order.limit,
-                quantity: e.order.quantity,
-                cost: e.order.cost,
-                filled: e.order.filled,
-                spent: e.order.spent,
-            },
-            gas_used: Some(receipt.gas_used),
+        let published = match <[Published; 1]>::try_from(self.decisions(what, &receipt)) {
+            Ok([p]) => p,
+            Err(found) => {
+                return Err(Error::Decode {
+                    what: "the Decision event of submitVerdict".into(),
+                    reason: format!("{} Decision logs from the gate, not one", found.len()),
+                })
+            }
         };
-        if let Some(s) = &row.snapshot {
-            let preview = Snapshot::from(&preview);
-            if preview != *s {
-                self.disagree(format!("snapshotOf said {preview:?}; submitVerdict read {s:?}"));
+        let before = Before { book: Some(before.book), preview: Some(&before.preview) };
+        let sent = (market, raw, read_block, quote);
+        let row = self.check_decision(what, sent, &published, before, Some(receipt.gas_used))?;
+        self.compare_state(what)?;
+        Ok(Ok(row))
+    }
+
+    fn submit_batch(&mut self, items: &[BatchItem]) -> Result<BatchOutcome> {
+        let gate = self.gate;
+        let block = self.block();
+        let known = &self.markets;
+        let expected = admit_batch(items, block, |m| known.contains_key(m))?;
+        // Each market's book and preview, read once before the batch.
+        let mut reads: BTreeMap<Address, ReadBefore> = BTreeMap::new();
+        for item in items {
+            if let std::collections::btree_map::Entry::Vacant(e) = reads.entry(item.market) {
+                e.insert(self.read_before(item.market)?);
             }
         }
-        if row.market != market || row.quote != *quote {
-            self.disagree(format!("the Decision names {} and {:?}", row.market, row.quote));
+        let data = abi::submit_verdicts_calldata(items.iter().map(BatchItem::args), PROMPT_HASH);
+        let receipt = self.chain.send_with_gas_limit(KEEPER, gate, data, BATCH_GAS_LIMIT)?;
+        let what = "submitVerdicts";
+        let returned = match self.admitted(what, &receipt, expected, batch_refusal_data)? {
+            Ok(d) => d,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        let reasons =
+            IGateSubmit::submitVerdictsCall::abi_decode_returns(&returned).map_err(|e| {
+                Error::Decode { what: "submitVerdicts' return".into(), reason: e.to_string() }
+            })?;
+        let published = self.decisions(what, &receipt);
+        if published.len() != items.len() {
+            return Err(Error::Decode {
+                what: "the Decision events of submitVerdicts".into(),
+                reason: format!(
+                    "{} Decision logs from the gate for {} elements",
+                    published.len(),
+                    items.len()
+                ),
+            });
         }
-        // The block the keeper named and the prompt's hash, published verbatim.
-        if e.readBlock != read_block || e.promptHash != PROMPT_HASH {
+        // The markets an earlier element bought from. Their books after the fill cannot be
+        // read on chain in the middle of the transaction, and the shadow ledger does not keep
+        // books: for a later element on such a market the bid and ask are not compared (every
+        // other field of its snapshot and the whole decision still are). The preview likewise
+        // describes the gate only until the first fill moves its slots, notional and balance
+        // (a settlement before it changes nothing `snapshotOf` did not already count): after
+        // that the shadow ledger alone holds the gate's fields.
+        let mut bought: BTreeSet<Address> = BTreeSet::new();
+        let mut rows = Vec::with_capacity(items.len());
+        for (i, (item, p)) in items.iter().zip(&published).enumerate() {
+            let read = reads.get(&item.market);
+            let before = Before {
+                book: read.filter(|_| !bought.contains(&item.market)).map(|r| r.book),
+                preview: read.filter(|_| bought.is_empty()).map(|r| &r.preview),
+            };
+            let element = format!("submitVerdicts element {i}");
+            let row = self.check_decision(&element, item.args(), p, before, None)?;
+            if row.reason == 0 {
+                bought.insert(item.market);
+            }
+            rows.push(row);
+        }
+        let published_reasons: Vec<u8> = rows.iter().map(|r| r.reason).collect();
+        if reasons != published_reasons {
             self.disagree(format!(
-                "the Decision publishes readBlock {} and promptHash {}; the keeper sent {read_block} and {PROMPT_HASH}",
-                e.readBlock, e.promptHash
+                "submitVerdicts returned reasons {reasons:?}; its Decisions publish {published_reasons:?}"
             ));
         }
-        // The raw answer is logged as its head, its length and its hash.
-        let head = &raw[..raw.len().min(64)];
-        if e.rawHead.as_ref() != head
-            || e.rawLength != U256::from(raw.len())
-            || e.rawHash != alloy::primitives::keccak256(raw)
-        {
-            self.disagree(format!(
-                "the Decision's raw answer {:?}, {}, {}",
-                e.rawHead, e.rawLength, e.rawHash
-            ));
-        }
-        let h_before = self.shadow.high_water_mark;
-        let mut settled = Vec::new();
-        if matches!(row.verdict, 1 | 2) {
-            settled.push(self.shadow.settle());
-        }
-        self.check_row(&row, book);
-        if row.reason == 0 {
-            self.shadow.apply_fill(market, row.verdict == 1, row.order.filled, row.order.spent);
-        }
-        self.check_high_water_mark_events("submitVerdict", &receipt, h_before);
-        self.check_settlement_events("submitVerdict", &receipt, &settled);
-        self.compare_state("submitVerdict")?;
-        Ok(Ok(row))
+        self.compare_state(what)?;
+        Ok(Ok(BatchRows { rows, gas_used: Some(receipt.gas_used) }))
     }
 
     fn resolve(&mut self, market: Address, caller: Address, up_won: bool) -> Result<()> {
