@@ -76,7 +76,7 @@ contract RiskGateInvariantTest is Test {
         );
 
         targetContract(address(handler));
-        bytes4[] memory selectors = new bytes4[](16);
+        bytes4[] memory selectors = new bytes4[](18);
         selectors[0] = GateHandler.createMarket.selector;
         selectors[1] = GateHandler.quote.selector;
         selectors[2] = GateHandler.submit.selector;
@@ -94,6 +94,9 @@ contract RiskGateInvariantTest is Test {
         selectors[13] = GateHandler.deposit.selector;
         selectors[14] = GateHandler.roundTrip.selector;
         selectors[15] = GateHandler.switchFee.selector;
+        // Batches, twice: each is also held to the same decisions sent one by one.
+        selectors[16] = GateHandler.submitBatch.selector;
+        selectors[17] = GateHandler.submitBatch.selector;
         targetSelector(FuzzSelector({addr: address(handler), selectors: selectors}));
     }
 
@@ -199,6 +202,11 @@ contract RiskGateInvariantTest is Test {
         assertGt(handler.ghost_decisions(), handler.ghost_passes(), "some refusals");
     }
 
+    /// A batch publishes and leaves exactly what the same decisions sent one by one do.
+    function invariant_batchEqualsOneByOne() public view {
+        assertEq(handler.ghost_batchMismatches(), 0);
+    }
+
     /// Run summary, for reading with -vv: how often each path was taken.
     function afterInvariant() public view {
         console.log("decisions", handler.ghost_decisions());
@@ -211,7 +219,11 @@ contract RiskGateInvariantTest is Test {
         console.log("deposited", handler.ghost_deposited());
         console.log("round trips", handler.ghost_roundTrips());
         console.log("worst H - equity after a money movement", handler.ghost_worstDrawdown());
-        for (uint8 r = 1; r < 21; ++r) {
+        console.log("batches", handler.ghost_batches());
+        console.log(
+            "batches not compared (a single call reverted)", handler.ghost_batchesUncompared()
+        );
+        for (uint8 r = 1; r < 25; ++r) {
             console.log(string.concat("reason ", vm.toString(uint256(r))), handler.ghost_reasons(r));
         }
     }

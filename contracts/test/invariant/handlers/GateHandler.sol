@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {Test} from "../../utils/Test.sol";
+import {Test, Vm} from "../../utils/Test.sol";
 import {TEST_QUESTION} from "../../utils/Question.sol";
 import {RiskGate} from "../../../src/RiskGate.sol";
 import {IRiskGate} from "../../../src/interfaces/IRiskGate.sol";
@@ -84,6 +84,12 @@ contract GateHandler is Test {
     /// slot held, which invariant_noSlotHeldPastGrace then reports.
     uint256 public ghost_housekeepingFailures;
     mapping(uint8 reason => uint256 count) public ghost_reasons;
+    /// @dev Batches sent, and how many of them published or left anything other than what the
+    /// same decisions sent one by one did (must stay 0), or were not compared because a single
+    /// call reverted (a market the fee left unable to take an order: the batch publishes 24).
+    uint256 public ghost_batches;
+    uint256 public ghost_batchMismatches;
+    uint256 public ghost_batchesUncompared;
 
     constructor(
         RiskGate gate_,
@@ -181,6 +187,90 @@ contract GateHandler is Test {
         ghost_decisions += 1;
         ghost_reasons[reason] += 1;
         if (reason == 0) ghost_passes += 1;
+    }
+
+    /// @notice Up to six decisions, drawn as `submit` draws one, sent both ways from the same
+    /// state: one by one, then (the state put back) as one `submitVerdicts` batch, which is what
+    /// stays. The reasons, the gate's Decision logs byte for byte and everything a decision can
+    /// change must be the same; any difference counts in `ghost_batchMismatches`.
+    function submitBatch(uint256 seed, uint8 count) external {
+        uint256 n = 1 + (count % 6);
+        IRiskGate.Submission[] memory b = new IRiskGate.Submission[](n);
+        for (uint256 i; i < n; ++i) {
+            uint256 r = uint256(keccak256(abi.encode(seed, i)));
+            BinaryMarket m = r % 4 == 0 ? _market(r) : _openMarket(r);
+            if ((r >> 8) % 4 != 0) _makeBook(m, r >> 16);
+            string memory raw = answers[(r >> 24) % answers.length];
+            if ((r >> 32) % 3 != 0) raw = (r >> 40) % 2 == 0 ? "BUY_UP" : "BUY_DOWN";
+            b[i] = IRiskGate.Submission({
+                market: address(m),
+                raw: raw,
+                promptHash: keccak256(bytes(raw)),
+                readBlock: uint64(block.number),
+                quote: _keeperQuote(m, raw, r >> 48)
+            });
+        }
+        uint256 snap = vm.snapshotState();
+        vm.recordLogs();
+        bool reverted;
+        uint8[] memory single = new uint8[](n);
+        for (uint256 i; i < n && !reverted; ++i) {
+            vm.prank(keeper);
+            try gate.submitVerdict(
+                b[i].market, b[i].raw, b[i].promptHash, b[i].readBlock, b[i].quote
+            ) returns (
+                uint8 reason
+            ) {
+                single[i] = reason;
+            } catch {
+                reverted = true;
+            }
+        }
+        bytes32 singleState = keccak256(abi.encode(single, _decisionLogs(), _stateDigest()));
+        vm.revertToState(snap);
+        vm.recordLogs();
+        vm.prank(keeper);
+        uint8[] memory batched = gate.submitVerdicts(b);
+        bytes32 batchState = keccak256(abi.encode(batched, _decisionLogs(), _stateDigest()));
+        ghost_batches += 1;
+        if (reverted) ghost_batchesUncompared += 1;
+        else if (batchState != singleState) ghost_batchMismatches += 1;
+        for (uint256 i; i < n; ++i) {
+            ghost_decisions += 1;
+            ghost_reasons[batched[i]] += 1;
+            if (batched[i] == 0) ghost_passes += 1;
+        }
+    }
+
+    /// @dev The gate's logs since the last `recordLogs`, whole.
+    function _decisionLogs() internal returns (bytes32) {
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        bytes memory acc;
+        for (uint256 i; i < logs.length; ++i) {
+            if (logs[i].emitter == address(gate)) {
+                acc = abi.encode(acc, logs[i].topics, logs[i].data);
+            }
+        }
+        return keccak256(acc);
+    }
+
+    /// @dev Everything a decision can change: the gate's account and, per market, its position,
+    /// the market's collateral and its book.
+    function _stateDigest() internal view returns (bytes32) {
+        bytes memory acc = abi.encode(
+            gate.openPositions(),
+            gate.openNotional(),
+            gate.highWaterMark(),
+            gate.accountedCollateral(),
+            token.balanceOf(address(gate))
+        );
+        for (uint256 i; i < markets.length; ++i) {
+            BinaryMarket m = markets[i];
+            acc = abi.encode(
+                acc, gate.positionOf(address(m)), token.balanceOf(address(m)), m.gateQuote()
+            );
+        }
+        return keccak256(acc);
     }
 
     function passTime(uint256 secs) external {
