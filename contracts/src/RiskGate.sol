@@ -51,8 +51,8 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// at most this long, so a valid answer is always logged whole.
     uint256 public constant RAW_HEAD_BYTES = VerdictParser.MAX_RAW_LENGTH;
     /// @notice The most gas a batch element's order may use (`submitVerdicts`): over twice what
-    /// the venue's worst take needs, MAX_MATCHES_PER_TAKE resting orders of distinct makers
-    /// (1,834,248 gas; `test_orderGas_coversATakeOfMaxMatches` measures it).
+    /// the venue's worst take needs, MAX_MATCHES_PER_TAKE resting orders of distinct makers on
+    /// distinct levels (1,971,264 gas; `test_orderGas_coversATakeOfMaxMatches` measures it).
     uint256 public constant ORDER_GAS = 4_000_000;
     /// @dev What must be left before a batch order's self-call for the call to get ORDER_GAS: the
     /// EVM passes at most 63/64 of what is left, and the call's arguments cost a little first.

@@ -497,8 +497,10 @@ contract RiskGateBatchGasTest is GateVenueBase {
 
     function test_orderGas_coversATakeOfMaxMatches() public {
         // The venue's worst take: MAX_MATCHES_PER_TAKE (64) resting orders, each its own maker
-        // (cold balance slots), filled in one order. A gate with maxSize 10_000 buys 6_400 of
-        // 70 one-minimum asks at 0.42; executeOrder is called as the gate calls it (from itself).
+        // (cold slots) on its own price level (each level emptied and unlinked), filled
+        // in one order. A gate with maxSize 10_000 buys 6_400 of 70 one-minimum asks at 0.30,
+        // 0.31, ..., 0.99 with limit 0.99; executeOrder is called as the gate calls it (from
+        // itself). The same take on one level costs about 1.8M.
         IRiskGate.Params memory p = defaultParams();
         p.maxSize = 10_000;
         p.maxNotional = 1_000_000;
@@ -507,13 +509,14 @@ contract RiskGateBatchGasTest is GateVenueBase {
         token.mint(address(gate), 1_000_000);
         BinaryMarket m = newMarket();
         for (uint256 i; i < 70; ++i) {
-            quoteAs(address(uint160(0x10000 + i)), m, false, 420_000, marketMinimum());
+            quoteAs(address(uint160(0x10000 + i)), m, false, 300_000 + i * 10_000, marketMinimum());
         }
         vm.prank(address(gate));
-        (uint256 filled,) = gate.executeOrder(address(m), BUY_UP, 420_000, 10_000, 4_200);
+        // cost = ceil(10_000 * 990_000 / 1e6) = 9_900.
+        (uint256 filled,) = gate.executeOrder(address(m), BUY_UP, 990_000, 10_000, 9_900);
         uint256 used = vm.lastCallGas().gasTotalUsed;
         assertEq(filled, 64 * marketMinimum());
-        console.log("executeOrder, a take of 64 matches", used);
+        console.log("executeOrder, a take of 64 matches on 64 levels", used);
         console.log("ORDER_GAS", gate.ORDER_GAS());
         // Room for a repricing of storage costs: the worst take must use under half the budget.
         assertLt(used * 2, gate.ORDER_GAS());
