@@ -381,6 +381,8 @@ contract RiskGateBatchTest is GateVenueBase {
         try gate.submitVerdicts{gas: 2_000_000}(b) {
             revert("the batch ran on 2,000,000 gas");
         } catch (bytes memory err) {
+            // Casting to bytes4 takes the selector: the first four bytes of the revert data.
+            // forge-lint: disable-next-line(unsafe-typecast)
             assertEq(bytes4(err), IRiskGate.OrderGasShort.selector);
             (, uint256 needed) = abi.decode(_args(err), (uint256, uint256));
             assertEq(needed, 4_073_492);
@@ -481,6 +483,8 @@ contract RiskGateBatchGasTest is GateVenueBase {
         super.setUp();
         // A gate wide enough for 100 fills of 1_000 at 0.42 (42,000 of notional).
         IRiskGate.Params memory p = defaultParams();
+        // casting to 'uint8' is safe because N is 100.
+        // forge-lint: disable-next-line(unsafe-typecast)
         p.maxConcurrent = uint8(N);
         p.maxNotional = 1_000_000;
         p.maxDrawdown = 1_000_000;
@@ -509,6 +513,8 @@ contract RiskGateBatchGasTest is GateVenueBase {
         token.mint(address(gate), 1_000_000);
         BinaryMarket m = newMarket();
         for (uint256 i; i < 70; ++i) {
+            // casting to 'uint160' is safe because 0x10000 + i < 2^160.
+            // forge-lint: disable-next-line(unsafe-typecast)
             quoteAs(address(uint160(0x10000 + i)), m, false, 300_000 + i * 10_000, marketMinimum());
         }
         vm.prank(address(gate));
