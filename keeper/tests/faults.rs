@@ -70,7 +70,9 @@ fn keeper(w: &World, dir: &TempDir, resend_after: Duration) -> Engine {
 }
 
 fn keeper_with(w: &World, dir: &TempDir, resend_after: Duration, confirmations: u64) -> Engine {
-    let k = w.keeper(Some(dir.path().to_path_buf()));
+    // One transaction per answer: these are the single submissions' faults (batches.rs has
+    // their batch twins).
+    let k = w.keeper(Some(dir.path().to_path_buf())).batch_max(1);
     k.resend_after(resend_after).confirmations(confirmations).resume().build().unwrap()
 }
 
@@ -385,6 +387,7 @@ async fn f4b_after_a_deep_reorg_freed_nonces_go_to_due_submissions_not_self_tran
     // position is opened and every cycle asks every market again.
     common::abstain_markets(&w, N).await;
     let b = w.keeper(Some(dir.path().to_path_buf())).resend_after(NO_RESEND).confirmations(2);
+    let b = b.batch_max(1);
     // One submission at a time, so each is mined in its own block whatever the machine's load
     // (pipelined, two could share a block on a loaded machine, and the confirmation counts
     // below, which count blocks, came out one short: seen once in CI).
@@ -701,6 +704,8 @@ fn entry_id(e: &Entry) -> Option<u64> {
         Entry::Submit(s) => Some(s.id),
         Entry::Resend { id, .. } | Entry::Done { id, .. } | Entry::Reopened { id } => Some(*id),
         Entry::Own(o) => Some(o.id),
+        // This file's keepers send one transaction per answer.
+        Entry::SubmitBatch { subs } => subs.first().map(|s| s.id),
         Entry::Offchain(_) | Entry::Owner { .. } => None,
     }
 }

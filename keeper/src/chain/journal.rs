@@ -2,7 +2,11 @@
 //! matters. One JSON object per line, appended and fsynced:
 //! - `submit`, written after signing and BEFORE the transaction is sent: market, nonce, tx hash,
 //!   prompt hash, the whole answer, its quote and annotation;
-//! - `resend`, written before a replacement at the same nonce (bumped fees) is sent;
+//! - `submit_batch`, the same for every decision of one `submitVerdicts` transaction, in one line
+//!   (one write, one fsync): each member is a submission of its own, sharing the nonce, gas
+//!   limit and transactions of the others;
+//! - `resend`, written before a replacement at the same nonce (bumped fees) is sent (naming any
+//!   member of a batch re-sends the batch's transaction: it applies to every member);
 //! - `done`, when a submission is settled: confirmed, replaced by another transaction at its
 //!   nonce, reverted, or removed by a reorg;
 //! - `offchain`, a failure that never reached the chain, the moment it happens;
@@ -202,6 +206,11 @@ impl TrackedOwn {
 #[allow(clippy::large_enum_variant)]
 pub enum Entry {
     Submit(Submission),
+    /// The decisions of one `submitVerdicts` transaction, in its calldata's order: each is a
+    /// [`Submission`] with the batch's nonce, gas limit and first attempt.
+    SubmitBatch {
+        subs: Vec<Submission>,
+    },
     Resend {
         id: u64,
         #[serde(flatten)]
@@ -237,6 +246,9 @@ pub struct Tracked {
     pub outcome: Option<(Outcome, Option<TxHash>)>,
     /// Confirmed once, then removed by a reorg.
     pub reopened: bool,
+    /// The ids of every decision its transaction carries, in calldata order, when it went out
+    /// in a `submitVerdicts` batch (itself included); empty for a single `submitVerdict`.
+    pub batch: Vec<u64>,
 }
 
 impl Tracked {
@@ -250,6 +262,11 @@ impl Tracked {
 
     pub fn owns(&self, tx: TxHash) -> bool {
         self.attempts.iter().any(|a| a.tx == tx)
+    }
+
+    /// The id its transaction is followed by: the first member's for a batch, its own alone.
+    pub fn tx_group(&self) -> u64 {
+        self.batch.first().copied().unwrap_or(self.sub.id)
     }
 }
 
@@ -393,12 +410,40 @@ impl Journal {
                 self.opened_at.insert(sub.id, at);
                 self.subs.insert(
                     sub.id,
-                    Tracked { sub, attempts: vec![first], outcome: None, reopened: false },
+                    Tracked {
+                        sub,
+                        attempts: vec![first],
+                        outcome: None,
+                        reopened: false,
+                        batch: Vec::new(),
+                    },
                 );
             }
+            Entry::SubmitBatch { subs } => {
+                let ids: Vec<u64> = subs.iter().map(|s| s.id).collect();
+                for sub in subs {
+                    let first = sub.first;
+                    self.next_id = self.next_id.max(sub.id + 1);
+                    self.opened_at.insert(sub.id, at);
+                    let t = Tracked {
+                        sub,
+                        attempts: vec![first],
+                        outcome: None,
+                        reopened: false,
+                        batch: ids.clone(),
+                    };
+                    self.subs.insert(t.sub.id, t);
+                }
+            }
             Entry::Resend { id, attempt } => {
-                if let Some(t) = self.subs.get_mut(&id) {
-                    t.attempts.push(attempt);
+                if let Some(t) = self.subs.get(&id) {
+                    // A batch's members share their transactions: one line re-sends them all.
+                    let members = if t.batch.is_empty() { vec![id] } else { t.batch.clone() };
+                    for m in members {
+                        if let Some(t) = self.subs.get_mut(&m) {
+                            t.attempts.push(attempt);
+                        }
+                    }
                 } else if let Some(o) = self.own.get_mut(&id) {
                     o.attempts.push(attempt);
                 }
@@ -461,17 +506,34 @@ impl Journal {
 
     /// Appends `e` durably (written and fsynced) and folds it in.
     pub fn append(&mut self, e: Entry) -> Result<()> {
-        let mut line = serde_json::to_string(&e).expect("journal entries always serialize");
-        line.push('\n');
+        self.append_all(vec![e])
+    }
+
+    /// Appends `entries` durably in one write and one fsync, and folds them in: a crash leaves
+    /// a prefix of them (a torn last line is ignored on reading).
+    pub fn append_all(&mut self, entries: Vec<Entry>) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        let mut lens = Vec::with_capacity(entries.len());
+        for e in &entries {
+            let before = text.len();
+            text.push_str(&serde_json::to_string(e).expect("journal entries always serialize"));
+            text.push('\n');
+            lens.push((text.len() - before) as u64);
+        }
         if let (Some(file), Some(path)) = (self.file.as_mut(), self.path.as_ref()) {
             let write_err =
                 |source| JournalError::Write { path: path.display().to_string(), source };
-            file.write_all(line.as_bytes()).map_err(write_err)?;
+            file.write_all(text.as_bytes()).map_err(write_err)?;
             file.sync_data().map_err(write_err)?;
         }
-        let at = self.end;
-        self.end += line.len() as u64;
-        self.apply(e, at);
+        for (e, len) in entries.into_iter().zip(lens) {
+            let at = self.end;
+            self.end += len;
+            self.apply(e, at);
+        }
         Ok(())
     }
 
@@ -549,9 +611,13 @@ impl Journal {
         self.subs.values().find(|t| t.owns(tx))
     }
 
-    /// Every hot submission by each of its transactions' hashes.
-    pub fn by_txs(&self) -> std::collections::HashMap<TxHash, &Tracked> {
-        self.subs.values().flat_map(|t| t.attempts.iter().map(move |a| (a.tx, t))).collect()
+    /// Every hot submission by each of its transactions' hashes and its market (a batch's
+    /// transaction carries several decisions, one per market).
+    pub fn by_tx_and_market(&self) -> std::collections::HashMap<(TxHash, Address), &Tracked> {
+        self.subs
+            .values()
+            .flat_map(|t| t.attempts.iter().map(move |a| ((a.tx, t.sub.market), t)))
+            .collect()
     }
 
     /// Markets with a pending submission: never asked again until it settles.
@@ -719,6 +785,52 @@ mod tests {
         Journal::open(old.path()).unwrap().append(Entry::Submit(sub(0, 5, 1))).unwrap();
         assert_eq!(Journal::open_for(old.path(), 31_337, gate1).unwrap().pending().count(), 1);
         assert!(Journal::open_for(old.path(), 31_337, gate2).is_err(), "adopted by gate 1 now");
+    }
+
+    #[test]
+    fn a_batch_is_one_line_and_its_members_share_every_transaction_across_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let bumped = Attempt {
+            tx: TxHash::repeat_byte(0xbb),
+            max_fee_per_gas: 2_250_000_001,
+            max_priority_fee_per_gas: 2,
+        };
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            j.append(Entry::Submit(sub(0, 4, 9))).unwrap();
+            // Three decisions in one transaction: the batch's nonce, gas and first attempt.
+            let first = sub(1, 5, 1).first;
+            let subs: Vec<Submission> =
+                (1..=3).map(|id| Submission { first, ..sub(id, 5, id as u8) }).collect();
+            j.append(Entry::SubmitBatch { subs }).unwrap();
+            // Naming any member re-sends the batch's one transaction.
+            j.append(Entry::Resend { id: 2, attempt: bumped }).unwrap();
+            j.append_all(vec![
+                Entry::Done { id: 0, outcome: Outcome::Confirmed, tx: None },
+                Entry::Done { id: 1, outcome: Outcome::Confirmed, tx: Some(bumped.tx) },
+            ])
+            .unwrap();
+        }
+        let text = std::fs::read_to_string(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(text.lines().count(), 5, "one line for the batch of three: {text}");
+        assert!(text.lines().nth(1).unwrap().starts_with(r#"{"kind":"submit_batch","subs":[{"#));
+        let j = Journal::open(dir.path()).unwrap();
+        let pending: Vec<u64> = j.pending().map(|t| t.sub.id).collect();
+        assert_eq!(pending, vec![2, 3], "0 and 1 are done; each member ends on its own");
+        for id in 1..=3 {
+            let t = j.get(id).unwrap();
+            assert_eq!(t.batch, vec![1, 2, 3]);
+            assert_eq!(t.tx_group(), 1);
+            assert_eq!(t.attempts.len(), 2, "the re-send named 2 and applies to member {id}");
+            assert_eq!(t.latest().tx, bumped.tx);
+        }
+        assert_eq!(j.get(0).unwrap().tx_group(), 0, "a single submission is its own group");
+        // One transaction, one nonce: the next new one is 6; the next id 4.
+        assert_eq!((j.pending_nonce_floor(), j.next_id()), (6, 4));
+        // Each decision's note is found by its transaction and its market.
+        let keyed = j.by_tx_and_market();
+        assert_eq!(keyed[&(bumped.tx, Address::repeat_byte(3))].sub.id, 3);
+        assert_eq!(keyed[&(TxHash::repeat_byte(2), Address::repeat_byte(2))].sub.id, 2);
     }
 
     #[test]

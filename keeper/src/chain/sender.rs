@@ -245,6 +245,49 @@ pub fn submit_calldata(
     .into()
 }
 
+/// One element of a `submitVerdicts` batch: `submitVerdict`'s arguments.
+pub fn batch_element(
+    market: Address,
+    raw: &str,
+    prompt_hash: B256,
+    read_block: u64,
+    quote: &Quote,
+) -> IRiskGate::Submission {
+    IRiskGate::Submission {
+        market,
+        raw: raw.to_string(),
+        promptHash: prompt_hash,
+        readBlock: read_block,
+        quote: quote.clone(),
+    }
+}
+
+/// The calldata of one `submitVerdicts`: the elements in the order the gate decides them.
+pub fn submit_batch_calldata(batch: Vec<IRiskGate::Submission>) -> Bytes {
+    IRiskGate::submitVerdictsCall { batch }.abi_encode().into()
+}
+
+/// The cap on a `submitVerdicts`' gas: each element's own cap ([`submit_gas_cap`]), summed. A
+/// batch is signed with its estimate plus the margin whenever that is lower, which it is by
+/// far unless every element buys against the worst book.
+pub fn submit_batch_gas_cap<'a>(raws: impl IntoIterator<Item = &'a str>) -> u64 {
+    raws.into_iter().map(submit_gas_cap).sum()
+}
+
+/// The gas limit of the newest block: what a batch is sized against.
+pub async fn block_gas_limit(provider: &DynProvider) -> Result<u64> {
+    let block = provider
+        .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
+        .await
+        .map_err(rpc)?
+        .ok_or_else(|| {
+            ExecError::Rpc(Box::new(TransportError::local_usage_str(
+                "the node has no latest block",
+            )))
+        })?;
+    Ok(block.header.gas_limit)
+}
+
 /// Describes a contract error, decoded into the gate's (or the venue's) error enum when it is
 /// one: the one implementation, shared with gate-sim.
 pub use riskgate_kit::revert::{describe, CallFailed};
@@ -451,8 +494,9 @@ impl Mined {
     }
 }
 
-/// Decodes a receipt.
-pub fn decode_receipt(gate: Address, r: &TransactionReceipt) -> Mined {
+/// Decodes a receipt for the decision on `market` it carries (a `submitVerdicts` batch's
+/// carries one per market).
+pub fn decode_receipt(gate: Address, market: Address, r: &TransactionReceipt) -> Mined {
     let tx = r.transaction_hash;
     let block = r.block_number.unwrap_or_default();
     if !r.status() {
@@ -464,6 +508,9 @@ pub fn decode_receipt(gate: Address, r: &TransactionReceipt) -> Mined {
         .filter(|l| l.address() == gate)
         .find_map(|l| {
             let ev = IRiskGate::Decision::decode_log(&l.inner).ok()?;
+            if ev.data.market != market {
+                return None;
+            }
             Some(Mined::Decision(Box::new(MinedDecision {
                 id: DecisionId { tx, log_index: l.log_index.unwrap_or_default() },
                 block,

@@ -71,7 +71,9 @@ pub async fn run(
         .strategy_text(cfg.strategy_text.clone())
         .model(model)
         .panel(panel)
-        .resend_after(cfg.resend_after);
+        .resend_after(cfg.resend_after)
+        .batch_max(cfg.batch_max)
+        .batch_window(cfg.batch_window);
     let builder = if cfg.dry_run {
         let keeper = crate::kit::bindings::IRiskGate::new(gate, &reader)
             .keeper()

@@ -63,15 +63,13 @@ pub async fn ask_all(
     Ok(answers)
 }
 
-/// Submits answers one by one, waits for them to be mined, follows the chain so the record
-/// holds them, and returns the decisions they published.
+/// Submits answers together (in `submitVerdicts` batches when there are several and the
+/// engine batches), waits for them to be mined, follows the chain so the record holds them, and
+/// returns the decisions they published.
 pub async fn submit(engine: &mut Engine, answers: Vec<Answer>) -> Result<Vec<Submitted>> {
     let (_, _, executor) = engine.stages();
     executor.new_cycle();
-    let mut ids = Vec::new();
-    for a in answers {
-        ids.extend(executor.submit(a).await?);
-    }
+    let ids = executor.submit_batch(answers).await?;
     let done = executor.await_mined(&ids).await?;
     engine.follow().await?;
     Ok(done)

@@ -83,6 +83,8 @@ pub enum ConfigError {
         "--verdict-ttl-secs must be > 0 (chain seconds an answer stays executable after the read)"
     )]
     ZeroVerdictTtl,
+    #[error("--batch-max must be > 0 (the most decisions one transaction carries; 1 sends one per answer)")]
+    ZeroBatchMax,
     #[error("--max-tokens must be > 0 (the most tokens one answer may use; e.g. 256)")]
     ZeroMaxTokens,
     #[error("--temperature {0} is outside 0..=2: use e.g. 0 for deterministic sampling")]
@@ -256,6 +258,10 @@ pub struct RunConfig {
     /// None: 2 on a real network, 0 on a local dev chain (decided once the chain id is known).
     pub confirmations: Option<u64>,
     pub resend_after: Duration,
+    /// The most decisions one `submitVerdicts` transaction carries (1: none batched).
+    pub batch_max: usize,
+    /// How long an answer is held for others to join its batch.
+    pub batch_window: Duration,
     /// None: an outage is waited out, however long.
     pub max_outage: Option<Duration>,
     /// None: the gate saved in deployments/<chain-id>.json.

@@ -52,6 +52,20 @@ pub struct ExecPolicy {
     /// On an attested gate, its `maxReadAge`: an answer whose read would be older than this in
     /// the next block is not sent (the gate would publish 21 for the gas).
     pub read_window: Option<u64>,
+    /// The most decisions one `submitVerdicts` transaction carries (1: every answer is its own
+    /// `submitVerdict`).
+    pub batch_max: usize,
+    /// How long the cycle holds an answer for others to join its batch.
+    pub batch_window: Duration,
+}
+
+/// The entry point a batch calls.
+const BATCH_CALL: &str = "submitVerdicts";
+
+/// A batch held against the gas budget.
+enum Sized {
+    Fits { input: Bytes, gas: u64, fees: Fees },
+    TooBig { gas: u64, budget: u64 },
 }
 
 /// What settling the journal against the chain did.
@@ -140,6 +154,8 @@ pub struct Executor {
     journal: Journal,
     /// Fees for new submissions, read once per cycle (a re-send reads its own).
     fees: Option<Fees>,
+    /// The gas one batch may use, read once per cycle ([`Executor::batch_gas_budget`]).
+    batch_budget: Option<u64>,
     /// Where this cycle's submissions spent their time.
     submit_times: SubmitTimes,
     /// When this process last sent each pending transaction, by journal id (absent after a
@@ -169,6 +185,7 @@ impl Executor {
             sender: None,
             journal,
             fees: None,
+            batch_budget: None,
             submit_times: SubmitTimes::default(),
             last_sent: HashMap::new(),
             head: BlockRef::default(),
@@ -181,6 +198,12 @@ impl Executor {
         &self.journal
     }
 
+    /// How answers are batched: the window an answer is held for others to join it, and the
+    /// most one batch carries.
+    pub fn batching(&self) -> (Duration, usize) {
+        (self.policy.batch_window, self.policy.batch_max)
+    }
+
     /// The address transactions are sent (or, in a dry run, simulated) from.
     pub fn keeper(&self) -> Address {
         self.keeper
@@ -189,6 +212,7 @@ impl Executor {
     /// A new cycle: fees are read afresh. Returns the off-chain rows journalled so far.
     pub fn new_cycle(&mut self) -> usize {
         self.fees = None;
+        self.batch_budget = None;
         self.submit_times = SubmitTimes::default();
         self.offchain_recorded
     }
@@ -287,11 +311,139 @@ impl Executor {
         Ok(None)
     }
 
+    /// Prints what the gate would publish for `a` instead of sending it (a dry run).
+    async fn dry_run(&self, a: &Answer) {
+        let (input, call, _) = submit_call(
+            a.market,
+            &a.raw,
+            a.prompt_hash,
+            a.read.number,
+            &a.quote,
+            a.attested.as_ref(),
+        );
+        let sim = tx::simulate_submit(&self.provider, self.gate.gate, self.keeper, &input, call);
+        let sim = sim.await;
+        let line = serde_json::json!({
+            "dry_run": true,
+            "market": a.market.to_checksum(None),
+            "raw": a.raw,
+            "prompt_hash": a.prompt_hash.to_string(),
+            "read_block": a.read.number,
+            "quote": {
+                "max_price_paid": a.quote.maxPricePaid.to_string(),
+                "deadline": a.quote.deadline,
+            },
+            "attestors": a.attested.as_ref().map(|at| &at.signers),
+            "would_publish_reason": sim.as_ref().ok(),
+            "would_revert": sim.as_ref().err().map(|e| crate::error_chain(e)),
+        });
+        println!("{line}");
+    }
+
+    /// The answers of `answers` that may be sent. One the chain would refuse as expired is
+    /// never sent: an off-chain row says so, and the market is asked again when due (the gate
+    /// publishes an ABSTAIN or an unparseable answer whenever it lands: a relayed one carries
+    /// no deadline, and the deadline an attested one carries, signed, is not looked at). So is
+    /// an attested one whose read would be older than the gate's `maxReadAge`. Both checks run
+    /// on the head as it is now, read once for all of them.
+    async fn sendable(&mut self, answers: Vec<Answer>) -> Result<Vec<Answer>> {
+        let started = Instant::now();
+        let read_window = self.policy.read_window;
+        let window = |a: &Answer| read_window.filter(|_| a.attested.is_some());
+        let expires = |a: &Answer| {
+            a.quote.deadline != 0
+                && matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN)
+        };
+        let head = if answers.iter().any(|a| window(a).is_some() || expires(a)) {
+            follower::head(&self.provider).await.ok()
+        } else {
+            None
+        };
+        let next = match &head {
+            Some(h) if answers.iter().any(expires) => {
+                Some(follower::next_block_time(&self.provider, h).await)
+            }
+            _ => None,
+        };
+        let mut out = Vec::with_capacity(answers.len());
+        for a in answers {
+            if let (Some(window), Some(head)) = (window(&a), &head) {
+                let age = (head.number + 1).saturating_sub(a.read.number);
+                if age > window {
+                    let why = format!(
+                        "not sent: the attested read of block {} would be {age} blocks old in \
+                         the next block, more than the gate's maxReadAge {window}; the gate \
+                         would refuse it (reason 21)",
+                        a.read.number
+                    );
+                    warn!(market = %a.market, read = a.read.number, age, "attested read too old to send; not sent");
+                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                    continue;
+                }
+            }
+            if let (true, Some(next)) = (expires(&a), next) {
+                if next > a.quote.deadline {
+                    let why = format!(
+                        "not sent: expired before it could be sent: the next block's chain time \
+                         {next} is past the quote's deadline {} (read at block {}, {} s \
+                         earlier); the gate would refuse it (reason 16)",
+                        a.quote.deadline,
+                        a.read.number,
+                        next.saturating_sub(a.read.time)
+                    );
+                    warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
+                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                    continue;
+                }
+            }
+            out.push(a);
+        }
+        self.submit_times.checks += started.elapsed();
+        Ok(out)
+    }
+
+    /// Fees for this cycle's new submissions, read on first use.
+    async fn cycle_fees(&mut self) -> std::result::Result<Fees, ExecError> {
+        if let Some(f) = self.fees {
+            return Ok(f);
+        }
+        let f = tx::current_fees(&self.provider).await?;
+        self.fees = Some(f);
+        Ok(f)
+    }
+
+    /// The gas one batch may be signed with: half the newest block's gas limit, read once per
+    /// cycle. Half, so a batch never has to wait for an empty block to fit.
+    async fn batch_gas_budget(&mut self) -> std::result::Result<u64, ExecError> {
+        if let Some(b) = self.batch_budget {
+            return Ok(b);
+        }
+        let b = tx::block_gas_limit(&self.provider).await? / 2;
+        self.batch_budget = Some(b);
+        Ok(b)
+    }
+
     /// Signs one answer at the next nonce, journals it, then sends it. Returns the submission
     /// id when it is in flight (a refusal is an off-chain row). A dry run prints what the gate
     /// would publish instead.
     pub async fn submit(&mut self, a: Answer) -> Result<Option<u64>> {
-        let gate = self.gate.gate;
+        if self.policy.dry_run {
+            self.dry_run(&a).await;
+            return Ok(None);
+        }
+        match self.sendable(vec![a]).await?.pop() {
+            Some(a) => self.submit_checked(a).await,
+            None => Ok(None),
+        }
+    }
+
+    /// [`Executor::submit`] of an answer [`Executor::sendable`] passed.
+    async fn submit_checked(&mut self, a: Answer) -> Result<Option<u64>> {
+        let started = Instant::now();
+        let fees = match self.cycle_fees().await {
+            Ok(f) => f,
+            Err(e) => return self.not_sent(a, &e),
+        };
         let (input, call, cap) = submit_call(
             a.market,
             &a.raw,
@@ -300,86 +452,11 @@ impl Executor {
             &a.quote,
             a.attested.as_ref(),
         );
-        if self.policy.dry_run {
-            let sim = tx::simulate_submit(&self.provider, gate, self.keeper, &input, call).await;
-            let line = serde_json::json!({
-                "dry_run": true,
-                "market": a.market.to_checksum(None),
-                "raw": a.raw,
-                "prompt_hash": a.prompt_hash.to_string(),
-                "read_block": a.read.number,
-                "quote": {
-                    "max_price_paid": a.quote.maxPricePaid.to_string(),
-                    "deadline": a.quote.deadline,
-                },
-                "attestors": a.attested.as_ref().map(|at| &at.signers),
-                "would_publish_reason": sim.as_ref().ok(),
-                "would_revert": sim.as_ref().err().map(|e| crate::error_chain(e)),
-            });
-            println!("{line}");
-            return Ok(None);
-        }
-        // An answer the chain would refuse as expired is never sent: an off-chain row says so,
-        // and the market is asked again when due. (The gate publishes an ABSTAIN or an
-        // unparseable answer whenever it lands: a relayed one carries no deadline, and the
-        // deadline an attested one carries, signed, is not looked at.)
-        // Both checks run on the head as it is now, read once.
-        let started = Instant::now();
-        let window = self.policy.read_window.filter(|_| a.attested.is_some());
-        let buys = matches!(gate_verdict(&a.raw), verdict::BUY_UP | verdict::BUY_DOWN);
-        let expires = a.quote.deadline != 0 && buys;
-        let head = if window.is_some() || expires {
-            follower::head(&self.provider).await.ok()
-        } else {
-            None
-        };
-        if let (Some(window), Some(head)) = (window, &head) {
-            let age = (head.number + 1).saturating_sub(a.read.number);
-            if age > window {
-                let why = format!(
-                    "not sent: the attested read of block {} would be {age} blocks old in the \
-                     next block, more than the gate's maxReadAge {window}; the gate would refuse \
-                     it (reason 21)",
-                    a.read.number
-                );
-                warn!(market = %a.market, read = a.read.number, age, "attested read too old to send; not sent");
-                self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
-                return Ok(None);
-            }
-        }
-        if let (true, Some(head)) = (expires, &head) {
-            let next = follower::next_block_time(&self.provider, head).await;
-            if next > a.quote.deadline {
-                let why = format!(
-                    "not sent: expired before it could be sent: the next block's chain time \
-                     {next} is past the quote's deadline {} (read at block {}, {} s earlier); \
-                     the gate would refuse it (reason 16)",
-                    a.quote.deadline,
-                    a.read.number,
-                    next.saturating_sub(a.read.time)
-                );
-                warn!(market = %a.market, deadline = a.quote.deadline, next, "answer expired before sending; not sent");
-                self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
-                return Ok(None);
-            }
-        }
-        self.submit_times.checks += started.elapsed();
-        let started = Instant::now();
-        let fees = match self.fees {
-            Some(f) => Ok(f),
-            None => tx::current_fees(&self.provider).await,
-        };
-        let fees = match fees {
-            Ok(f) => {
-                self.fees = Some(f);
-                f
-            }
-            Err(e) => return self.not_sent(a, &e),
-        };
         // Gas from the pending state's estimate plus the margin, capped at the worst case of one
         // IOC at the match cap. A call the estimate shows reverting is never signed: it is an
         // off-chain row with the decoded revert, and the market is asked again when due.
-        let gas = match tx::gas_for(&self.provider, call, self.keeper, gate, &input, cap).await {
+        let gas = tx::gas_for(&self.provider, call, self.keeper, self.gate.gate, &input, cap);
+        let gas = match gas.await {
             Ok(g) => g,
             Err(e) => {
                 warn!(market = %a.market, error = %crate::error_chain(&e), "submission not sent");
@@ -387,7 +464,113 @@ impl Executor {
             }
         };
         self.submit_times.estimate += started.elapsed();
-        let id = self.journal.next_id();
+        Ok(self.sign_and_send(vec![a], input, gas, fees).await?.pop())
+    }
+
+    /// Sends `answers` together, as `submitVerdicts` batches, when the gate takes them so:
+    /// relayed answers, more than one, and not a dry run. Each batch is sized by its own gas
+    /// estimate against half the block gas limit (halved until it fits) and at most
+    /// [`ExecPolicy::batch_max`] long, signed once, journalled in one line and sent; each of its
+    /// decisions is a submission of its own with the batch's transaction. A batch the gate
+    /// would refuse whole (an element naming a market it does not know, a gate without batches)
+    /// goes out one answer at a time instead, each refused or sent on its own. Returns the ids
+    /// in flight, in the answers' order.
+    pub async fn submit_batch(&mut self, answers: Vec<Answer>) -> Result<Vec<u64>> {
+        let one_by_one = self.policy.dry_run
+            || self.policy.batch_max <= 1
+            || answers.iter().any(|a| a.attested.is_some());
+        if one_by_one || answers.len() <= 1 {
+            let mut ids = Vec::new();
+            for a in answers {
+                ids.extend(self.submit(a).await?);
+            }
+            return Ok(ids);
+        }
+        let answers = self.sendable(answers).await?;
+        let mut ids = Vec::new();
+        let mut todo: std::collections::VecDeque<Vec<Answer>> = std::collections::VecDeque::new();
+        let mut rest = answers;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(self.policy.batch_max));
+            todo.push_back(std::mem::replace(&mut rest, tail));
+        }
+        while let Some(mut group) = todo.pop_front() {
+            if group.len() == 1 {
+                ids.extend(self.submit_checked(group.pop().expect("one")).await?);
+                continue;
+            }
+            let started = Instant::now();
+            let sized = self.size_batch(&group).await;
+            self.submit_times.estimate += started.elapsed();
+            match sized {
+                Ok(Sized::Fits { input, gas, fees }) => {
+                    ids.extend(self.sign_and_send(group, input, gas, fees).await?);
+                }
+                Ok(Sized::TooBig { gas, budget }) => {
+                    // Halves, in order, the first half first.
+                    tracing::debug!(
+                        len = group.len(),
+                        gas,
+                        budget,
+                        "batch above the gas budget; halved"
+                    );
+                    let second = group.split_off(group.len() / 2);
+                    todo.push_front(second);
+                    todo.push_front(group);
+                }
+                Err(e @ ExecError::Rpc(_)) => {
+                    warn!(len = group.len(), error = %crate::error_chain(&e), "batch not sent");
+                    for a in group {
+                        self.not_sent(a, &e)?;
+                    }
+                }
+                Err(e) => {
+                    warn!(len = group.len(), error = %crate::error_chain(&e), "the gate would refuse the batch whole; its answers go one at a time");
+                    for a in group {
+                        ids.extend(self.submit_checked(a).await?);
+                    }
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// A batch's calldata and gas: its pending-state estimate plus the margin, capped at the
+    /// sum of its elements' caps, held against the batch gas budget. The gate reverts a batch
+    /// whole (`OrderGasShort`) rather than run an order on less than `ORDER_GAS`, so the
+    /// estimate is the gas at which every order runs whole.
+    async fn size_batch(&mut self, group: &[Answer]) -> std::result::Result<Sized, ExecError> {
+        let fees = self.cycle_fees().await?;
+        let budget = self.batch_gas_budget().await?;
+        let elements = group
+            .iter()
+            .map(|a| tx::batch_element(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote))
+            .collect();
+        let input = tx::submit_batch_calldata(elements);
+        let cap = tx::submit_batch_gas_cap(group.iter().map(|a| a.raw.as_str()));
+        let (gate, keeper) = (self.gate.gate, self.keeper);
+        let gas = tx::gas_for(&self.provider, BATCH_CALL, keeper, gate, &input, cap).await?;
+        Ok(if gas > budget {
+            Sized::TooBig { gas, budget }
+        } else {
+            Sized::Fits { input, gas, fees }
+        })
+    }
+
+    /// Signs `input` (one answer's call, or the batch of all of `answers`) at the next nonce,
+    /// journals it in one line (a `submit`, or a `submit_batch` naming every answer), then
+    /// sends it. Returns the ids in flight: all of them, or none when the node refused it (an
+    /// off-chain row each).
+    async fn sign_and_send(
+        &mut self,
+        answers: Vec<Answer>,
+        input: Bytes,
+        gas: u64,
+        fees: Fees,
+    ) -> Result<Vec<u64>> {
+        let gate = self.gate.gate;
+        let first_id = self.journal.next_id();
+        let ids: Vec<u64> = (first_id..first_id + answers.len() as u64).collect();
         for retry in 0..2 {
             let started = Instant::now();
             let sender = self.sender().await?;
@@ -395,32 +578,42 @@ impl Executor {
             let signed = sender.sign(gate, input.clone(), gas, nonce, fees, U256::ZERO).await?;
             self.submit_times.sign += started.elapsed();
             let started = Instant::now();
-            let sub = Submission {
-                id,
-                market: a.market,
-                nonce,
-                prompt_hash: a.prompt_hash,
-                raw: a.raw.clone(),
-                quote: QuoteSent {
-                    max_price_paid: a.quote.maxPricePaid,
-                    deadline: a.quote.deadline,
-                },
-                gas,
-                first: signed.attempt,
-                read_block: a.read.number,
-                read_time: a.read.time,
-                note: a.note.clone(),
-                attested: a.attested.clone(),
+            let subs: Vec<Submission> = answers
+                .iter()
+                .zip(&ids)
+                .map(|(a, &id)| Submission {
+                    id,
+                    market: a.market,
+                    nonce,
+                    prompt_hash: a.prompt_hash,
+                    raw: a.raw.clone(),
+                    quote: QuoteSent {
+                        max_price_paid: a.quote.maxPricePaid,
+                        deadline: a.quote.deadline,
+                    },
+                    gas,
+                    first: signed.attempt,
+                    read_block: a.read.number,
+                    read_time: a.read.time,
+                    note: a.note.clone(),
+                    attested: a.attested.clone(),
+                })
+                .collect();
+            // On disk before it is sent, in one line and one fsync however many decisions it
+            // carries: a crash from here on leaves pending submissions that a restart follows,
+            // never a decision the keeper does not know it made.
+            let entry = match <[Submission; 1]>::try_from(subs) {
+                Ok([one]) => Entry::Submit(one),
+                Err(subs) => Entry::SubmitBatch { subs },
             };
-            // On disk before it is sent: a crash from here on leaves a pending submission that
-            // a restart follows, never a decision the keeper does not know it made.
-            self.journal.append(Entry::Submit(sub))?;
+            self.journal.append(entry)?;
             self.submit_times.journal += started.elapsed();
-            self.last_sent.insert(id, Instant::now());
+            self.last_sent.insert(first_id, Instant::now());
             let started = Instant::now();
             let sent = self.sender().await?.broadcast(&signed).await;
             self.submit_times.broadcast += started.elapsed();
             self.submit_times.sent += 1;
+            let markets = || answers.iter().map(|a| a.market.to_string()).collect::<Vec<_>>();
             match sent {
                 Ok(()) => {
                     if self.policy.one_at_a_time {
@@ -432,32 +625,40 @@ impl Executor {
                         )
                         .await;
                     }
-                    return Ok(Some(id));
+                    return Ok(ids);
                 }
                 // The node may hold it: pending, followed by settle like any other.
                 Err(BroadcastError::Transport(e)) => {
-                    warn!(market = %a.market, nonce, error = %crate::error_chain(&*e), "send failed in transport; the submission stays pending and is followed");
-                    return Ok(Some(id));
+                    warn!(markets = ?markets(), nonce, error = %crate::error_chain(&*e), "send failed in transport; pending and followed");
+                    return Ok(ids);
                 }
                 Err(BroadcastError::Refused(r)) => {
                     self.sender().await?.give_back(nonce);
-                    self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
+                    self.last_sent.remove(&first_id);
+                    let done = ids.iter().map(|&id| Entry::Done {
+                        id,
+                        outcome: Outcome::NotSent,
+                        tx: None,
+                    });
+                    self.journal.append_all(done.collect())?;
                     if r == Refusal::NonceTooLow && retry == 0 {
                         // Our view of the nonce was stale: resynchronise and sign again.
                         self.resync().await?;
                         continue;
                     }
-                    warn!(market = %a.market, nonce, refusal = %r, "node refused the submission; nothing is in flight");
-                    let why = format!("not sent: the node refused it: {r}");
-                    self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note.clone())?;
+                    warn!(markets = ?markets(), nonce, refusal = %r, "node refused the submission; nothing is in flight");
+                    for a in answers {
+                        let why = format!("not sent: the node refused it: {r}");
+                        self.failed(a.market, Some(a.read), Some(a.prompt_hash), why, a.note)?;
+                    }
                     if !matches!(r, Refusal::NonceTooLow) {
                         self.resync().await?;
                     }
-                    return Ok(None);
+                    return Ok(Vec::new());
                 }
             }
         }
-        Ok(None)
+        Ok(Vec::new())
     }
 
     /// Waits up to `resend_after` for the transactions of `ids` to be mined, and returns the
@@ -470,18 +671,11 @@ impl Executor {
             ids.iter().filter_map(|id| self.journal.get(*id).cloned()).collect();
         let (rpc, gate) = (&self.provider, self.gate.gate);
         while !left.is_empty() {
-            // Every pending one polled at once (bounded), latest attempt first.
-            let polled: Vec<(Tracked, Result<Option<Mined>>)> = stream::iter(left)
-                .map(|t| async move {
-                    let mined = mined(rpc, gate, &t).await;
-                    (t, mined)
-                })
-                .buffer_unordered(self.policy.concurrency.max(1))
-                .collect()
-                .await;
+            // Every pending transaction polled once (bounded), a batch's for all its decisions.
+            let polled = poll_mined(rpc, gate, left, self.policy.concurrency).await?;
             let mut still = Vec::new();
-            for (t, r) in polled {
-                match r? {
+            for (t, m) in polled {
+                match m {
                     Some(Mined::Decision(d)) => {
                         out.push(Submitted { id: t.sub.id, decision: d.id, reason: d.event.reason })
                     }
@@ -555,37 +749,37 @@ impl Executor {
                 0
             }
         };
-        // Receipts of every pending submission not yet in the record, polled at once (bounded).
-        let (rpc, gate, seen) = (&self.provider, self.gate.gate, &recorded);
-        let polled: Vec<(Tracked, Result<Option<Mined>>)> = stream::iter(pending)
-            .map(|t| async move {
-                if t.attempts.iter().any(|a| seen.contains(&a.tx)) {
-                    return (t, Ok(None));
-                }
-                let mined = mined(rpc, gate, &t).await;
-                (t, mined)
-            })
-            .buffered(self.policy.concurrency.max(1))
-            .collect()
-            .await;
-        let mut stuck = Vec::new();
-        for (t, mined) in polled {
-            let mined = mined?;
+        // Those whose decision is in the record are confirmed, in one journal write; the
+        // receipts of the others are polled, once per transaction (bounded).
+        let (seen, rest): (Vec<Tracked>, Vec<Tracked>) =
+            pending.into_iter().partition(|t| t.attempts.iter().any(|a| recorded.contains(&a.tx)));
+        let mut done = Vec::new();
+        for t in seen {
+            let a = t.attempts.iter().find(|a| recorded.contains(&a.tx)).expect("partitioned");
             let id = t.sub.id;
-            if let Some(a) = t.attempts.iter().find(|a| recorded.contains(&a.tx)) {
-                self.journal.append(Entry::Done {
-                    id,
-                    outcome: Outcome::Confirmed,
-                    tx: Some(a.tx),
-                })?;
-                self.last_sent.remove(&id);
-                out.confirmed += 1;
-                continue;
-            }
+            done.push(Entry::Done { id, outcome: Outcome::Confirmed, tx: Some(a.tx) });
+            self.last_sent.remove(&t.tx_group());
+            out.confirmed += 1;
+        }
+        self.journal.append_all(done)?;
+        let polled = poll_mined(&self.provider, self.gate.gate, rest, self.policy.concurrency);
+        let polled = polled.await?;
+        let mut stuck = Vec::new();
+        // Why a batch reverted, replayed once for all its decisions.
+        let mut reverts: HashMap<u64, String> = HashMap::new();
+        for (t, mined) in polled {
+            let id = t.sub.id;
             match mined {
                 Some(m) if m.block() > step.safe.number => out.awaiting_confirmations += 1,
                 Some(Mined::Reverted { tx, block, gas_used }) => {
-                    let why = self.revert_reason(&t.sub, block, gas_used).await;
+                    let why = match reverts.get(&t.tx_group()) {
+                        Some(why) => why.clone(),
+                        None => {
+                            let why = self.revert_reason(&t, block, gas_used).await;
+                            reverts.insert(t.tx_group(), why.clone());
+                            why
+                        }
+                    };
                     warn!(market = %t.sub.market, %tx, block, gas_used, revert = %why, "submission reverted on chain");
                     let row =
                         format!("tx {tx} (nonce {}) reverted in block {block}: {why}", t.sub.nonce);
@@ -628,26 +822,37 @@ impl Executor {
                 None => stuck.push(t),
             }
         }
+        // Per transaction (a batch's decisions share one): whether a node knows it, and whether
+        // this pass has looked at re-sending it.
+        let mut known_of: HashMap<u64, bool> = HashMap::new();
+        let mut looked: HashSet<u64> = HashSet::new();
         for t in stuck {
-            let id = t.sub.id;
-            let mut known = false;
-            for a in &t.attempts {
-                known |= tx::known(&self.provider, a.tx).await?;
-            }
+            let (id, group) = (t.sub.id, t.tx_group());
+            let known = match known_of.get(&group) {
+                Some(&k) => k,
+                None => {
+                    let mut k = false;
+                    for a in &t.attempts {
+                        k |= tx::known(&self.provider, a.tx).await?;
+                    }
+                    known_of.insert(group, k);
+                    k
+                }
+            };
             if (t.reopened || step.rewound_to.is_some()) && !known {
                 // Its decision left the chain with a reorg (confirmed, or mined and not yet
                 // confirmed) and no node holds it: the market is asked again with a fresh read,
                 // and its nonce is free for that. Re-sending it instead would keep the nonce
                 // floor above the gap the reorg opened, and fill the gap with self-transfers.
                 self.journal.append(Entry::Done { id, outcome: Outcome::NotSent, tx: None })?;
-                self.last_sent.remove(&id);
+                self.last_sent.remove(&group);
                 out.abandoned += 1;
                 continue;
             }
-            if !resend {
+            if !resend || !looked.insert(group) {
                 continue;
             }
-            if (!known || self.resend_due(id)) && self.resend(&t).await? {
+            if (!known || self.resend_due(group)) && self.resend(&t).await? {
                 out.resent += 1;
             }
         }
@@ -667,13 +872,32 @@ impl Executor {
         self.last_sent.get(&id).is_none_or(|at| at.elapsed() >= self.policy.resend_after)
     }
 
-    /// Re-signs a pending submission at its own nonce with bumped fees and sends it; the new
-    /// transaction is journalled first. Returns whether it was sent.
+    /// Re-signs a pending submission's transaction (a batch's: all its decisions at once) at
+    /// its own nonce with bumped fees and sends it; the new transaction is journalled first.
+    /// Returns whether it was sent.
     async fn resend(&mut self, t: &Tracked) -> Result<bool> {
-        let input = calldata(&t.sub);
-        let what = "submission";
-        self.resend_at(t.sub.id, t.sub.market, what, input, t.sub.gas, t.sub.nonce, t.latest())
-            .await
+        let input = self.calldata_of(t);
+        let what = if t.batch.is_empty() { "submission" } else { "batch" };
+        let (group, sub) = (t.tx_group(), &t.sub);
+        self.resend_at(group, sub.market, what, input, sub.gas, sub.nonce, t.latest()).await
+    }
+
+    /// The calldata of a submission's transaction, as signed: its own `submitVerdict`, or the
+    /// `submitVerdicts` of every decision of its batch, in order.
+    fn calldata_of(&self, t: &Tracked) -> Bytes {
+        if t.batch.is_empty() {
+            return calldata(&t.sub);
+        }
+        let elements = t
+            .batch
+            .iter()
+            .filter_map(|id| self.journal.get(*id))
+            .map(|m| {
+                let s = &m.sub;
+                tx::batch_element(s.market, &s.raw, s.prompt_hash, s.read_block, &quote_sent(s))
+            })
+            .collect();
+        tx::submit_batch_calldata(elements)
     }
 
     /// Re-signs journal id `id` at `nonce` with fees bumped over `last`, journals the new
@@ -736,14 +960,14 @@ impl Executor {
 
     /// Why a submission mined in `block` reverted: replayed with its own gas limit on that
     /// block's state, decoded ([`tx::replay_revert`]).
-    async fn revert_reason(&self, sub: &Submission, block: u64, gas_used: u64) -> String {
-        let input = calldata(sub);
+    async fn revert_reason(&self, t: &Tracked, block: u64, gas_used: u64) -> String {
+        let input = self.calldata_of(t);
         tx::replay_revert(
             &self.provider,
             self.keeper,
             self.gate.gate,
             &input,
-            sub.gas,
+            t.sub.gas,
             block,
             gas_used,
         )
@@ -940,11 +1164,15 @@ impl Executor {
     }
 }
 
-/// A submission's calldata, as signed.
+/// The quote a submission was sent with.
+fn quote_sent(sub: &Submission) -> Quote {
+    Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline }
+}
+
+/// A single submission's calldata, as signed.
 fn calldata(sub: &Submission) -> Bytes {
-    let quote = Quote { maxPricePaid: sub.quote.max_price_paid, deadline: sub.quote.deadline };
     let at = sub.attested.as_ref();
-    submit_call(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote, at).0
+    submit_call(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote_sent(sub), at).0
 }
 
 /// One submission's call: its data, the entry point's name, and the most gas it is signed
@@ -980,13 +1208,46 @@ fn submit_call(
     }
 }
 
-/// The receipt of whichever of a submission's transactions was mined (latest attempt first),
-/// decoded; `None` while none is.
-async fn mined(rpc: &DynProvider, gate: Address, t: &Tracked) -> Result<Option<Mined>> {
+/// The receipt of whichever of a submission's transactions was mined (latest attempt first);
+/// `None` while none is.
+async fn mined_receipt(rpc: &DynProvider, t: &Tracked) -> Result<Option<TransactionReceipt>> {
     for a in t.attempts.iter().rev() {
         if let Some(r) = tx::receipt(rpc, a.tx).await? {
-            return Ok(Some(tx::decode_receipt(gate, &r)));
+            return Ok(Some(r));
         }
     }
     Ok(None)
+}
+
+/// What the chain says of each of `tracked`: their transactions' receipts polled once each (a
+/// batch's decisions share one), `concurrency` at a time, and decoded for each decision's
+/// market; `None` while its transaction is not mined.
+async fn poll_mined(
+    rpc: &DynProvider,
+    gate: Address,
+    tracked: Vec<Tracked>,
+    concurrency: usize,
+) -> Result<Vec<(Tracked, Option<Mined>)>> {
+    let mut groups: std::collections::BTreeMap<u64, Vec<Tracked>> = Default::default();
+    for t in tracked {
+        groups.entry(t.tx_group()).or_default().push(t);
+    }
+    let polled: Vec<(Vec<Tracked>, Result<Option<TransactionReceipt>>)> =
+        stream::iter(groups.into_values())
+            .map(|g| async move {
+                let r = mined_receipt(rpc, &g[0]).await;
+                (g, r)
+            })
+            .buffered(concurrency.max(1))
+            .collect()
+            .await;
+    let mut out = Vec::new();
+    for (group, receipt) in polled {
+        let receipt = receipt?;
+        for t in group {
+            let m = receipt.as_ref().map(|r| tx::decode_receipt(gate, t.sub.market, r));
+            out.push((t, m));
+        }
+    }
+    Ok(out)
 }

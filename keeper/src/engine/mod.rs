@@ -50,7 +50,7 @@ use crate::{
     chain::journal,
     chain::reads,
     domain::config::QuotePolicy,
-    domain::decision::{BlockRef, ChainRecord, Submitted},
+    domain::decision::{Answer, BlockRef, ChainRecord, Submitted},
     inference as model,
     inference::Model,
     record,
@@ -102,6 +102,16 @@ impl RunError {
 }
 
 pub type Result<T> = std::result::Result<T, RunError>;
+
+/// The most decisions one `submitVerdicts` transaction carries by default. A hundred ABSTAINs
+/// use about 1.5M gas (`make bench-batch`), far under any block's limit; a batch that would
+/// not fit half the block gas limit is halved until it does.
+pub const DEFAULT_BATCH_MAX: usize = 100;
+
+/// How long an answer is held by default for others to join its batch. The builtin rules
+/// answer a whole cycle within it; the bundled model, answering about one ask a second per
+/// slot, sends its answers about as they come, so a quote's deadline is not spent waiting.
+pub const DEFAULT_BATCH_WINDOW: Duration = Duration::from_millis(250);
 
 /// The gate an engine works for, and where its history starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +234,8 @@ impl Engine {
             panel: None,
             resend_after: Duration::from_secs(30),
             one_at_a_time: false,
+            batch_max: DEFAULT_BATCH_MAX,
+            batch_window: DEFAULT_BATCH_WINDOW,
         }
     }
 
@@ -354,12 +366,38 @@ impl Engine {
         let asked = books.len();
         let mut asks = strategy.asks(scenario, cancel);
         asks.send(books, step.head, send_time);
+        // Answers are held for up to the batch window from the first one held (or until
+        // `batch_max` are), then sent together.
+        let (window, batch_max) = executor.batching();
         let mut ids = Vec::new();
-        while let Some(done) = asks.next().await {
+        let mut held: Vec<Answer> = Vec::new();
+        let mut since: Option<Instant> = None;
+        loop {
+            let next = match since {
+                Some(t0) if window != Duration::MAX => {
+                    // Held answers go out when the window closes, answered or not.
+                    let left = window.saturating_sub(t0.elapsed());
+                    match tokio::time::timeout(left, asks.next()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            since = None;
+                            ids.extend(executor.submit_batch(std::mem::take(&mut held)).await?);
+                            continue;
+                        }
+                    }
+                }
+                _ => asks.next().await,
+            };
+            let Some(done) = next else { break };
             match done {
                 Some(Ok(answer)) => {
                     strategy.answered(answer.market);
-                    ids.extend(executor.submit(answer).await?);
+                    held.push(answer);
+                    since.get_or_insert_with(Instant::now);
+                    if held.len() >= batch_max || window.is_zero() {
+                        since = None;
+                        ids.extend(executor.submit_batch(std::mem::take(&mut held)).await?);
+                    }
                 }
                 Some(Err(u)) => executor.offchain([strategy.unanswered(
                     u,
@@ -382,6 +420,7 @@ impl Engine {
             }
         }
         drop(asks);
+        ids.extend(executor.submit_batch(held).await?);
         mark(&mut times.ask_and_submit);
         // Settled: this cycle's transactions, decoded from their own receipts.
         let mined = executor.await_mined(&ids).await?;
@@ -443,6 +482,8 @@ pub struct EngineBuilder {
     panel: Option<model::attestors::Panel>,
     resend_after: Duration,
     one_at_a_time: bool,
+    batch_max: usize,
+    batch_window: Duration,
 }
 
 impl EngineBuilder {
@@ -514,6 +555,22 @@ impl EngineBuilder {
         self
     }
 
+    /// The most decisions one `submitVerdicts` transaction carries (1: one transaction per
+    /// answer); default [`DEFAULT_BATCH_MAX`].
+    pub fn batch_max(mut self, n: usize) -> Self {
+        self.batch_max = n.max(1);
+        self
+    }
+
+    /// How long an answer is held for others to join its batch; default
+    /// [`DEFAULT_BATCH_WINDOW`]. Zero sends each answer as it arrives (what a cycle has left at
+    /// its end still goes together), [`Duration::MAX`] holds every answer of a cycle for one
+    /// send at its end (the demo's: its batches then do not depend on timing).
+    pub fn batch_window(mut self, window: Duration) -> Self {
+        self.batch_window = window;
+        self
+    }
+
     /// Who answers (default: the builtin rules); [`Engine::set_model`] changes it later.
     pub fn model(mut self, model: Model) -> Self {
         self.model = model;
@@ -573,6 +630,8 @@ impl EngineBuilder {
             concurrency: self.concurrency,
             one_at_a_time: self.one_at_a_time,
             read_window,
+            batch_max: self.batch_max,
+            batch_window: self.batch_window,
         };
         if let Some(saved) = resume {
             collector.resume(saved)?;

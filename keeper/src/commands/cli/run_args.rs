@@ -181,6 +181,15 @@ pub struct RunArgs {
     /// nonce with bumped fees.
     #[arg(long, default_value_t = 30, env = "KEEPER_RESEND_AFTER_SECS")]
     pub resend_after_secs: u64,
+    /// The most decisions sent in one `submitVerdicts` transaction (1: one transaction per
+    /// answer). A relayed gate's answers that arrive within --batch-window-ms of each other go
+    /// out together, as many as fit half the block gas limit.
+    #[arg(long, default_value_t = crate::engine::DEFAULT_BATCH_MAX, env = "KEEPER_BATCH_MAX")]
+    pub batch_max: usize,
+    /// Milliseconds an answer is held for others to join its batch (0: each is sent as it
+    /// arrives).
+    #[arg(long, default_value_t = crate::engine::DEFAULT_BATCH_WINDOW.as_millis() as u64, env = "KEEPER_BATCH_WINDOW_MS")]
+    pub batch_window_ms: u64,
     /// Give up (exit non-zero, every row on disk) when the node stays unreachable this many
     /// seconds; without it an outage is waited out with a bounded backoff.
     #[arg(long, env = "KEEPER_MAX_OUTAGE_SECS")]
@@ -214,6 +223,9 @@ impl RunArgs {
         if self.verdict_ttl_secs == 0 {
             return Err(ConfigError::ZeroVerdictTtl);
         }
+        if self.batch_max == 0 {
+            return Err(ConfigError::ZeroBatchMax);
+        }
         Ok(RunConfig {
             chain,
             keystore: self.key.keystore.clone(),
@@ -231,6 +243,8 @@ impl RunArgs {
             results: self.results.as_deref().map(from_cwd),
             confirmations: self.confirmations.confirmations,
             resend_after: Duration::from_secs(self.resend_after_secs.max(1)),
+            batch_max: self.batch_max,
+            batch_window: Duration::from_millis(self.batch_window_ms),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
             gate: self.gate.gate,
             attestors: self.attestors.iter().filter(|u| !u.trim().is_empty()).cloned().collect(),
