@@ -579,8 +579,9 @@ async fn report_reads_to_the_depth_run_writes_and_keeps_the_journals_labels() {
     // Three markets the builtin model answers ABSTAIN on (only an ask at 0.52): rows that are
     // final once confirmed.
     common::abstain_markets(&w, 3).await;
-    // Journalled (resume), as `keeper run` always is.
-    let b = w.keeper(Some(dir.path().to_path_buf())).confirmations(2).resume();
+    // Journalled (resume), as `keeper run` always is; one transaction per answer, so the three
+    // decisions land in three blocks.
+    let b = w.keeper(Some(dir.path().to_path_buf())).confirmations(2).resume().batch_max(1);
     let mut k = b.build().unwrap();
     assert_eq!(common::builtin_cycle(&mut k).await.submitted, 3);
     drop(k);

@@ -209,6 +209,11 @@ pub struct BenchArgs {
     /// its book reads) and print it; the output file is left as it is.
     #[arg(long, conflicts_with = "attested_only")]
     pub cycle_only: bool,
+    /// Run only the throughput section (the mixed workload at --markets and at --rss-markets
+    /// markets, keeper against pre-built batches) and print it; the output file is left as it
+    /// is.
+    #[arg(long, conflicts_with_all = ["attested_only", "cycle_only"])]
+    pub throughput_only: bool,
     /// With --cycle-only: anvil keeps every state instead of only the latest
     /// (`--prune-history`, the default), to tell anvil's cost per block from the keeper's.
     #[arg(long, requires = "cycle_only")]

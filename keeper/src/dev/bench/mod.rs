@@ -299,6 +299,8 @@ pub struct BenchConfig {
     pub attested_only: bool,
     /// Only the one-cycle section, printed, not written.
     pub cycle_only: bool,
+    /// Only the throughput section, printed, not written.
+    pub throughput_only: bool,
     /// The one-cycle section's anvil keeps every state (issue 37: anvil's pruned mode slows as
     /// its state grows, `script/anvil-growth.py`).
     pub full_history: bool,
@@ -316,6 +318,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             out: a.out.clone(),
             attested_only: a.attested_only,
             cycle_only: a.cycle_only,
+            throughput_only: a.throughput_only,
             full_history: a.full_history,
         }
     }
@@ -357,6 +360,19 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         print!("{md}");
         return Ok(());
     }
+    if args.throughput_only {
+        let tps = throughput::at_sizes(
+            &anvil_bin,
+            &artifacts,
+            &[args.markets, args.rss_markets],
+            tmp.path(),
+        )
+        .await?;
+        let mut md = String::new();
+        throughput::write_throughput(&mut md, &tps);
+        print!("{md}");
+        return Ok(());
+    }
     eprintln!("bench: gas figures from receipts");
     let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
     let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
@@ -364,15 +380,8 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
     w.stop().await;
     let gas = gas?;
 
-    eprintln!("bench: throughput on the mixed workload, {} markets", args.markets);
-    let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
-    let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
-    let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &prune).await?;
-    let wk = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
-    let tp = throughput::throughput(&w, &wk, args.markets, &tmp.path().join("tp")).await;
-    w.stop().await;
-    wk.stop().await;
-    let tp = tp?;
+    let sizes = [args.markets, args.rss_markets];
+    let tp = throughput::at_sizes(&anvil_bin, &artifacts, &sizes, tmp.path()).await?;
 
     eprintln!("bench: the attested mode, {} markets", ATTESTED_MARKETS);
     let anvil = crate::kit::anvil::Anvil::start(&anvil_bin, None, &recent).await?;

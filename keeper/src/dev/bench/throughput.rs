@@ -1,5 +1,5 @@
 //! The keeper's throughput on a mixed workload against a baseline of the same answers sent
-//! as pre-built signed transactions back to back.
+//! as pre-built signed `submitVerdicts` batches back to back, at two sizes.
 
 use super::*;
 
@@ -140,29 +140,35 @@ pub(super) async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> R
         markets.iter().zip(&answers).map(|(m, raw)| (*m, raw.as_str())).collect();
     let quotes = keeper_quotes(w, &asks).await?;
     let read_block = p.get_block_number().await.map_err(rpc_err("reading the block number"))?;
-    let mut raw_txs = Vec::with_capacity(n);
-    for (i, ((m, raw), quote)) in asks.into_iter().zip(quotes).enumerate() {
-        let data = IRiskGate::submitVerdictCall {
-            market: m,
-            raw: raw.to_string(),
-            promptHash: B256::ZERO,
-            readBlock: read_block,
-            quote,
-        }
-        .abi_encode();
+    // Batches as the keeper makes them: `DEFAULT_BATCH_MAX` answers each, in order, signed
+    // with their pending-state estimate plus the keeper's margin.
+    let elements: Vec<IRiskGate::Submission> = asks
+        .into_iter()
+        .zip(quotes)
+        .map(|((m, raw), quote)| sender::batch_element(m, raw, B256::ZERO, read_block, &quote))
+        .collect();
+    let mut raw_txs = Vec::new();
+    for (i, batch) in elements.chunks(crate::engine::DEFAULT_BATCH_MAX).enumerate() {
+        let cap = sender::submit_batch_gas_cap(batch.iter().map(|e| e.raw.as_str()));
+        let data = sender::submit_batch_calldata(batch.to_vec());
+        let est = sender::estimate(p, "submitVerdicts", w.keeper_addr, w.deployment.gate, &data)
+            .await
+            .map_err(|e| BenchError::Fees(Box::new(e)))?;
+        let gas = sender::gas_with_margin("submitVerdicts", est, cap)
+            .map_err(|e| BenchError::Fees(Box::new(e)))?;
         let tx = TransactionRequest::default()
             .with_to(w.deployment.gate)
-            .with_input(Bytes::from(data))
+            .with_input(data)
             .with_nonce(nonce + i as u64)
             .with_chain_id(chain_id)
-            .with_gas_limit(sender::submit_gas_cap(raw))
+            .with_gas_limit(gas)
             .with_max_fee_per_gas(fees.max_fee_per_gas)
             .with_max_priority_fee_per_gas(fees.max_priority_fee_per_gas);
         let env = tx.build(&wallet).await.map_err(|e| BenchError::Sign(Box::new(e)))?;
         raw_txs.push(alloy::eips::eip2718::Encodable2718::encoded_2718(&env));
     }
     let first = head(w).await?.number + 1;
-    eprintln!("bench:   baseline, {n} pre-signed transactions");
+    eprintln!("bench:   baseline, {n} decisions in {} pre-signed batches", raw_txs.len());
     let t = Instant::now();
     let mut hashes = Vec::with_capacity(n);
     for raw in &raw_txs {
@@ -208,21 +214,75 @@ pub(super) async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> R
     Ok(Throughput { n, keeper_secs, baseline_secs, keeper_counts, baseline_counts })
 }
 
-/// The report's section on throughput.
-pub(super) fn write_throughput(md: &mut String, tp: &Throughput) {
-    let keeper_rate = tp.n as f64 / tp.keeper_secs;
-    let base_rate = tp.n as f64 / tp.baseline_secs;
-    let ratio = keeper_rate / base_rate;
-    let _ = writeln!(md, "## Throughput on a mixed workload ({} markets)\n", tp.n);
-    let [pass, band, abstain, invalid] = tp.keeper_counts;
-    let _ = writeln!(md, "Every market has the same book (one ask at 0.40, one bid at 0.02) and the model (a replay) answers `BUY_UP`, `BUY_DOWN`, `ABSTAIN` and `{MIX_GARBAGE}` in turn, so the gate publishes PASS (0), a book-reading refusal (DOWN would cost 1 − 0.02 = 0.98, above the 0.95 band: reason 5), reason 1 and reason 11 in equal parts. The baseline and the keeper each run on a fresh anvil with the same deployment, so neither pays for the other's history. Read back from the chain's `Decision` events, each checked against its answer: keeper {pass} / {band} / {abstain} / {invalid}, baseline {} / {} / {} / {} (PASS / 5 / 1 / 11).\n", tp.baseline_counts[0], tp.baseline_counts[1], tp.baseline_counts[2], tp.baseline_counts[3]);
-    let _ =
-        writeln!(md, "| run | decisions | seconds | decisions/s |\n| --- | ---: | ---: | ---: |");
-    let _ = writeln!(md, "| keeper cycle (discover, read books, render, model, quote, submit, receipts, decode, write results) | {} | {:.3} | {:.1} |", tp.n, tp.keeper_secs, keeper_rate);
-    let _ = writeln!(md, "| baseline: the same answers as pre-built signed submitVerdict txs (same books, the keeper's quotes) sent back to back, then receipts ({RECEIPT_CONCURRENCY} polls in flight, as the keeper) | {} | {:.3} | {:.1} |", tp.n, tp.baseline_secs, base_rate);
+/// [`throughput`] at each of `sizes`, each on two fresh anvils (pruned) deployed alike.
+pub(super) async fn at_sizes(
+    anvil_bin: &Path,
+    artifacts: &compile::Artifacts,
+    sizes: &[usize],
+    tmp: &Path,
+) -> Result<Vec<Throughput>> {
+    let prune = ["--prune-history".to_string()];
+    let mut out = Vec::new();
+    for &n in sizes {
+        eprintln!("bench: throughput on the mixed workload, {n} markets");
+        let anvil = crate::kit::anvil::Anvil::start(anvil_bin, None, &prune).await?;
+        let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+        let anvil = crate::kit::anvil::Anvil::start(anvil_bin, None, &prune).await?;
+        let wk = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
+        let tp = throughput(&w, &wk, n, &tmp.join(format!("tp-{n}"))).await;
+        w.stop().await;
+        wk.stop().await;
+        out.push(tp?);
+    }
+    Ok(out)
+}
+
+/// The report's section on throughput: each size's keeper and baseline, their ratio, and how
+/// the keeper's rate changes from the smallest size to the largest.
+pub(super) fn write_throughput(md: &mut String, tps: &[Throughput]) {
+    let sizes: Vec<String> = tps.iter().map(|t| t.n.to_string()).collect();
+    let _ = writeln!(md, "## Throughput on a mixed workload ({} markets)\n", sizes.join(" and "));
+    let _ = writeln!(md, "Every market has the same book (one ask at 0.40, one bid at 0.02) and the model (a replay) answers `BUY_UP`, `BUY_DOWN`, `ABSTAIN` and `{MIX_GARBAGE}` in turn, so the gate publishes PASS (0), a book-reading refusal (DOWN would cost 1 − 0.02 = 0.98, above the 0.95 band: reason 5), reason 1 and reason 11 in equal parts. Each size runs the baseline and the keeper on two fresh anvils with the same deployment, so neither pays for the other's history. Every decision is read back from the chain's `Decision` events and checked against its answer.\n");
+    let _ = writeln!(md, "The keeper runs one cycle (discover, read books, render, model, quote, submit in `submitVerdicts` batches of up to {} answers sized by their gas estimates, receipts, decode, write results). The baseline sends the same answers (same books, the keeper's quotes) as pre-built signed `submitVerdicts` transactions of {} each, signed at their estimates plus the keeper's margin, back to back, then awaits the receipts ({RECEIPT_CONCURRENCY} polls in flight, as the keeper).\n", crate::engine::DEFAULT_BATCH_MAX, crate::engine::DEFAULT_BATCH_MAX);
     let _ = writeln!(
         md,
-        "\nRatio keeper/baseline: **{ratio:.2}** (target >= 0.90: {}).\n",
-        verdict(ratio >= 0.9)
+        "| markets | keeper s | keeper decisions/s | baseline s | baseline decisions/s | keeper ÷ baseline | target ≥ 0.90 |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     );
+    for tp in tps {
+        let keeper_rate = tp.n as f64 / tp.keeper_secs;
+        let base_rate = tp.n as f64 / tp.baseline_secs;
+        let ratio = keeper_rate / base_rate;
+        let _ = writeln!(
+            md,
+            "| {} | {:.3} | {:.1} | {:.3} | {:.1} | **{ratio:.2}** | {} |",
+            tp.n,
+            tp.keeper_secs,
+            keeper_rate,
+            tp.baseline_secs,
+            base_rate,
+            verdict(ratio >= 0.9)
+        );
+    }
+    if let (Some(small), Some(big)) = (tps.first(), tps.last()) {
+        if big.n > small.n {
+            let rate = |t: &Throughput| t.n as f64 / t.keeper_secs;
+            let fall = 1.0 - rate(big) / rate(small);
+            let _ = writeln!(
+                md,
+                "\nThe keeper's decisions per second from {} to {} markets: {:.1} → {:.1}, a fall of **{:.0} %** (target ≤ 20 %: {}; a negative fall is a rise).",
+                small.n,
+                big.n,
+                rate(small),
+                rate(big),
+                fall * 100.0,
+                verdict(fall <= 0.2)
+            );
+        }
+    }
+    for tp in tps {
+        let [pass, band, abstain, invalid] = tp.keeper_counts;
+        let b = tp.baseline_counts;
+        let _ = writeln!(md, "\n{} markets, decisions by reason (PASS / 5 / 1 / 11): keeper {pass} / {band} / {abstain} / {invalid}, baseline {} / {} / {} / {}.", tp.n, b[0], b[1], b[2], b[3]);
+    }
+    let _ = writeln!(md);
 }
