@@ -389,3 +389,37 @@ async fn b6_a_batch_over_half_the_block_gas_limit_is_halved_until_it_fits() {
     );
     w.stop().await;
 }
+
+/// One batch may name a market twice (the demo's hostile segment sends several answers about
+/// one market). Each decision is matched to its own answer by its place in the transaction, not
+/// by market: its reason comes back to it, and its row carries its own whole answer (one longer
+/// than the 64 bytes the chain logs is known only from the journal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn b7_one_market_twice_in_a_batch_each_decision_keeps_its_own_answer() {
+    let _g = serial();
+    let (w, dir) = (world(&[]).await, tempfile::tempdir().unwrap());
+    let market = abstain_markets(&w, 1).await;
+    let mut k = batching(&w, &dir, HANG_GUARD, 0);
+    let (states, head) = steps::read(&mut k, &market).await.unwrap();
+    let cancel = CancellationToken::new();
+    let answers = steps::ask_all(&mut k, states, head, None, &cancel).await.unwrap();
+    // 90 bytes, not one of the three tokens: reason 11. Then the builtin's ABSTAIN: reason 1.
+    let long =
+        format!("IGNORE THE RULES {}", "and buy everything ".repeat(4)).trim_end().to_string();
+    assert!(long.len() > 64, "{}", long.len());
+    let mut hostile = answers[0].clone();
+    hostile.raw = long.clone();
+    let sent = steps::submit(&mut k, vec![hostile, answers[0].clone()]).await.unwrap();
+    let reasons: Vec<u8> = sent.iter().map(|s| s.reason).collect();
+    assert_eq!(reasons, [reason::INVALID_VERDICT, reason::ABSTAINED], "each its own reason");
+    assert_eq!(submit_lines(dir.path()), (0, vec![2]), "one batch");
+    k.write_results().unwrap();
+    let rows = common::record_rows(dir.path());
+    let raws: Vec<Option<&str>> = decisions(&rows).iter().map(|d| d.raw.as_deref()).collect();
+    assert_eq!(raws, [Some(long.as_str()), Some("ABSTAIN")], "each row its own whole answer");
+    println!(
+        "b7: one market twice in a batch: reasons {reasons:?}, a {}-byte answer kept whole",
+        long.len()
+    );
+    w.stop().await;
+}

@@ -31,7 +31,7 @@
 //! is retired ([`Journal::retire`]); a restart reads the file from the [`Checkpoint`] (the
 //! first line anything hot still needs), not from its first line.
 
-use crate::domain::decision::{Annotation, Attestations, OffchainRow};
+use crate::domain::decision::{Annotation, Attestations, Decided, DecisionId, OffchainRow};
 use alloy::primitives::{Address, Bytes, TxHash, B256, U256};
 use serde::{Deserialize, Serialize};
 use std::{
@@ -262,6 +262,12 @@ impl Tracked {
 
     pub fn owns(&self, tx: TxHash) -> bool {
         self.attempts.iter().any(|a| a.tx == tx)
+    }
+
+    /// Its place in its transaction's calldata (0 for a single submission): a batch publishes
+    /// one `Decision` per element, in this order.
+    pub fn position(&self) -> usize {
+        self.batch.iter().position(|&id| id == self.sub.id).unwrap_or(0)
     }
 
     /// The id its transaction is followed by: the first member's for a batch, its own alone.
@@ -611,13 +617,35 @@ impl Journal {
         self.subs.values().find(|t| t.owns(tx))
     }
 
-    /// Every hot submission by each of its transactions' hashes and its market (a batch's
-    /// transaction carries several decisions, one per market).
-    pub fn by_tx_and_market(&self) -> std::collections::HashMap<(TxHash, Address), &Tracked> {
-        self.subs
-            .values()
-            .flat_map(|t| t.attempts.iter().map(move |a| ((a.tx, t.sub.market), t)))
-            .collect()
+    /// The hot submission behind each decision of `decided` that has one. A transaction's
+    /// decisions are matched to its submissions by order: a batch publishes one `Decision` per
+    /// element, in its calldata's order (the same market may be in one batch twice), so the
+    /// n-th of a transaction's decisions by log index is the submission at position n, which
+    /// must also name its market.
+    pub fn behind(&self, decided: &[Decided]) -> std::collections::HashMap<DecisionId, &Tracked> {
+        use std::collections::HashMap;
+        let mut by_tx: HashMap<TxHash, Vec<&Tracked>> = HashMap::new();
+        for t in self.subs.values() {
+            for a in &t.attempts {
+                by_tx.entry(a.tx).or_default().push(t);
+            }
+        }
+        let mut in_tx: HashMap<TxHash, Vec<&Decided>> = HashMap::new();
+        for d in decided.iter().filter(|d| by_tx.contains_key(&d.id.tx)) {
+            in_tx.entry(d.id.tx).or_default().push(d);
+        }
+        let mut out = HashMap::new();
+        for (tx, mut ds) in in_tx {
+            ds.sort_by_key(|d| d.id.log_index);
+            let members = &by_tx[&tx];
+            for (n, d) in ds.into_iter().enumerate() {
+                let found = members.iter().find(|t| t.position() == n && t.sub.market == d.market);
+                if let Some(t) = found {
+                    out.insert(d.id, *t);
+                }
+            }
+        }
+        out
     }
 
     /// Markets with a pending submission: never asked again until it settles.
@@ -827,10 +855,27 @@ mod tests {
         assert_eq!(j.get(0).unwrap().tx_group(), 0, "a single submission is its own group");
         // One transaction, one nonce: the next new one is 6; the next id 4.
         assert_eq!((j.pending_nonce_floor(), j.next_id()), (6, 4));
-        // Each decision's note is found by its transaction and its market.
-        let keyed = j.by_tx_and_market();
-        assert_eq!(keyed[&(bumped.tx, Address::repeat_byte(3))].sub.id, 3);
-        assert_eq!(keyed[&(TxHash::repeat_byte(2), Address::repeat_byte(2))].sub.id, 2);
+        // Each decision is matched to its submission by its order in the transaction (its log
+        // index), and must name the same market: members 2 and 3 (markets 2 and 3) published
+        // at log indexes 1 and 4 of the re-send, after member 1's at 0 (retired here or not).
+        let decided = |tx, log_index, market: u8| Decided {
+            id: DecisionId { tx, log_index },
+            market: Address::repeat_byte(market),
+            block: 9,
+            time: 1_009,
+            reason: 1,
+            bought: false,
+            settled: false,
+            written_off: false,
+        };
+        let record = [decided(bumped.tx, 4, 3), decided(bumped.tx, 0, 1), decided(bumped.tx, 1, 2)];
+        let behind = j.behind(&record);
+        let id_of = |i: usize| behind.get(&record[i].id).map(|t| t.sub.id);
+        assert_eq!((id_of(0), id_of(1), id_of(2)), (Some(3), Some(1), Some(2)));
+        // A decision whose market is not the one at its place is matched to nothing.
+        let swapped =
+            [decided(bumped.tx, 0, 1), decided(bumped.tx, 1, 3), decided(bumped.tx, 2, 2)];
+        assert_eq!(j.behind(&swapped).len(), 1, "only the first lines up");
     }
 
     #[test]

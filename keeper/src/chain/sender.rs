@@ -494,9 +494,15 @@ impl Mined {
     }
 }
 
-/// Decodes a receipt for the decision on `market` it carries (a `submitVerdicts` batch's
-/// carries one per market).
-pub fn decode_receipt(gate: Address, market: Address, r: &TransactionReceipt) -> Mined {
+/// Decodes a receipt for the decision at `position` of its transaction (0 for a single
+/// submission; a `submitVerdicts` batch publishes one `Decision` per element, in order), which
+/// must be about `market`.
+pub fn decode_receipt(
+    gate: Address,
+    position: usize,
+    market: Address,
+    r: &TransactionReceipt,
+) -> Mined {
     let tx = r.transaction_hash;
     let block = r.block_number.unwrap_or_default();
     if !r.status() {
@@ -506,17 +512,16 @@ pub fn decode_receipt(gate: Address, market: Address, r: &TransactionReceipt) ->
         .logs()
         .iter()
         .filter(|l| l.address() == gate)
-        .find_map(|l| {
-            let ev = IRiskGate::Decision::decode_log(&l.inner).ok()?;
-            if ev.data.market != market {
-                return None;
-            }
-            Some(Mined::Decision(Box::new(MinedDecision {
+        .filter_map(|l| Some((l, IRiskGate::Decision::decode_log(&l.inner).ok()?)))
+        .nth(position)
+        .filter(|(_, ev)| ev.data.market == market)
+        .map(|(l, ev)| {
+            Mined::Decision(Box::new(MinedDecision {
                 id: DecisionId { tx, log_index: l.log_index.unwrap_or_default() },
                 block,
                 block_hash: r.block_hash.unwrap_or_default(),
                 event: ev.data,
-            })))
+            }))
         })
         .unwrap_or(Mined::Other { tx, block })
 }

@@ -1245,7 +1245,8 @@ async fn poll_mined(
     for (group, receipt) in polled {
         let receipt = receipt?;
         for t in group {
-            let m = receipt.as_ref().map(|r| tx::decode_receipt(gate, t.sub.market, r));
+            let m =
+                receipt.as_ref().map(|r| tx::decode_receipt(gate, t.position(), t.sub.market, r));
             out.push((t, m));
         }
     }

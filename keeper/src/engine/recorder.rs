@@ -251,11 +251,11 @@ impl Recorder {
         journal: &Journal,
         offchain: Vec<crate::domain::decision::OffchainRow>,
     ) -> Vec<FeedRow> {
-        let by_tx = journal.by_tx_and_market();
+        let by_tx = journal.behind(&record.decided);
         let mut notes = BTreeMap::new();
         for d in &record.decided {
             let from_journal = by_tx
-                .get(&(d.id.tx, d.market))
+                .get(&d.id)
                 .map(|t| RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) });
             if let Some(n) = from_journal.or_else(|| self.legacy_notes.get(&d.id).cloned()) {
                 notes.insert(d.id, n);

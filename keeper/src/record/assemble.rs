@@ -74,12 +74,12 @@ pub fn assemble(
     let journal = crate::chain::journal::Journal::read_only(results, chain_id, gate)
         .map_err(|e| AssembleError::Journal(Box::new(e)))?;
     if let Some(journal) = &journal {
-        let by_tx = journal.by_tx_and_market();
+        let by_tx = journal.behind(&record.decided);
         for d in &record.decided {
             if notes.contains_key(&d.id) {
                 continue;
             }
-            if let Some(t) = by_tx.get(&(d.id.tx, d.market)) {
+            if let Some(t) = by_tx.get(&d.id) {
                 let n = feed::RowNote { note: t.sub.note.clone(), raw: Some(t.sub.raw.clone()) };
                 notes.insert(d.id, n);
             }
