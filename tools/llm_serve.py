@@ -4,6 +4,7 @@ xllamacpp wheel, tools/llm.lock) on a loopback address, serving one GGUF file.
 
     .toolchain/llm/venv/bin/python tools/llm_serve.py --model PATH --port N \
         [--threads 2] [--parallel 1] [--ctx 2048] [--seed 1] [--host 127.0.0.1]
+        [--cont-batching on|off]
 
 - Loopback only: a --host that is not a loopback IP address is refused.
 - --port 0 lets the server bind a free port itself; the ready line names the one it bound.
@@ -76,6 +77,12 @@ def main():
     parser.add_argument("--ctx", type=positive, default=2048, help="context per slot, tokens")
     parser.add_argument("--seed", type=int, default=1, help="default sampling seed")
     parser.add_argument("--host", default="127.0.0.1", help="a loopback IP address")
+    parser.add_argument(
+        "--cont-batching",
+        choices=["on", "off"],
+        default="on",
+        help="decode the slots' requests together (llama.cpp's continuous batching)",
+    )
     args = parser.parse_args()
 
     die_with_parent()
@@ -101,6 +108,7 @@ def main():
     params.port = args.port
     params.n_ctx = args.ctx * args.parallel
     params.n_parallel = args.parallel
+    params.cont_batching = args.cont_batching == "on"
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.sampling.seed = args.seed

@@ -184,6 +184,9 @@ pub struct LlmOptions {
     pub threads: u32,
     /// Request slots answered at the same time.
     pub parallel: u32,
+    /// Whether the server decodes its slots' requests together (llama.cpp's continuous
+    /// batching, on by default); off, it finishes one slot's step before the next's.
+    pub cont_batching: bool,
     /// Context per slot, in tokens (prompt and answer).
     pub ctx: u32,
     /// The sampling seed for requests that give none.
@@ -203,6 +206,7 @@ impl LlmOptions {
             model: bundled_path(root, &model),
             threads: 2,
             parallel: 1,
+            cont_batching: true,
             ctx: 2048,
             seed: 1,
             port: 0,
@@ -293,6 +297,7 @@ impl LlmServer {
             .args(["--port", &options.port.to_string(), "--host", "127.0.0.1"])
             .args(["--threads", &options.threads.to_string()])
             .args(["--parallel", &options.parallel.to_string()])
+            .args(["--cont-batching", if options.cont_batching { "on" } else { "off" }])
             .args(["--ctx", &options.ctx.to_string()])
             .args(["--seed", &options.seed.to_string()])
             .stdin(Stdio::null())

@@ -386,6 +386,10 @@ struct Summary {
     attacks: String,
 }
 
+/// The demo's model server answers one ask at a time: with several slots, which answer is
+/// decoded beside which would depend on timing, and the record must not.
+pub(crate) const ONE_SLOT: Option<u32> = Some(1);
+
 async fn scenarios(
     w: &World,
     root: &Path,
@@ -777,9 +781,14 @@ async fn real_model(
         kit::bindings::reason,
     };
     p.step("real model: starting the bundled SmolLM2-135M-Instruct (llama.cpp on 127.0.0.1)");
-    let (client, server) =
-        OpenAiClient::bundled(root, std::time::Duration::from_secs(120), bundled_options(), None)
-            .await?;
+    let (client, server) = OpenAiClient::bundled(
+        root,
+        std::time::Duration::from_secs(120),
+        bundled_options(),
+        None,
+        ONE_SLOT,
+    )
+    .await?;
     let constrained = Model::OpenAi(client.clone());
     let free = Model::OpenAi(client.with_format(ResponseFormat::None));
     let now = w.chain_time().await?;

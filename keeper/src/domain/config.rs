@@ -12,6 +12,8 @@ use std::{path::PathBuf, time::Duration};
 pub enum ConfigError {
     #[error("--model-threads 0: the bundled model's server needs at least one thread")]
     ZeroModelThreads,
+    #[error("--model-slots 0: the bundled model's server needs at least one request slot")]
+    ZeroModelSlots,
     #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
     MissingRpc,
     #[error("RPC endpoint {url:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
@@ -231,6 +233,9 @@ pub enum ModelConfig {
         options: InferenceOptions,
         /// CPU threads of the server it starts (None: the kit's default).
         threads: Option<u32>,
+        /// Request slots of the server it starts, each an ask answered at once (None: one per
+        /// core of this machine).
+        slots: Option<u32>,
     },
     Replay {
         path: PathBuf,

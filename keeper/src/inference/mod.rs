@@ -195,9 +195,10 @@ impl Model {
         root: &std::path::Path,
     ) -> Result<(Self, Option<riskgate_kit::llm::LlmServer>)> {
         match cfg {
-            ModelConfig::Bundled { options, threads } => {
+            ModelConfig::Bundled { options, threads, slots } => {
                 let (client, server) =
-                    openai::OpenAiClient::bundled(root, timeout, *options, *threads).await?;
+                    openai::OpenAiClient::bundled(root, timeout, *options, *threads, *slots)
+                        .await?;
                 Ok((Self::OpenAi(client), Some(server)))
             }
             other => {

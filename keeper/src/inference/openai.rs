@@ -89,6 +89,12 @@ struct KnownModel {
     label: String,
 }
 
+/// The bundled server's request slots when `--model-slots` is not given: one per core
+/// (`keeper bench` measures slots = cores against one slot).
+pub fn default_slots() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
 impl OpenAiClient {
     pub fn new(
         base_url: &str,
@@ -127,12 +133,14 @@ impl OpenAiClient {
         timeout: Duration,
         options: InferenceOptions,
         threads: Option<u32>,
+        slots: Option<u32>,
     ) -> Result<(Self, riskgate_kit::llm::LlmServer)> {
         use riskgate_kit::llm;
         let mut opts = llm::LlmOptions::bundled(root).map_err(InferenceError::Bundled)?;
         if let Some(t) = threads {
             opts.threads = t.max(1);
         }
+        opts.parallel = slots.unwrap_or_else(default_slots).max(1);
         let server = llm::LlmServer::start(opts).await.map_err(InferenceError::Bundled)?;
         let client = Self::for_bundled(&server, timeout, options).await?;
         Ok((client, server))

@@ -214,6 +214,11 @@ pub struct BenchArgs {
     /// is.
     #[arg(long, conflicts_with_all = ["attested_only", "cycle_only"])]
     pub throughput_only: bool,
+    /// Run only the bundled language model's section (its latency, memory, and the cycle with
+    /// one slot, one per core with continuous batching and without) and print it; the output
+    /// file is left as it is.
+    #[arg(long, conflicts_with_all = ["attested_only", "cycle_only", "throughput_only"])]
+    pub model_only: bool,
     /// With --cycle-only: anvil keeps every state instead of only the latest
     /// (`--prune-history`, the default), to tell anvil's cost per block from the keeper's.
     #[arg(long, requires = "cycle_only")]
@@ -315,6 +320,14 @@ mod tests {
         let cfg = run(&["--model", "bundled"]).expect("a valid configuration");
         assert!(matches!(cfg.model, ModelConfig::Bundled { threads: None, .. }), "{:?}", cfg.model);
         assert!(!cfg.attestor_wait_all);
+        let cfg = run(&["--model", "bundled", "--model-slots", "3"]).unwrap();
+        assert!(
+            matches!(cfg.model, ModelConfig::Bundled { slots: Some(3), .. }),
+            "{:?}",
+            cfg.model
+        );
+        let e = run(&["--model", "bundled", "--model-slots", "0"]).unwrap_err();
+        assert!(e.to_string().contains("--model-slots 0"), "{e}");
         let e = run(&["--model", "bundled", "--model-threads", "0"]).unwrap_err();
         assert!(matches!(e, ConfigError::ZeroModelThreads), "{e}");
     }

@@ -76,6 +76,10 @@ pub struct ModelArgs {
     /// several servers on one machine (attestors, say) share its cores better with one each.
     #[arg(long, env = "KEEPER_MODEL_THREADS")]
     pub model_threads: Option<u32>,
+    /// Request slots of the bundled model's server (--model bundled; default: one per core):
+    /// the keeper keeps as many asks in flight.
+    #[arg(long, env = "KEEPER_MODEL_SLOTS")]
+    pub model_slots: Option<u32>,
     /// Seconds to wait for one inference answer.
     #[arg(long, default_value_t = 30)]
     pub inference_timeout_secs: u64,
@@ -113,7 +117,11 @@ impl ModelArgs {
                 if self.model_threads == Some(0) {
                     return Err(ConfigError::ZeroModelThreads);
                 }
-                ModelConfig::Bundled { options, threads: self.model_threads }
+                if self.model_slots == Some(0) {
+                    return Err(ConfigError::ZeroModelSlots);
+                }
+                let (threads, slots) = (self.model_threads, self.model_slots);
+                ModelConfig::Bundled { options, threads, slots }
             }
             ModelKind::Replay => ModelConfig::Replay {
                 path: self.replay_file.clone().ok_or(ConfigError::MissingReplayFile)?,

@@ -301,6 +301,8 @@ pub struct BenchConfig {
     pub cycle_only: bool,
     /// Only the throughput section, printed, not written.
     pub throughput_only: bool,
+    /// Only the bundled model's section, printed, not written.
+    pub model_only: bool,
     /// The one-cycle section's anvil keeps every state (issue 37: anvil's pruned mode slows as
     /// its state grows, `script/anvil-growth.py`).
     pub full_history: bool,
@@ -319,6 +321,7 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             attested_only: a.attested_only,
             cycle_only: a.cycle_only,
             throughput_only: a.throughput_only,
+            model_only: a.model_only,
             full_history: a.full_history,
         }
     }
@@ -357,6 +360,13 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         w.stop().await;
         let mut md = String::new();
         cycle::write_cycle(&mut md, &big?);
+        print!("{md}");
+        return Ok(());
+    }
+    if args.model_only {
+        let llm = model::llm_figures(&anvil_bin, &artifacts, root, &tmp.path().join("llm")).await?;
+        let mut md = String::new();
+        model::write_llm(&mut md, &llm);
         print!("{md}");
         return Ok(());
     }

@@ -188,9 +188,14 @@ pub(super) async fn scenarios(
     };
     w.mint(w.deployment.gate, U256::from(100_000_000u64)).await?;
     p.step("consensus gate: the bundled model for three validators (one llama.cpp server on 127.0.0.1)");
-    let (client, server) =
-        OpenAiClient::bundled(root, Duration::from_secs(300), super::bundled_options(), None)
-            .await?;
+    let (client, server) = OpenAiClient::bundled(
+        root,
+        Duration::from_secs(300),
+        super::bundled_options(),
+        None,
+        super::ONE_SLOT,
+    )
+    .await?;
     let mut validators = Vec::new();
     for i in 0..ATTESTOR_ACCOUNTS.len() {
         let signer = chain::dev_signer(w.attestor_key(i)?).map_err(WorldError::from)?;
