@@ -233,8 +233,8 @@ pub enum ModelConfig {
         options: InferenceOptions,
         /// CPU threads of the server it starts (None: the kit's default).
         threads: Option<u32>,
-        /// Request slots of the server it starts, each an ask answered at once (None: one per
-        /// core of this machine).
+        /// Request slots of the server it starts, each an ask answered at once (None: one, the
+        /// faster on a small machine: `keeper bench --model-only`).
         slots: Option<u32>,
     },
     Replay {

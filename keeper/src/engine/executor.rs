@@ -313,14 +313,7 @@ impl Executor {
 
     /// Prints what the gate would publish for `a` instead of sending it (a dry run).
     async fn dry_run(&self, a: &Answer) {
-        let (input, call, _) = submit_call(
-            a.market,
-            &a.raw,
-            a.prompt_hash,
-            a.read.number,
-            &a.quote,
-            a.attested.as_ref(),
-        );
+        let (input, call, _) = answer_call(a);
         let sim = tx::simulate_submit(&self.provider, self.gate.gate, self.keeper, &input, call);
         let sim = sim.await;
         let line = serde_json::json!({
@@ -444,14 +437,7 @@ impl Executor {
             Ok(f) => f,
             Err(e) => return self.not_sent(a, &e),
         };
-        let (input, call, cap) = submit_call(
-            a.market,
-            &a.raw,
-            a.prompt_hash,
-            a.read.number,
-            &a.quote,
-            a.attested.as_ref(),
-        );
+        let (input, call, cap) = answer_call(&a);
         // Gas from the pending state's estimate plus the margin, capped at the worst case of one
         // IOC at the match cap. A call the estimate shows reverting is never signed: it is an
         // off-chain row with the decoded revert, and the market is asked again when due.
@@ -1173,6 +1159,12 @@ fn quote_sent(sub: &Submission) -> Quote {
 fn calldata(sub: &Submission) -> Bytes {
     let at = sub.attested.as_ref();
     submit_call(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote_sent(sub), at).0
+}
+
+/// [`submit_call`] of an answer.
+fn answer_call(a: &Answer) -> (Bytes, &'static str, u64) {
+    let at = a.attested.as_ref();
+    submit_call(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote, at)
 }
 
 /// One submission's call: its data, the entry point's name, and the most gas it is signed

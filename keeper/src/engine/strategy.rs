@@ -130,11 +130,17 @@ impl Strategy {
 
     /// How many asks may be in flight with `model`: `--concurrency`, capped at the slots the
     /// server says it decodes at once (an ask beyond them only queues at the server, where its
-    /// inference timeout runs while it waits).
+    /// inference timeout runs while it waits). The builtin rules and a replay answer in this
+    /// process at once: every ask goes in the first wave, none waits for a slot, and none reads
+    /// its book again (issue 37's profile: re-reading the head for each of 968 asks waiting
+    /// behind 32 was most of a 1,000-market cycle's ask step).
     pub fn ask_limit(&self) -> usize {
         if self.panel.is_some() {
             // Each attestor bounds its own model; the keeper only holds connections open.
             return self.concurrency.max(1);
+        }
+        if matches!(*self.model, Model::Builtin | Model::Replay(_)) {
+            return usize::MAX;
         }
         self.concurrency.max(1).min(self.model.slots().unwrap_or(usize::MAX))
     }

@@ -76,8 +76,9 @@ pub struct ModelArgs {
     /// several servers on one machine (attestors, say) share its cores better with one each.
     #[arg(long, env = "KEEPER_MODEL_THREADS")]
     pub model_threads: Option<u32>,
-    /// Request slots of the bundled model's server (--model bundled; default: one per core):
-    /// the keeper keeps as many asks in flight.
+    /// Request slots of the bundled model's server (--model bundled; default 1): the keeper
+    /// keeps as many asks in flight. More slots pay on a machine with cores to spare beyond
+    /// the model's threads; `keeper bench --model-only` measures one against one per core.
     #[arg(long, env = "KEEPER_MODEL_SLOTS")]
     pub model_slots: Option<u32>,
     /// Seconds to wait for one inference answer.

@@ -319,7 +319,7 @@ pub(super) async fn llm_figures(
     let (secs, reasons, _) = builtin?;
     f.builtin_secs = secs;
     f.builtin_reasons = reasons;
-    let cores = crate::inference::openai::default_slots();
+    let cores = crate::inference::openai::core_slots();
     for cont in [true, false] {
         let on = if cont { "on" } else { "off" };
         eprintln!("bench:   keeper cycle over {LLM_MARKETS} markets, {cores} slots, continuous batching {on}");
@@ -391,7 +391,7 @@ pub(super) fn write_llm(md: &mut String, f: &LlmFigures) {
         f.real_secs / f.builtin_secs
     );
     let per_sec = |secs: f64| LLM_MARKETS as f64 / secs;
-    let _ = writeln!(md, "\nParallel asks: the same cycle over {LLM_MARKETS} fresh markets with the server started with one request slot per core (`keeper run --model bundled` does so unless `--model-slots` says otherwise; the demo keeps one, for a record that does not depend on timing), continuous batching (llama.cpp decoding the slots' requests together) on and off:\n");
+    let _ = writeln!(md, "\nParallel asks: the same cycle over {LLM_MARKETS} fresh markets with the server started with one request slot per core (`keeper run --model bundled --model-slots N`; it starts one slot unless told otherwise, the faster here, and the demo keeps one, for a record that does not depend on timing), continuous batching (llama.cpp decoding the slots' requests together) on and off:\n");
     let _ = writeln!(md, "| server | asks in flight | cycle s | answers/s | ÷ one slot |\n| --- | ---: | ---: | ---: | ---: |");
     let _ = writeln!(
         md,
