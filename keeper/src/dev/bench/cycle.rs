@@ -109,8 +109,8 @@ pub(super) fn write_cycle(md: &mut String, big: &Cycle) {
     let _ = writeln!(md, "| step | seconds |\n| --- | ---: |");
     let _ = writeln!(
         md,
-        "| keeper cycle, wall time (books read through the lens; {} ABSTAIN submissions, each signed, journalled and sent) | {:.3} |",
-        big.n, big.cycle_secs
+        "| keeper cycle, wall time (books read through the lens; {} ABSTAIN decisions in {} `submitVerdicts` transactions, each signed, journalled and sent) | {:.3} |",
+        big.n, big.submits.sent, big.cycle_secs
     );
     let _ = writeln!(
         md,
@@ -138,7 +138,7 @@ pub(super) fn write_cycle(md: &mut String, big: &Cycle) {
         let secs = d.as_secs_f64();
         let _ = writeln!(md, "| {name} | {secs:.3} | {:.0}% |", 100.0 * secs / total);
     }
-    let _ = writeln!(md, "\nOf ask_and_submit, the {} submissions' own parts, summed:\n\n| part of a submission | seconds in all | ms each |\n| --- | ---: | ---: |", big.submits.sent);
+    let _ = writeln!(md, "\nOf ask_and_submit, the {} transactions' own parts (a batch's estimate is of the whole batch, halved until it fits half the block gas limit), summed:\n\n| part of a transaction | seconds in all | ms each |\n| --- | ---: | ---: |", big.submits.sent);
     for (name, d) in big.submits.named() {
         let secs = d.as_secs_f64();
         let each = 1_000.0 * secs / big.submits.sent.max(1) as f64;
