@@ -23,18 +23,17 @@ use alloy::{
     providers::Provider,
 };
 use common::{
-    anvil_rpc, automine, builtin_cycle, buy_up_market, decisions, eventually_async, mine, offchain,
-    root, serial, world, HANG_GUARD,
+    anvil_rpc, automine, builtin_cycle, buy_up_market, chain_record, decisions, eventually_async,
+    keeper_bin, mine, offchain, per_market, serial, world, HANG_GUARD,
 };
 use keeper::{
     chain::journal::{Entry, Journal, JOURNAL_FILE},
     dev::{steps, world::World},
     engine::Engine,
     kit::bindings::reason,
-    record::feed::ChainRecord,
 };
 use serde_json::json;
-use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
+use std::{path::Path, process::Stdio, time::Duration};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
@@ -60,31 +59,6 @@ async fn abstain_markets(w: &World, n: usize) -> Vec<Address> {
         out.push(m);
     }
     out
-}
-
-/// The gate's decisions as the chain holds them, read independently of any keeper state.
-async fn chain_record(w: &World) -> ChainRecord {
-    let head = w.keeper_rpc.get_block_number().await.unwrap();
-    keeper::record::assemble::read_chain_record(
-        &w.keeper_rpc,
-        w.deployment.chain_id,
-        w.deployment.gate,
-        &[],
-        w.deployment.deploy_block,
-        head,
-        5_000,
-    )
-    .await
-    .unwrap()
-}
-
-/// Decisions per market.
-fn per_market(record: &ChainRecord) -> BTreeMap<Address, usize> {
-    let mut m = BTreeMap::new();
-    for d in &record.decided {
-        *m.entry(d.market).or_insert(0) += 1;
-    }
-    m
 }
 
 /// The journal's lines, parsed.
@@ -253,17 +227,9 @@ async fn b3_a_batch_a_deep_reorg_removed_is_abandoned_and_its_markets_asked_agai
     w.stop().await;
 }
 
-/// The keeper binary (`keeper run`) on `w`'s gate, recording into `results`, with `extra`
-/// flags and no other KEEPER_* setting inherited.
+/// `keeper run` on `w`'s gate, recording into `results`, with `extra` flags.
 fn spawn_keeper(w: &World, results: &Path, extra: &[&str]) -> tokio::process::Child {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
-    cmd.arg("--root").arg(root());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("KEEPER_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap()).kill_on_drop(true);
+    let mut cmd = keeper_bin(w, None);
     cmd.args(["run", "--interval-secs", "1", "--rpc-url"])
         .arg(w.anvil.url.as_str())
         .arg("--gate")

@@ -22,8 +22,8 @@ use alloy::{
     rpc::types::TransactionRequest,
 };
 use common::{
-    anvil_rpc, automine, builtin_cycle, buy_up_market, decisions, eventually, eventually_async,
-    mine, offchain, root, serial, world, HANG_GUARD,
+    anvil_rpc, automine, builtin_cycle, buy_up_market, chain_record, decisions, eventually,
+    eventually_async, keeper_bin, mine, offchain, per_market, serial, world, HANG_GUARD,
 };
 use keeper::{
     chain::journal::{Entry, Journal, Outcome},
@@ -34,7 +34,7 @@ use keeper::{
     record::feed::{self, ChainRecord, FeedRow},
 };
 use serde_json::json;
-use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
+use std::{path::Path, process::Stdio, time::Duration};
 use tempfile::TempDir;
 
 /// A re-send becomes due once `resend_after` has passed since the last send; sleeping longer
@@ -87,22 +87,6 @@ async fn resume_mining(w: &World) {
     mine(&w.keeper_rpc).await;
 }
 
-/// The gate's decisions as the chain holds them, read independently of any keeper state.
-async fn chain_record(w: &World) -> ChainRecord {
-    let head = w.keeper_rpc.get_block_number().await.unwrap();
-    keeper::record::assemble::read_chain_record(
-        &w.keeper_rpc,
-        w.deployment.chain_id,
-        w.deployment.gate,
-        &[],
-        w.deployment.deploy_block,
-        head,
-        5_000,
-    )
-    .await
-    .unwrap()
-}
-
 /// The chain's record, asserted to be the one the keeper keeps: the same decisions (market,
 /// block, time, reason, position state), the same transactions and log indexes.
 async fn chain_is_record(w: &World, k: &Engine) -> ChainRecord {
@@ -119,33 +103,10 @@ async fn chain_is_record(w: &World, k: &Engine) -> ChainRecord {
     chain
 }
 
-/// Decisions per market.
-fn per_market(record: &ChainRecord) -> BTreeMap<Address, usize> {
-    let mut m = BTreeMap::new();
-    for d in &record.decided {
-        *m.entry(d.market).or_insert(0) += 1;
-    }
-    m
-}
-
 /// The feed the keeper wrote in `dir`.
 /// The record in `dir` up to the confirmed block: the feed and the rows waiting to join it.
 fn feed_rows(dir: &Path) -> Vec<FeedRow> {
     common::record_rows(dir)
-}
-
-/// The keeper binary (`--root` the repository unless `root` is given) signing as `w`'s keeper,
-/// with no other KEEPER_* setting inherited from the environment.
-fn keeper_bin(w: &World, root_dir: Option<&Path>) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
-    cmd.arg("--root").arg(root_dir.map_or_else(root, Path::to_path_buf));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("KEEPER_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap()).kill_on_drop(true);
-    cmd
 }
 
 /// `keeper run` on `w`'s gate, recording into `results`, every second, with `extra` flags;

@@ -296,7 +296,10 @@ async fn more_markets_than_the_model_answers_per_timeout_are_asked_one_slot_at_a
     let dir = tempfile::tempdir().unwrap();
     const N: u64 = 10;
     markets(&w, N).await;
-    let mut k = w.keeper(Some(dir.path().to_path_buf())).build().unwrap();
+    // Each answer sent the moment it arrives (no batch window): the asks admitted after it read
+    // the block it was mined in, whatever the machine's speed.
+    let b = w.keeper(Some(dir.path().to_path_buf())).batch_window(Duration::ZERO);
+    let mut k = b.build().unwrap();
     // The default --concurrency (32) would send all ten at once to a server that decodes one
     // at a time.
     assert!(k.strategy().ask_limit() >= N as usize, "the test needs a cap above the market count");

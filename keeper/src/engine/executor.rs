@@ -751,8 +751,10 @@ impl Executor {
         let polled = poll_mined(&self.provider, self.gate.gate, rest, self.policy.concurrency);
         let polled = polled.await?;
         let mut stuck = Vec::new();
-        // Why a batch reverted, replayed once for all its decisions.
+        // Why a batch reverted, replayed once for all its decisions; whether a receipt of its
+        // transaction appeared after all, read once.
         let mut reverts: HashMap<u64, String> = HashMap::new();
+        let mut mined_late: HashMap<u64, bool> = HashMap::new();
         for (t, mined) in polled {
             let id = t.sub.id;
             match mined {
@@ -783,10 +785,14 @@ impl Executor {
                 Some(_) => out.awaiting_confirmations += 1,
                 None if nonce_used_at_safe > t.sub.nonce => {
                     // Re-read once: a receipt that appeared since is ours after all.
-                    let mut ours = false;
-                    for a in &t.attempts {
-                        ours |= tx::receipt(&self.provider, a.tx).await?.is_some();
-                    }
+                    let ours = match mined_late.get(&t.tx_group()) {
+                        Some(&ours) => ours,
+                        None => {
+                            let ours = mined_receipt(&self.provider, &t).await?.is_some();
+                            mined_late.insert(t.tx_group(), ours);
+                            ours
+                        }
+                    };
                     if ours {
                         out.awaiting_confirmations += 1;
                         continue;

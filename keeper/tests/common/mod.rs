@@ -581,3 +581,47 @@ pub async fn rpc_proxy(upstream: String, hook: RpcHook, rewrite: RpcRewrite) -> 
     });
     url
 }
+
+/// The gate's decisions as the chain holds them, read independently of any keeper state.
+pub async fn chain_record(w: &keeper::dev::world::World) -> keeper::record::feed::ChainRecord {
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    keeper::record::assemble::read_chain_record(
+        &w.keeper_rpc,
+        w.deployment.chain_id,
+        w.deployment.gate,
+        &[],
+        w.deployment.deploy_block,
+        head,
+        5_000,
+    )
+    .await
+    .unwrap()
+}
+
+/// Decisions per market.
+pub fn per_market(
+    record: &keeper::record::feed::ChainRecord,
+) -> std::collections::BTreeMap<alloy::primitives::Address, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for d in &record.decided {
+        *m.entry(d.market).or_insert(0) += 1;
+    }
+    m
+}
+
+/// The keeper binary (`--root` the repository unless `root` is given) signing as `w`'s keeper,
+/// with no other KEEPER_* setting inherited from the environment.
+pub fn keeper_bin(
+    w: &keeper::dev::world::World,
+    root_dir: Option<&Path>,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_keeper"));
+    cmd.arg("--root").arg(root_dir.map_or_else(root, std::path::Path::to_path_buf));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("KEEPER_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap()).kill_on_drop(true);
+    cmd
+}

@@ -86,6 +86,8 @@ pub enum BenchError {
     },
     #[error("bench: reading the fees failed")]
     Fees(#[source] Box<sender::ExecError>),
+    #[error("bench: the gas of a baseline batch could not be estimated")]
+    Estimate(#[source] Box<sender::ExecError>),
     #[error("bench: signing a baseline transaction failed")]
     Sign(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("bench: an undecodable Decision log")]

@@ -153,9 +153,9 @@ pub(super) async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> R
         let data = sender::submit_batch_calldata(batch.to_vec());
         let est = sender::estimate(p, "submitVerdicts", w.keeper_addr, w.deployment.gate, &data)
             .await
-            .map_err(|e| BenchError::Fees(Box::new(e)))?;
+            .map_err(|e| BenchError::Estimate(Box::new(e)))?;
         let gas = sender::gas_with_margin("submitVerdicts", est, cap)
-            .map_err(|e| BenchError::Fees(Box::new(e)))?;
+            .map_err(|e| BenchError::Estimate(Box::new(e)))?;
         let tx = TransactionRequest::default()
             .with_to(w.deployment.gate)
             .with_input(data)
