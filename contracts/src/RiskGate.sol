@@ -57,6 +57,9 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
     /// @dev What must be left before a batch order's self-call for the call to get ORDER_GAS: the
     /// EVM passes at most 63/64 of what is left, and the call's arguments cost a little first.
     uint256 internal constant ORDER_GAS_NEEDED = ORDER_GAS * 64 / 63 + 10_000;
+    /// @dev The fixed head of `submitAttested`'s arguments: market, readBlock, the two arrays'
+    /// offsets and the quote's two words.
+    uint256 internal constant ATTESTED_HEAD_BYTES = 6 * 32;
     /// @dev ABI sizes of the two static structs `evaluate` copies from calldata.
     uint256 internal constant SNAPSHOT_BYTES = 15 * 32;
     uint256 internal constant QUOTE_BYTES = 2 * 32;
@@ -388,7 +391,44 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         address creator = _admitMarket(market, readBlock);
         Judgment memory j = abi.decode(_sourcedJudgment(), (Judgment));
         // The source's limit is the most it allows; the deadline is now, when it answers.
-        return _conclude(market, creator, readBlock, j, j.limit, uint64(block.timestamp));
+        return _conclude(market, creator, readBlock, j, j.limit, uint64(block.timestamp), false);
+    }
+
+    /// @inheritdoc IRiskGate
+    /// @dev Each element is forwarded to the attestor set as the `submitAttested` call it is;
+    /// the gate reads only its fixed head (market, readBlock, the quote) itself.
+    function submitAttestedVerdicts(bytes[] calldata batch)
+        external
+        nonReentrant
+        returns (uint8[] memory reasons)
+    {
+        if (address(_attestorSet) == address(0)) revert WrongGateMode(_mode());
+        if (msg.sender != _keeper) revert NotKeeper(msg.sender, _keeper);
+        if (_paused) revert GatePaused();
+        uint256 n = batch.length;
+        if (n == 0) revert BatchEmpty();
+        reasons = new uint8[](n);
+        uint256 freeMemory;
+        assembly ("memory-safe") {
+            freeMemory := mload(0x40)
+        }
+        for (uint256 i; i < n; ++i) {
+            bytes calldata e = batch[i];
+            if (e.length < ATTESTED_HEAD_BYTES) {
+                revert AttestedElementShort(i, e.length, ATTESTED_HEAD_BYTES);
+            }
+            // The head of (market, readBlock, raws, sigs, quote): words 0, 1, then 4 and 5.
+            (address market, uint64 readBlock) = abi.decode(e[:0x40], (address, uint64));
+            Quote memory quote = abi.decode(e[0x80:ATTESTED_HEAD_BYTES], (Quote));
+            address creator = _creatorOf(market, readBlock);
+            Judgment memory j = _tally(bytes.concat(IRiskGate.submitAttested.selector, e));
+            reasons[i] =
+                _attested(market, creator, readBlock, j, quote.maxPricePaid, quote.deadline, true);
+            // As in submitVerdicts: nothing an element allocated is read after it.
+            assembly ("memory-safe") {
+                mstore(0x40, freeMemory)
+            }
+        }
     }
 
     /// @dev `submitAttested` past its mode check, in a frame without the answers' stack slots.
@@ -397,9 +437,22 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         returns (uint8)
     {
         address creator = _admit(market, readBlock);
-        Judgment memory j = _tally();
-        // Each (market, readBlock) decides once, whatever it decides: the next attested read of
-        // a market must lie above the last.
+        Judgment memory j = _tally(msg.data);
+        return _attested(market, creator, readBlock, j, quote.maxPricePaid, quote.deadline, false);
+    }
+
+    /// @dev Decides one judged attested answer (its order `isolated` in a batch). Each
+    /// (market, readBlock) decides once, whatever it decides: the next attested read of a
+    /// market must lie above the last.
+    function _attested(
+        address market,
+        address creator,
+        uint64 readBlock,
+        Judgment memory j,
+        uint256 quoted,
+        uint64 deadline,
+        bool isolated
+    ) internal returns (uint8) {
         if (j.reason != Reason.unwrap(Reasons.NOT_ATTESTED)) {
             if (readBlock <= _lastAttestedRead[market]) {
                 j.verdict = Verdict.unwrap(Verdicts.INVALID);
@@ -409,28 +462,28 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
             }
         }
         // The attested book bounds the price; the keeper's quote may only tighten it.
-        uint256 quoted = quote.maxPricePaid;
-        return _conclude(
-            market, creator, readBlock, j, quoted < j.limit ? quoted : j.limit, quote.deadline
-        );
+        uint256 limit = quoted < j.limit ? quoted : j.limit;
+        return _conclude(market, creator, readBlock, j, limit, deadline, isolated);
     }
 
     /// @dev Decides a judged answer: on reason 0 its verdict as `submitVerdict` would, under
-    /// `maxPricePaid` and `deadline`; any other reason is published as it stands.
+    /// `maxPricePaid` and `deadline` (its order `isolated` in a batch); any other reason is
+    /// published as it stands.
     function _conclude(
         address market,
         address creator,
         uint64 readBlock,
         Judgment memory j,
         uint256 maxPricePaid,
-        uint64 deadline
+        uint64 deadline,
+        bool isolated
     ) internal returns (uint8) {
         // slither-disable-next-line uninitialized-local
         Decided memory d;
         d.verdict = Verdict.wrap(j.verdict);
         d.reason = Reason.wrap(j.reason);
         if (d.reason == Reasons.PASS) {
-            _decide(market, creator, d, maxPricePaid, deadline, false);
+            _decide(market, creator, d, maxPricePaid, deadline, isolated);
         } else {
             d.failedMask = uint32(d.reason.bit());
         }
@@ -943,15 +996,18 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         }
     }
 
-    /// @dev The attestor set's judgment of this call's answers: it takes the same arguments,
-    /// so the call data is forwarded with only the selector changed.
-    function _tally() internal view returns (Judgment memory) {
-        bytes memory data = msg.data;
+    /// @dev The attestor set's judgment of `data`, a `submitAttested` call's data (this call's,
+    /// or a batch element's): `tally` takes the same arguments, so it is forwarded with only the
+    /// selector changed.
+    function _tally(bytes memory data) internal view returns (Judgment memory) {
         bytes4 selector = IAttestorSet.tally.selector;
         assembly ("memory-safe") {
             let word := add(data, 0x20)
             mstore(word, or(shr(32, shl(32, mload(word))), selector))
         }
+        // A batch asks once per element (calls-loop): the set is the gate's own, deployed by its
+        // constructor, and a revert there (a malformed element) is meant to revert the batch.
+        // slither-disable-next-line calls-loop
         (bool ok, bytes memory ret) = address(_attestorSet).staticcall(data);
         if (!ok) {
             assembly ("memory-safe") {

@@ -256,7 +256,7 @@ async fn attestors_sign_what_they_read_and_the_gate_counts_k_of_n() {
         use alloy::consensus::Transaction as _;
         tx.inner.input().clone()
     };
-    let call = keeper::record::votes::decode_call(&input).unwrap();
+    let call = keeper::record::votes::decode_call(&input, 0).unwrap();
     let set = keeper::chain::attestor_set(&w.keeper_rpc, gate).await.unwrap().expect("attested");
     assert_ne!(set.set, Address::ZERO);
     let mut n = 0;
@@ -579,5 +579,78 @@ async fn a_read_too_old_to_count_is_never_sent() {
         decided.iter().filter(|d| d.reason == reason::NOT_ATTESTED).count(),
         12 - decided.len()
     );
+    w.stop().await;
+}
+
+/// An attested cycle's answers go out as one `submitAttestedVerdicts` batch (the window set past
+/// the cycle, so the grouping never depends on timing): three markets, one transaction, three
+/// decisions, and `report --check` re-verifies each vote from its own element of the batch,
+/// found by the decision's position in the transaction. Adversary: a keeper or feed publisher
+/// claiming a vote the attestors never gave, now inside a batch (a position past the batch, or a
+/// single call read as a batch, is named, not skipped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attested_cycle_goes_out_as_one_batch_and_every_vote_checks() {
+    use alloy::sol_types::SolCall;
+    let _g = serial();
+    let w = world(&[]).await;
+    let (keys, signers) = attestor_keys(&w);
+    let deployed = deploy_beside(&w, attested(signers, 2)).await;
+    let gate = deployed.gate;
+    w.mint(gate, U256::from(100_000_000u64)).await.unwrap();
+    let a = start_attestor(&w, gate, &keys[0], &["--model", "builtin"]).await;
+    let b = start_attestor(&w, gate, &keys[1], &["--model", "builtin"]).await;
+    let mut markets = Vec::new();
+    for _ in 0..3 {
+        markets.push(buy_up_market(&w).await);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = keeper_command(&w, "run", gate)
+        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
+        .args(["--once", "--from-block", &deployed.deploy_block.to_string()])
+        .args(["--attestor", &a.url, "--attestor", &b.url])
+        .args(["--batch-window-ms", "600000"])
+        .args(["--results", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let log = succeeded(out, "keeper run");
+    let rows = common::record_rows(dir.path());
+    let decided = common::decisions(&rows);
+    assert_eq!(decided.len(), 3, "{rows:?}\n{log}");
+    let txs: std::collections::BTreeSet<&str> = decided.iter().map(|d| d.tx.as_str()).collect();
+    assert_eq!(txs.len(), 1, "one transaction for the cycle: {txs:?}");
+    for d in &decided {
+        // Both builtin attestors answer BUY_UP at the 0.40 ask: each decision passes.
+        assert_eq!(d.reason, reason::PASS, "{d:?}\n{log}");
+        assert!(markets.iter().any(|m| m.to_checksum(None) == d.market), "{d:?}");
+    }
+    let tx = w
+        .keeper_rpc
+        .get_transaction_by_hash(decided[0].tx.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let input = {
+        use alloy::consensus::Transaction as _;
+        tx.inner.input().clone()
+    };
+    assert_eq!(input[..4], IRiskGate::submitAttestedVerdictsCall::SELECTOR, "a batch");
+    // Each position decodes to its own market, in the transaction's order; none past the end.
+    let mut in_order: Vec<_> = decided.clone();
+    in_order.sort_by_key(|d| d.log_index);
+    for (i, d) in in_order.iter().enumerate() {
+        let call = keeper::record::votes::decode_call(&input, i).unwrap();
+        assert_eq!(call.market.to_checksum(None), d.market, "element {i}");
+    }
+    let past = keeper::record::votes::decode_call(&input, 3).unwrap_err();
+    assert!(past.contains("its batch has 3 elements"), "{past}");
+    let out = keeper_command(&w, "report", gate)
+        .args(["--check", "--check-prompts", "--from-block", &deployed.deploy_block.to_string()])
+        .args(["--results", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = succeeded(out, "keeper report --check --check-prompts");
+    assert!(text.contains("3 attested decisions' votes, 6 signatures recovered"), "{text}");
+    assert!(text.contains("3 of 3 decisions' prompts re-render"), "{text}");
+    println!("3 attested answers in one submitAttestedVerdicts transaction; {text}");
     w.stop().await;
 }

@@ -231,8 +231,12 @@ interface IRiskGate {
     error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
     /// @notice `submitConsensus` came from someone other than the gate's verdict source.
     error NotVerdictSource(address caller, address source);
-    /// @notice `submitVerdicts` was given no element.
+    /// @notice `submitVerdicts` or `submitAttestedVerdicts` was given no element.
     error BatchEmpty();
+    /// @notice A `submitAttestedVerdicts` element of `length` bytes is shorter than the fixed
+    /// head of `submitAttested`'s arguments (`needed` bytes: market, readBlock, two offsets and
+    /// the quote).
+    error AttestedElementShort(uint256 index, uint256 length, uint256 needed);
     /// @notice A batch element's order would have started with `gasLeft`, under the `needed`
     /// that ORDER_GAS takes (the EVM passes at most 63/64 of what is left).
     error OrderGasShort(uint256 gasLeft, uint256 needed);
@@ -424,6 +428,23 @@ interface IRiskGate {
         bytes[] calldata sigs,
         Quote calldata quote
     ) external returns (uint8 reason);
+
+    /// @notice `submitAttested` for each element of `batch` in order, in one transaction, as
+    /// `submitVerdicts` does for `submitVerdict`: each element is exactly the call data of one
+    /// `submitAttested` after its selector (the ABI-encoded arguments, then the `AttestedRead`),
+    /// so attestors sign the same `Answer` for a batch as for a single call, and the attestor
+    /// set judges each element as that call. Each element is decided against the state the
+    /// earlier ones left (including the last attested `readBlock` of its market, so one
+    /// `(market, readBlock)` twice in a batch is taken once, then reason 21) and publishes its
+    /// own `Decision`; an order is isolated as in `submitVerdicts` (reason 24, `OrderGasShort`).
+    /// What a single call refuses to take at all (not the keeper, paused, an unknown market, a
+    /// future `readBlock`, an element the set cannot read: `AttestationShape`,
+    /// `AttestedReadMissing`, or one shorter than its fixed head) reverts the whole batch; so
+    /// does an empty one (`BatchEmpty`). An attested gate's only batch: another reverts
+    /// `WrongGateMode`.
+    function submitAttestedVerdicts(bytes[] calldata batch)
+        external
+        returns (uint8[] memory reasons);
 
     /// @notice The consensus gate's only submission, from its immutable verdict source, which
     /// built the prompt on chain at `readBlock` and counted the validators' answers itself: the

@@ -170,6 +170,12 @@ pub fn submit_calldata(
     data.into()
 }
 
+/// The call data of one `submitAttestedVerdicts`: each element one `submitAttested` call's
+/// data ([`submit_calldata`]) after its four-byte selector, in the order the gate decides them.
+pub fn submit_batch_calldata(elements: Vec<Bytes>) -> Bytes {
+    IRiskGate::submitAttestedVerdictsCall { batch: elements }.abi_encode().into()
+}
+
 /// `POST /attest`'s body: which decision to attest. Nothing else is taken from the caller:
 /// the attestor reads the market, the book and the block itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

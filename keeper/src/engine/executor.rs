@@ -59,9 +59,6 @@ pub struct ExecPolicy {
     pub batch_window: Duration,
 }
 
-/// The entry point a batch calls.
-const BATCH_CALL: &str = "submitVerdicts";
-
 /// A batch held against the gas budget.
 enum Sized {
     Fits { input: Bytes, gas: u64, fees: Fees },
@@ -453,8 +450,9 @@ impl Executor {
         Ok(self.sign_and_send(vec![a], input, gas, fees).await?.pop())
     }
 
-    /// Sends `answers` together, as `submitVerdicts` batches, when the gate takes them so:
-    /// relayed answers, more than one, and not a dry run. Each batch is sized by its own gas
+    /// Sends `answers` together, as batches, when the gate takes them so: more than one, all
+    /// relayed (`submitVerdicts`) or all attested (`submitAttestedVerdicts`), and not a dry
+    /// run. Each batch is sized by its own gas
     /// estimate against half the block gas limit (halved until it fits) and at most
     /// [`ExecPolicy::batch_max`] long, signed once, journalled in one line and sent; each of its
     /// decisions is a submission of its own with the batch's transaction. A batch the gate
@@ -462,9 +460,10 @@ impl Executor {
     /// goes out one answer at a time instead, each refused or sent on its own. Returns the ids
     /// in flight, in the answers' order.
     pub async fn submit_batch(&mut self, answers: Vec<Answer>) -> Result<Vec<u64>> {
+        let attested = answers.iter().filter(|a| a.attested.is_some()).count();
         let one_by_one = self.policy.dry_run
             || self.policy.batch_max <= 1
-            || answers.iter().any(|a| a.attested.is_some());
+            || (attested != 0 && attested != answers.len());
         if one_by_one || answers.len() <= 1 {
             let mut ids = Vec::new();
             for a in answers {
@@ -528,14 +527,16 @@ impl Executor {
     async fn size_batch(&mut self, group: &[Answer]) -> std::result::Result<Sized, ExecError> {
         let fees = self.cycle_fees().await?;
         let budget = self.batch_gas_budget().await?;
-        let elements = group
-            .iter()
-            .map(|a| tx::batch_element(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote))
-            .collect();
-        let input = tx::submit_batch_calldata(elements);
-        let cap = tx::submit_batch_gas_cap(group.iter().map(|a| a.raw.as_str()));
+        let (input, call, cap) = batch_call(group.iter().map(|a| Call {
+            market: a.market,
+            raw: &a.raw,
+            prompt_hash: a.prompt_hash,
+            read_block: a.read.number,
+            quote: a.quote.clone(),
+            attested: a.attested.as_ref(),
+        }));
         let (gate, keeper) = (self.gate.gate, self.keeper);
-        let gas = tx::gas_for(&self.provider, BATCH_CALL, keeper, gate, &input, cap).await?;
+        let gas = tx::gas_for(&self.provider, call, keeper, gate, &input, cap).await?;
         Ok(if gas > budget {
             Sized::TooBig { gas, budget }
         } else {
@@ -874,22 +875,14 @@ impl Executor {
         self.resend_at(group, sub.market, what, input, sub.gas, sub.nonce, t.latest()).await
     }
 
-    /// The calldata of a submission's transaction, as signed: its own `submitVerdict`, or the
-    /// `submitVerdicts` of every decision of its batch, in order.
+    /// The calldata of a submission's transaction, as signed: its own call, or the batch of
+    /// every decision of its batch, in order.
     fn calldata_of(&self, t: &Tracked) -> Bytes {
         if t.batch.is_empty() {
             return calldata(&t.sub);
         }
-        let elements = t
-            .batch
-            .iter()
-            .filter_map(|id| self.journal.get(*id))
-            .map(|m| {
-                let s = &m.sub;
-                tx::batch_element(s.market, &s.raw, s.prompt_hash, s.read_block, &quote_sent(s))
-            })
-            .collect();
-        tx::submit_batch_calldata(elements)
+        let members = t.batch.iter().filter_map(|id| self.journal.get(*id));
+        batch_call(members.map(|m| Call::of(&m.sub))).0
     }
 
     /// Re-signs journal id `id` at `nonce` with fees bumped over `last`, journals the new
@@ -1163,47 +1156,103 @@ fn quote_sent(sub: &Submission) -> Quote {
 
 /// A single submission's calldata, as signed.
 fn calldata(sub: &Submission) -> Bytes {
-    let at = sub.attested.as_ref();
-    submit_call(sub.market, &sub.raw, sub.prompt_hash, sub.read_block, &quote_sent(sub), at).0
+    Call::of(sub).single().0
 }
 
-/// [`submit_call`] of an answer.
+/// [`Call::single`] of an answer.
 fn answer_call(a: &Answer) -> (Bytes, &'static str, u64) {
-    let at = a.attested.as_ref();
-    submit_call(a.market, &a.raw, a.prompt_hash, a.read.number, &a.quote, at)
+    Call {
+        market: a.market,
+        raw: &a.raw,
+        prompt_hash: a.prompt_hash,
+        read_block: a.read.number,
+        quote: a.quote.clone(),
+        attested: a.attested.as_ref(),
+    }
+    .single()
 }
 
-/// One submission's call: its data, the entry point's name, and the most gas it is signed
-/// with. A relayed answer is `submitVerdict`; an attested one `submitAttested` with every
-/// signed answer and the read they signed appended.
-fn submit_call(
+/// What one decision's call is made of, from an answer about to be sent or a journalled
+/// submission being re-sent.
+struct Call<'a> {
     market: Address,
-    raw: &str,
+    raw: &'a str,
     prompt_hash: B256,
     read_block: u64,
-    quote: &Quote,
-    attested: Option<&Attestations>,
-) -> (Bytes, &'static str, u64) {
-    match attested {
-        None => (
-            tx::submit_calldata(market, raw, prompt_hash, read_block, quote),
-            "submitVerdict",
-            tx::submit_gas_cap(raw),
-        ),
-        Some(at) => {
-            let read =
-                attestation::Read { prompt_hash, best_bid: at.best_bid, best_ask: at.best_ask };
-            let data = attestation::submit_calldata(
-                market,
-                read_block,
-                &at.raws,
-                &at.sigs,
-                quote.clone(),
-                &read,
-            );
-            (data, "submitAttested", tx::submit_attested_gas_cap(&at.raws))
+    quote: Quote,
+    attested: Option<&'a Attestations>,
+}
+
+impl<'a> Call<'a> {
+    fn of(sub: &'a Submission) -> Self {
+        Call {
+            market: sub.market,
+            raw: &sub.raw,
+            prompt_hash: sub.prompt_hash,
+            read_block: sub.read_block,
+            quote: quote_sent(sub),
+            attested: sub.attested.as_ref(),
         }
     }
+
+    /// The call on its own: its data, the entry point's name, and the most gas it is signed
+    /// with. A relayed answer is `submitVerdict`; an attested one `submitAttested` with every
+    /// signed answer and the read they signed appended.
+    fn single(&self) -> (Bytes, &'static str, u64) {
+        match self.attested {
+            None => (
+                tx::submit_calldata(
+                    self.market,
+                    self.raw,
+                    self.prompt_hash,
+                    self.read_block,
+                    &self.quote,
+                ),
+                "submitVerdict",
+                tx::submit_gas_cap(self.raw),
+            ),
+            Some(at) => {
+                let read = attestation::Read {
+                    prompt_hash: self.prompt_hash,
+                    best_bid: at.best_bid,
+                    best_ask: at.best_ask,
+                };
+                let data = attestation::submit_calldata(
+                    self.market,
+                    self.read_block,
+                    &at.raws,
+                    &at.sigs,
+                    self.quote.clone(),
+                    &read,
+                );
+                (data, "submitAttested", tx::submit_attested_gas_cap(&at.raws))
+            }
+        }
+    }
+}
+
+/// A batch's call, its elements in the order the gate decides them: its data, the entry
+/// point's name, and the most gas it is signed with (the elements' own caps, summed). Relayed
+/// answers are one `submitVerdicts`; attested ones (the caller never mixes the two) one
+/// `submitAttestedVerdicts`, each element its single call's data after the selector, so the
+/// attestors' signatures are the same either way.
+fn batch_call<'a>(calls: impl IntoIterator<Item = Call<'a>>) -> (Bytes, &'static str, u64) {
+    let calls: Vec<Call<'a>> = calls.into_iter().collect();
+    if calls.first().is_some_and(|c| c.attested.is_some()) {
+        let (mut elements, mut cap) = (Vec::with_capacity(calls.len()), 0u64);
+        for c in &calls {
+            let (data, _, gas) = c.single();
+            elements.push(data.slice(4..));
+            cap = cap.saturating_add(gas);
+        }
+        return (attestation::submit_batch_calldata(elements), "submitAttestedVerdicts", cap);
+    }
+    let cap = tx::submit_batch_gas_cap(calls.iter().map(|c| c.raw));
+    let elements = calls
+        .into_iter()
+        .map(|c| tx::batch_element(c.market, c.raw, c.prompt_hash, c.read_block, &c.quote))
+        .collect();
+    (tx::submit_batch_calldata(elements), "submitVerdicts", cap)
 }
 
 /// The receipt of whichever of a submission's transactions was mined (latest attempt first);

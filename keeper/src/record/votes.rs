@@ -2,8 +2,9 @@
 //! from the chain alone. Its `Decision` log publishes the vote (counts per verdict, and per
 //! answer its signer, length, keccak256 and head); its transaction's call data holds every
 //! answer, every signature and the read they signed. From those two, for each decision:
-//! - the call is `submitAttested` to this gate, for the row's market and read block, with the
-//!   row's prompt hash appended;
+//! - the call is `submitAttested` to this gate (or the element of a `submitAttestedVerdicts`
+//!   batch at the row's position among its transaction's decisions), for the row's market and
+//!   read block, with the row's prompt hash appended;
 //! - each answer's length, hash and head are the ones the vote published;
 //! - each signature, recovered as the gate recovers it over this chain, gate, market, read and
 //!   deadline, gives the signer the vote names (a zero signer: one that recovers to no attestor);
@@ -53,11 +54,38 @@ pub struct AttestedCall {
     pub read: Read,
 }
 
-/// Decodes `submitAttested`'s call data with the read appended after its arguments.
-pub fn decode_call(input: &[u8]) -> Result<AttestedCall, String> {
-    if input.get(..4) != Some(&IRiskGate::submitAttestedCall::SELECTOR[..]) {
-        return Err("the transaction is not a submitAttested call".into());
+/// Decodes the attested call that published the `position`-th decision of a transaction
+/// whose call data is `input`: the `submitAttested` itself (position 0), or the element at
+/// `position` of a `submitAttestedVerdicts` batch (one `submitAttested`'s data after its
+/// selector).
+pub fn decode_call(input: &[u8], position: usize) -> Result<AttestedCall, String> {
+    let selector = input.get(..4);
+    if selector == Some(&IRiskGate::submitAttestedVerdictsCall::SELECTOR[..]) {
+        let batch = IRiskGate::submitAttestedVerdictsCall::abi_decode(input)
+            .map_err(|e| format!("its batch does not decode: {e}"))?
+            .batch;
+        let Some(element) = batch.get(position) else {
+            return Err(format!(
+                "its batch has {} elements, and this is decision {} of the transaction",
+                batch.len(),
+                position + 1
+            ));
+        };
+        let mut call = IRiskGate::submitAttestedCall::SELECTOR.to_vec();
+        call.extend_from_slice(element);
+        return decode_single(&call).map_err(|e| format!("batch element {position}: {e}"));
     }
+    if selector != Some(&IRiskGate::submitAttestedCall::SELECTOR[..]) {
+        return Err("the transaction is not a submitAttested or submitAttestedVerdicts call".into());
+    }
+    if position != 0 {
+        return Err(format!("a submitAttested call publishes one decision, not {}", position + 1));
+    }
+    decode_single(input)
+}
+
+/// Decodes `submitAttested`'s call data with the read appended after its arguments.
+fn decode_single(input: &[u8]) -> Result<AttestedCall, String> {
     if input.len() < 4 + 96 {
         return Err(format!("{} bytes of call data cannot hold the appended read", input.len()));
     }
@@ -94,7 +122,14 @@ pub async fn check(
     let mut last_read: HashMap<String, u64> = HashMap::new();
     let mut sorted: Vec<&&DecisionRow> = rows.iter().filter(|r| r.vote.is_some()).collect();
     sorted.sort_by_key(|r| (r.block, r.log_index));
+    // Each decision's position among its transaction's (a batch publishes several, in order).
+    let mut seen_in_tx: HashMap<&str, usize> = HashMap::new();
     for row in sorted {
+        let position = {
+            let n = seen_in_tx.entry(row.tx.as_str()).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
         out.checked += 1;
         let name = format!("decision in tx {} (log {})", row.tx, row.log_index);
         let tx: B256 = match row.tx.parse() {
@@ -125,7 +160,7 @@ pub async fn check(
             out.problems.push(format!("{name}: its transaction is not a call to gate {gate}"));
             continue;
         }
-        let call = match decode_call(&input) {
+        let call = match decode_call(&input, position) {
             Ok(c) => c,
             Err(why) => {
                 out.problems.push(format!("{name}: {why}"));
