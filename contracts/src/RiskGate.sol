@@ -340,25 +340,27 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         Decided memory d;
         bool ok;
         (ok, d.verdict) = VerdictParser.tryParse(raw);
-        if (ok) {
+        if (ok && d.verdict == Verdicts.ABSTAIN) {
+            // _decide's first case, here so that a batch's ABSTAIN reads no quote.
+            d.reason = Reasons.ABSTAINED;
+            d.failedMask = uint32(Reasons.ABSTAINED.bit());
+        } else if (ok) {
             _decide(market, creator, d, quote.maxPricePaid, quote.deadline, isolated);
         } else {
             // d.verdict is Verdicts.INVALID already.
             d.reason = Reasons.INVALID_VERDICT;
             d.failedMask = uint32(Reasons.INVALID_VERDICT.bit());
         }
+        // An answer that fits the logged head is hashed from that copy, not copied again.
+        bytes memory head = VerdictParser.logged(raw);
+        uint256 length = bytes(raw).length;
+        bytes32 hash = length > RAW_HEAD_BYTES ? keccak256(bytes(raw)) : keccak256(head);
+        // No vote: the zero slot, with nothing allocated for it.
+        // slither-disable-next-line uninitialized-local
+        bytes memory none;
         // The event needs the fill, so it follows the market call made inside _decide.
         // slither-disable-next-line reentrancy-events
-        _publish(
-            market,
-            promptHash,
-            readBlock,
-            d,
-            VerdictParser.logged(raw),
-            bytes(raw).length,
-            keccak256(bytes(raw)),
-            ""
-        );
+        _publish(market, promptHash, readBlock, d, head, length, hash, none);
         return Reason.unwrap(d.reason);
     }
 
@@ -977,10 +979,23 @@ contract RiskGate is IRiskGate, Ownable2Step, ReentrancyGuardTransient {
         if (readBlock > block.number) revert ReadBlockInFuture(readBlock, block.number);
         // A keeper must not be able to point the gate at a look-alike market. One call answers
         // both questions: the factory made it (creator non-zero), and who asked for it.
-        // A batch asks once per element (calls-loop): the factory is the gate's own immutable.
-        // slither-disable-next-line calls-loop
-        creator = _factory.creatorOf(market);
-        if (creator == address(0)) revert UnknownMarket(market, address(_factory));
+        // Called in scratch space (no allocation), which keeps a batch's ABSTAIN near its log
+        // and its cold slot: about 400 gas under the high-level call. A failed call bubbles; an
+        // answer that is not one address-sized word is no creator.
+        address factory = address(_factory);
+        bytes4 selector = IMarketFactory.creatorOf.selector;
+        assembly ("memory-safe") {
+            mstore(0x00, selector)
+            mstore(0x04, market)
+            if iszero(staticcall(gas(), factory, 0x00, 0x24, 0x00, 0x20)) {
+                let p := mload(0x40)
+                returndatacopy(p, 0, returndatasize())
+                revert(p, returndatasize())
+            }
+            creator := mload(0x00)
+            if or(lt(returndatasize(), 0x20), shr(160, creator)) { creator := 0 }
+        }
+        if (creator == address(0)) revert UnknownMarket(market, factory);
     }
 
     /// @dev `submitConsensus`'s judgment as the one-field tuple `_tally` decodes: a memory copy

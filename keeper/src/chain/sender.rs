@@ -173,9 +173,9 @@ pub fn submit_gas_cap(raw: &str) -> u64 {
 /// Per attested answer on top of [`SUBMIT_GAS_WORST_IOC`]: its signature recovered (ecrecover's
 /// 3,000 and the EIP-712 hashing around it), 65 bytes of signature and the ABI words around it
 /// and its answer in call data, its entry in the packed vote and the log bytes of it. Two
-/// answers cost about 51,500 over the relayed PASS (283,486 against 232,031 in
+/// answers cost about 51,200 over the relayed PASS (282,426 against 231,250 in
 /// `forge test --match-contract RiskGateAttestedGasTest -vv` and the relayed gas test): about
-/// 26,000 each; this leaves room for the cold reads of a first decision.
+/// 25,600 each; this leaves room for the cold reads of a first decision.
 pub const ATTESTED_GAS_PER_ANSWER: u64 = 30_000;
 
 /// The cap on one `submitAttested`'s gas: the worst IOC plus each answer's fixed cost and bytes.
