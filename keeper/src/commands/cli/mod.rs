@@ -223,6 +223,11 @@ pub struct BenchArgs {
     /// (`--prune-history`, the default), to tell anvil's cost per block from the keeper's.
     #[arg(long, requires = "cycle_only")]
     pub full_history: bool,
+    /// With --cycle-only: anvil keeps the latest N states (`--prune-history N`), as a node
+    /// that serves recent reads and shallow reorgs does, instead of only the latest.
+    #[arg(long, value_name = "N", requires = "cycle_only", conflicts_with = "full_history",
+        value_parser = clap::value_parser!(u32).range(1..))]
+    pub recent_history: Option<u32>,
 }
 impl ChainArgs {
     pub fn to_config(&self) -> Result<ChainConfig> {

@@ -305,9 +305,10 @@ pub struct BenchConfig {
     pub throughput_only: bool,
     /// Only the bundled model's section, printed, not written.
     pub model_only: bool,
-    /// The one-cycle section's anvil keeps every state (issue 37: anvil's pruned mode slows as
-    /// its state grows, `script/anvil-growth.py`).
-    pub full_history: bool,
+    /// How much history the one-cycle section's anvil keeps: only the latest state (the
+    /// default), the latest N, or every state (issue 37: anvil's pruned mode slows as its state
+    /// grows, `script/anvil-growth.py`).
+    pub history: crate::kit::anvil::History,
 }
 
 /// The command line's `keeper bench` arguments, resolved.
@@ -324,7 +325,11 @@ impl From<&crate::commands::cli::BenchArgs> for BenchConfig {
             cycle_only: a.cycle_only,
             throughput_only: a.throughput_only,
             model_only: a.model_only,
-            full_history: a.full_history,
+            history: match (a.full_history, a.recent_history) {
+                (true, _) => crate::kit::anvil::History::Full,
+                (false, Some(n)) => crate::kit::anvil::History::Recent(n),
+                (false, None) => crate::kit::anvil::History::Pruned,
+            },
         }
     }
 }
@@ -353,8 +358,8 @@ pub async fn run(args: &BenchConfig, root: &Path) -> Result<()> {
         return Ok(());
     }
     if args.cycle_only {
-        use crate::kit::anvil::{Anvil, History};
-        let history = if args.full_history { History::Full } else { History::Pruned };
+        use crate::kit::anvil::Anvil;
+        let history = args.history;
         eprintln!("bench: one cycle over {} markets only, anvil {history:?}", args.rss_markets);
         let anvil = Anvil::builder(&anvil_bin).history(history).start().await?;
         let w = World::deploy_on(anvil, artifacts.clone(), &bench_params()).await?;
