@@ -559,7 +559,14 @@ async fn answers_are_submitted_as_they_arrive_not_after_the_slowest() {
         bodies.iter().filter(|body| asked_about(body, &markets) == [m]).count()
     };
 
-    let mut k = w.keeper(Some(dir.path().to_path_buf())).concurrency(2).build().unwrap();
+    // The bot's own batch window (the test world holds a cycle's answers to its end): A's
+    // answer goes out once the window has passed, not after B's.
+    let mut k = w
+        .keeper(Some(dir.path().to_path_buf()))
+        .concurrency(2)
+        .batch_window(keeper::engine::DEFAULT_BATCH_WINDOW)
+        .build()
+        .unwrap();
     // An inference timeout far past every hang guard: only the release ends B's wait.
     let model = openai(&server.url, Duration::from_secs(3_600));
     let (p, gate) = (&w.keeper_rpc, w.deployment.gate);

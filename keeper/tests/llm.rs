@@ -178,7 +178,11 @@ async fn the_bundled_model_answers_the_gate_and_the_record_names_it_as_the_serve
         assert_eq!(d.reason, reason::INVALID_VERDICT, "{raw:?}");
         let ev = logs
             .iter()
-            .find(|l| l.transaction_hash.map(|h| h.to_string()) == Some(d.tx.clone()))
+            .find(|l| {
+                // A batch carries both prose answers: the row's own log, not its transaction's first.
+                l.transaction_hash.map(|h| h.to_string()) == Some(d.tx.clone())
+                    && l.log_index == Some(d.log_index)
+            })
             .map(|l| IRiskGate::Decision::decode_log(&l.inner).unwrap().data)
             .expect("the row's Decision event");
         assert_eq!(ev.rawHash, keccak256(raw.as_bytes()));

@@ -63,7 +63,11 @@ pub(super) async fn attested(
     let markets = seed_mixed_markets(w, n, "markets for both keepers").await?;
 
     // The relayed keeper, builtin rules: BUY_UP at the 0.40 ask everywhere.
-    let mut k = w.keeper(Some(tmp.join("relayed"))).model(Model::Builtin).build()?;
+    let mut k = w
+        .keeper(Some(tmp.join("relayed")))
+        .model(Model::Builtin)
+        .batch_window(super::BOT_WINDOW)
+        .build()?;
     eprintln!("bench:   relayed keeper, one cycle over {n} markets");
     let (relayed_secs, _) = timed_cycle(&mut k, n, "relayed cycle").await?;
 

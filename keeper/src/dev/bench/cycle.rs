@@ -84,7 +84,7 @@ pub(super) async fn big_cycle(w: &World, n: usize, tmp: &Path) -> Result<Cycle> 
     let gas_all = lens_gas(w, &infos).await.map_err(|e| crate::error_chain(&e));
 
     eprintln!("bench:   keeper cycle over {n} markets");
-    let mut k = w.keeper(Some(tmp.to_path_buf())).build()?;
+    let mut k = w.keeper(Some(tmp.to_path_buf())).batch_window(super::BOT_WINDOW).build()?;
     let (cycle_secs, report) = timed_cycle(&mut k, n, "keeper cycle").await?;
     // Every market is due again for the memory run that follows.
     w.advance(k.strategy().reask_secs()).await?;

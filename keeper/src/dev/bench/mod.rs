@@ -285,6 +285,10 @@ pub(super) fn verdict(ok: bool) -> &'static str {
     }
 }
 
+/// The bot's batch window for every keeper the bench runs (the test world's keeper holds a
+/// cycle's answers to its end instead, for records that never depend on timing).
+pub(crate) const BOT_WINDOW: std::time::Duration = crate::engine::DEFAULT_BATCH_WINDOW;
+
 /// `keeper bench`: the anvil binary and the output file (relative to the project root), and the
 /// market counts of the throughput and the memory runs.
 #[derive(Debug, Clone)]

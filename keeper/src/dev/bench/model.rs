@@ -145,7 +145,8 @@ pub(super) async fn timed_cycle(
     tmp: &Path,
     what: &str,
 ) -> Result<(f64, std::collections::BTreeMap<u8, usize>, usize)> {
-    let mut k = w.keeper(Some(tmp.to_path_buf())).model(model).build()?;
+    let mut k =
+        w.keeper(Some(tmp.to_path_buf())).model(model).batch_window(super::BOT_WINDOW).build()?;
     let limit = k.strategy().ask_limit();
     let cancel = CancellationToken::new();
     let t = Instant::now();

@@ -193,7 +193,8 @@ pub(super) async fn throughput(w: &World, wk: &World, n: usize, tmp: &Path) -> R
     let markets = seed_mixed_markets(wk, n, "mixed markets for the keeper").await?;
     let model =
         Model::Replay(crate::inference::replay::Replay::from_answers("bench-mix", answers.clone()));
-    let mut k = wk.keeper(Some(tmp.to_path_buf())).model(model).build()?;
+    let mut k =
+        wk.keeper(Some(tmp.to_path_buf())).model(model).batch_window(super::BOT_WINDOW).build()?;
     let first = head(wk).await?.number + 1;
     eprintln!("bench:   keeper cycle over {n} markets");
     let (keeper_secs, _) = timed_cycle(&mut k, n, "keeper cycle").await?;
