@@ -527,14 +527,7 @@ impl Executor {
     async fn size_batch(&mut self, group: &[Answer]) -> std::result::Result<Sized, ExecError> {
         let fees = self.cycle_fees().await?;
         let budget = self.batch_gas_budget().await?;
-        let (input, call, cap) = batch_call(group.iter().map(|a| Call {
-            market: a.market,
-            raw: &a.raw,
-            prompt_hash: a.prompt_hash,
-            read_block: a.read.number,
-            quote: a.quote.clone(),
-            attested: a.attested.as_ref(),
-        }));
+        let (input, call, cap) = batch_call(group.iter().map(Call::answer));
         let (gate, keeper) = (self.gate.gate, self.keeper);
         let gas = tx::gas_for(&self.provider, call, keeper, gate, &input, cap).await?;
         Ok(if gas > budget {
@@ -1161,15 +1154,7 @@ fn calldata(sub: &Submission) -> Bytes {
 
 /// [`Call::single`] of an answer.
 fn answer_call(a: &Answer) -> (Bytes, &'static str, u64) {
-    Call {
-        market: a.market,
-        raw: &a.raw,
-        prompt_hash: a.prompt_hash,
-        read_block: a.read.number,
-        quote: a.quote.clone(),
-        attested: a.attested.as_ref(),
-    }
-    .single()
+    Call::answer(a).single()
 }
 
 /// What one decision's call is made of, from an answer about to be sent or a journalled
@@ -1184,6 +1169,19 @@ struct Call<'a> {
 }
 
 impl<'a> Call<'a> {
+    /// An answer about to be sent.
+    fn answer(a: &'a Answer) -> Self {
+        Call {
+            market: a.market,
+            raw: &a.raw,
+            prompt_hash: a.prompt_hash,
+            read_block: a.read.number,
+            quote: a.quote.clone(),
+            attested: a.attested.as_ref(),
+        }
+    }
+
+    /// A journalled submission, as it was signed.
     fn of(sub: &'a Submission) -> Self {
         Call {
             market: sub.market,
