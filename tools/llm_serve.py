@@ -9,7 +9,10 @@ xllamacpp wheel, tools/llm.lock) on a loopback address, serving one GGUF file.
 - Loopback only: a --host that is not a loopback IP address is refused.
 - --port 0 lets the server bind a free port itself; the ready line names the one it bound.
 - It dies with its parent: PR_SET_PDEATHSIG sends it SIGTERM when the thread that started it
-  exits (Linux ties the signal to that thread, not to the parent process).
+  exits (Linux ties the signal to that thread, not to the parent process). The signal is armed
+  only once this script runs, and can land in native code before the handler is back, so with
+  --parent PID (the spawner's own pid) it also stops as soon as its parent is any other process:
+  at the start, and every half second after.
 - Once the server is listening it prints one line to stdout and flushes it:
       llm_serve: ready http://127.0.0.1:PORT model=FILE_NAME
   The model may still be warming up then; a caller waits for GET /health to answer 200.
@@ -35,7 +38,9 @@ import threading
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent():
+def die_with_parent(expected):
+    if expected is not None and PARENT != expected:
+        sys.exit(f"llm_serve: the parent {expected} exited before the server started")
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
         err = ctypes.get_errno()
@@ -83,9 +88,12 @@ def main():
         default="on",
         help="decode the slots' requests together (llama.cpp's continuous batching)",
     )
+    parser.add_argument(
+        "--parent", type=positive, help="the spawner's pid: stop once the parent is another"
+    )
     args = parser.parse_args()
 
-    die_with_parent()
+    die_with_parent(args.parent)
     host = loopback(args.host)
     model = os.path.abspath(args.model)
     if not os.path.isfile(model):
@@ -123,7 +131,8 @@ def main():
         signal.signal(s, on_signal)
 
     print(f"llm_serve: ready {server.listening_address} model={os.path.basename(model)}", flush=True)
-    while not stop.wait(0.5):
+    # A parent gone (its signal may have landed while the model loaded) stops it too.
+    while not stop.wait(0.5) and os.getppid() == PARENT:
         pass
     del server
     print("llm_serve: stopped", flush=True)

@@ -298,6 +298,7 @@ impl LlmServer {
             .args(["--threads", &options.threads.to_string()])
             .args(["--parallel", &options.parallel.to_string()])
             .args(["--cont-batching", if options.cont_batching { "on" } else { "off" }])
+            .args(["--parent", &std::process::id().to_string()])
             .args(["--ctx", &options.ctx.to_string()])
             .args(["--seed", &options.seed.to_string()])
             .stdin(Stdio::null())

@@ -192,3 +192,44 @@ fn the_server_script_refuses_a_host_that_is_not_loopback() {
         assert!(stderr.contains("use 127.0.0.1"), "{host}: {stderr}");
     }
 }
+
+/// A server whose parent exits during its start stops, whichever comes first: the parent gone
+/// before the script read it, before the death signal was armed, or while the model loads in
+/// native code (where the signal can land before the script's handler is back). Adversary: an
+/// operator's `kill -9` on a keeper during its start, which must not leave a model server
+/// running. The parent here is a shell that starts the server with `--parent` (as the kit
+/// does) and exits after a pause, at several points of the start; each server must be gone
+/// within 30 s (it loads in about a second). Without `--parent`, the pause of 0 left the
+/// server running (seen).
+#[test]
+fn a_server_whose_parent_exits_during_its_start_stops() {
+    let root = riskgate_kit::workspace_root();
+    let python = root.join(llm::INSTALL_DIR).join("venv/bin/python");
+    let model = llm::bundled_path(&root, &llm::bundled_model().unwrap());
+    let script = root.join(llm::SERVE_SCRIPT);
+    for pause in ["0", "0.3", "0.8", "1.5"] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "\"$0\" \"$1\" --port 0 --threads 1 --parent $$ --model \"$2\" >/dev/null 2>&1 & \
+                 echo $!; sleep {pause}"
+            ))
+            .arg(&python)
+            .arg(&script)
+            .arg(&model)
+            .output()
+            .expect("sh runs");
+        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("a pid");
+        let began = Instant::now();
+        while alive(pid) && began.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let gone = !alive(pid);
+        if !gone {
+            // SAFETY: a plain kill of the process this test started, so none outlives it.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        assert!(gone, "the server outlived its parent by 30 s (parent exited after {pause} s)");
+        println!("parent gone after {pause} s: server stopped within {:?}", began.elapsed());
+    }
+}
