@@ -134,6 +134,12 @@ def main():
     # A parent gone (its signal may have landed while the model loaded) stops it too.
     while not stop.wait(0.5) and os.getppid() == PARENT:
         pass
+    # Shutting the server down has been seen to hang for good (its HTTP thread still in accept,
+    # the main thread waiting on it, SIGTERM already spent), leaving a server nobody owns: the
+    # stop gets a few seconds, then the process exits regardless.
+    watchdog = threading.Timer(5.0, os._exit, args=(0,))
+    watchdog.daemon = True
+    watchdog.start()
     del server
     print("llm_serve: stopped", flush=True)
 
