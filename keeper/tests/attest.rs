@@ -65,6 +65,26 @@ fn succeeded(out: std::process::Output, what: &str) -> String {
 }
 
 /// The attestor keys (anvil's dev accounts 6 to 8) and their addresses.
+/// `keeper run --once` from `from_block` on `gate` as the world's keeper, asking `attestors`,
+/// with `extra` flags, writing its record to `results`; its log, once it succeeded.
+fn run_once(
+    w: &World,
+    gate: Address,
+    from_block: u64,
+    attestors: &[&str],
+    extra: &[&str],
+    results: &std::path::Path,
+) -> String {
+    let mut cmd = keeper_command(w, "run", gate);
+    cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap());
+    cmd.args(["--once", "--from-block", &from_block.to_string()]);
+    for url in attestors {
+        cmd.args(["--attestor", url]);
+    }
+    cmd.args(extra).args(["--results", results.to_str().unwrap()]);
+    succeeded(cmd.output().unwrap(), "keeper run")
+}
+
 fn attestor_keys(w: &World) -> (Vec<String>, Vec<Address>) {
     let keys: Vec<String> =
         ATTESTOR_ACCOUNTS.iter().map(|&i| w.anvil.dev_key(i).unwrap().to_string()).collect();
@@ -257,6 +277,9 @@ async fn attestors_sign_what_they_read_and_the_gate_counts_k_of_n() {
         tx.inner.input().clone()
     };
     let call = keeper::record::votes::decode_call(&input, 0).unwrap();
+    // A single call publishes one decision: a row claiming to be its second is named.
+    let second = keeper::record::votes::decode_call(&input, 1).unwrap_err();
+    assert!(second.contains("publishes one decision"), "{second}");
     let set = keeper::chain::attestor_set(&w.keeper_rpc, gate).await.unwrap().expect("attested");
     assert_ne!(set.set, Address::ZERO);
     let mut n = 0;
@@ -380,21 +403,12 @@ async fn the_keeper_asks_its_attestors_at_once_and_submits_when_k_agree() {
         start_attestor(&w, gate, &keys[2], &["--model", "replay", "--replay-file", &replay_path])
             .await;
     let dir = tempfile::tempdir().unwrap();
-    // anvil's dev account 0 is the world's keeper.
-    let keeper_key = w.anvil.dev_key(0).unwrap().to_string();
     // The timeout only ever decides for the attestor that never answers; one that answers does
     // so in milliseconds, far inside it even on a loaded machine.
     let run_once = |attestors: &[&str], timeout_secs: &str, extra: &[&str]| {
-        let mut cmd = keeper_command(&w, "run", gate);
-        cmd.args(["--once", "--from-block", &deployed.deploy_block.to_string()]);
-        cmd.args(extra);
-        cmd.args(["--attestor-timeout-secs", timeout_secs]);
-        cmd.args(["--results", dir.path().to_str().unwrap()]);
-        for url in attestors {
-            cmd.args(["--attestor", url]);
-        }
-        cmd.env("KEEPER_PRIVATE_KEY", &keeper_key);
-        succeeded(cmd.output().expect("keeper run runs"), "keeper run")
+        let mut flags = vec!["--attestor-timeout-secs", timeout_secs];
+        flags.extend_from_slice(extra);
+        run_once(&w, gate, deployed.deploy_block, attestors, &flags, dir.path())
     };
 
     // All three up: the two builtin attestors agree on BUY_UP at the 0.40 ask.
@@ -536,14 +550,7 @@ async fn a_read_too_old_to_count_is_never_sent() {
         markets.push(buy_up_market(&w).await);
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = keeper_command(&w, "run", gate)
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
-        .args(["--once", "--from-block", &deployed.deploy_block.to_string()])
-        .args(["--attestor", &a.url, "--attestor", &b.url])
-        .args(["--results", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    let log = succeeded(out, "keeper run");
+    let log = run_once(&w, gate, deployed.deploy_block, &[&a.url, &b.url], &[], dir.path());
     let rows = common::record_rows(dir.path());
     let decided = common::decisions(&rows);
     let brief: Vec<String> = decided
@@ -604,15 +611,8 @@ async fn an_attested_cycle_goes_out_as_one_batch_and_every_vote_checks() {
         markets.push(buy_up_market(&w).await);
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = keeper_command(&w, "run", gate)
-        .env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap())
-        .args(["--once", "--from-block", &deployed.deploy_block.to_string()])
-        .args(["--attestor", &a.url, "--attestor", &b.url])
-        .args(["--batch-window-ms", "600000"])
-        .args(["--results", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    let log = succeeded(out, "keeper run");
+    let window = ["--batch-window-ms", "600000"];
+    let log = run_once(&w, gate, deployed.deploy_block, &[&a.url, &b.url], &window, dir.path());
     let rows = common::record_rows(dir.path());
     let decided = common::decisions(&rows);
     assert_eq!(decided.len(), 3, "{rows:?}\n{log}");
