@@ -128,6 +128,15 @@ pub mod spec {
             function attestorSet() external view returns (address);
             error AttestationShape(uint256 answers, uint256 signatures);
             error AttestedReadMissing(uint256 argumentsEnd, uint256 callEnd);
+            /// A `submitAttestedVerdicts` element shorter than its six head words.
+            error AttestedElementShort(uint256 index, uint256 length, uint256 needed);
+
+            /// `submitAttested` for each element in order, in one transaction (docs/gate.md,
+            /// "Batches"): each element is one `submitAttested` call's data after its selector
+            /// (the arguments, then the appended `AttestedRead`).
+            function submitAttestedVerdicts(bytes[] calldata batch)
+                external
+                returns (uint8[] memory reasons);
         }
 
         /// The keeper's call and the row it publishes. `readBlock` is the block the prompt was
@@ -349,6 +358,13 @@ pub fn params_hash_with(config: &GateConfig, setting: &AttestorSetting) -> B256 
 /// any bytes reach the set unchanged.
 pub fn tally_calldata(call: &TallyCall, appended: &[u8]) -> Bytes {
     let mut data = IAttestorSet::tallyCall::SELECTOR.to_vec();
+    data.extend_from_slice(&attested_element(call, appended));
+    data.into()
+}
+
+/// `submitAttested`'s data after its selector (the same arguments as `tally`), followed by
+/// `appended`: one element of [`submit_attested_verdicts_calldata`].
+pub fn attested_element(call: &TallyCall, appended: &[u8]) -> Vec<u8> {
     let list = |items: &[Vec<u8>]| -> Vec<Bytes> {
         items.iter().map(|b| Bytes::copy_from_slice(b)).collect()
     };
@@ -356,12 +372,26 @@ pub fn tally_calldata(call: &TallyCall, appended: &[u8]) -> Bytes {
         maxPricePaid: call.quote.max_price_paid,
         deadline: call.quote.deadline_sec,
     };
-    data.extend_from_slice(
-        &(call.market, call.read_block, list(&call.raws), list(&call.sigs), quote)
-            .abi_encode_params(),
-    );
+    let mut data = (call.market, call.read_block, list(&call.raws), list(&call.sigs), quote)
+        .abi_encode_params();
     data.extend_from_slice(appended);
+    data
+}
+
+/// `submitAttestedVerdicts(batch)`, each element as [`attested_element`] makes it.
+pub fn submit_attested_verdicts_calldata(elements: &[Vec<u8>]) -> Bytes {
+    let batch: Vec<Bytes> = elements.iter().map(|e| Bytes::copy_from_slice(e)).collect();
+    let mut data = IGateMode::submitAttestedVerdictsCall::SELECTOR.to_vec();
+    data.extend_from_slice(&(batch,).abi_encode_params());
     data.into()
+}
+
+/// The revert data `AttestedElementShort(index, length, needed)` must carry.
+pub fn attested_element_short_data(index: usize, length: usize, needed: usize) -> Bytes {
+    let n = U256::from;
+    IGateMode::AttestedElementShort { index: n(index), length: n(length), needed: n(needed) }
+        .abi_encode()
+        .into()
 }
 
 /// The returned data `tally` must produce.

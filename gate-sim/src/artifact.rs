@@ -147,10 +147,12 @@ impl GateArtifact {
         gate.require(&[
             ("gateMode", abi::IGateMode::gateModeCall::SELECTOR.into()),
             ("attestorSet", abi::IGateMode::attestorSetCall::SELECTOR.into()),
+            ("submitAttestedVerdicts", abi::IGateMode::submitAttestedVerdictsCall::SELECTOR.into()),
         ])?;
         gate.require_errors(&[
             ("AttestationShape", abi::IGateMode::AttestationShape::SELECTOR.into()),
             ("AttestedReadMissing", abi::IGateMode::AttestedReadMissing::SELECTOR.into()),
+            ("AttestedElementShort", abi::IGateMode::AttestedElementShort::SELECTOR.into()),
         ])?;
         use abi::IGateSubmit as S;
         gate.require_events(&[("Decision", S::Decision::SIGNATURE_HASH, 3)])?;

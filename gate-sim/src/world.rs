@@ -13,6 +13,7 @@ use crate::{
         ITestCollateral, SolSnapshot,
     },
     artifact::GateArtifact,
+    attested::{AttestorSetting, REASON_ATTESTORS_DISAGREE, REASON_NOT_ATTESTED},
     evm::{self, Chain, Deployed, Outcome, RevmChain},
     ledger::{Ledger, Position, Refusal, Settlement},
     model::{self, Bounds, GateConfig, Quote, ReadBlockInFuture, Snapshot, Verdict, PRICE_ONE},
@@ -23,6 +24,9 @@ use alloy::{
     sol_types::{SolCall, SolEvent, SolInterface, SolValue},
 };
 use std::collections::{BTreeMap, BTreeSet};
+
+mod submit_attested;
+pub use submit_attested::{AttestedItem, AttestedRefusal, AttestedRow, AttestedRows};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -38,6 +42,8 @@ pub enum Error {
     Deploy { what: &'static str, got: Deployed },
     #[error("no market at {0} in this world")]
     UnknownMarket(Address),
+    #[error("{0} (a scenario step this gate's mode does not take)")]
+    WrongMode(&'static str),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -345,6 +351,16 @@ pub struct ReferenceWorld {
     /// Who created each market (the factory's `creatorOf`).
     creators: BTreeMap<Address, Address>,
     gate: Address,
+    /// How the gate takes answers: relayed (no signer) unless made by
+    /// [`ReferenceWorld::attested`].
+    attestors: AttestorSetting,
+    /// The chain the attestors sign for (EIP-712's `chainId`).
+    chain_id: u64,
+    /// Each market's last attested `readBlock` (the replay rule of docs/attested.md).
+    last_attested: BTreeMap<Address, u64>,
+    /// Addresses the next markets take, in order, before the world's own (see
+    /// [`ReferenceWorld::use_addresses`]).
+    market_addresses: std::collections::VecDeque<Address>,
 }
 
 impl ReferenceWorld {
@@ -362,7 +378,26 @@ impl ReferenceWorld {
             markets: BTreeMap::new(),
             creators: BTreeMap::new(),
             gate: Address::new([0x6a; 20]),
+            attestors: AttestorSetting::relayed(),
+            chain_id: REFERENCE_CHAIN_ID,
+            last_attested: BTreeMap::new(),
+            market_addresses: Default::default(),
         }
+    }
+
+    /// Names the gate `gate` and the next markets created `markets`, in order: a world whose
+    /// attestors must sign exactly what they sign on a chain (a signature that recovers to no
+    /// attestor recovers to an address that depends on every signed field, the market's and the
+    /// gate's addresses included).
+    pub fn use_addresses(&mut self, gate: Address, markets: &[Address]) {
+        self.gate = gate;
+        self.market_addresses = markets.iter().copied().collect();
+    }
+
+    /// The gate's address: the taker of its orders, and the `verifyingContract` attestors of
+    /// an attested gate sign for.
+    pub fn gate(&self) -> Address {
+        self.gate
     }
 
     fn market(&mut self, market: Address) -> Result<&mut venue::Market> {
@@ -372,6 +407,71 @@ impl ReferenceWorld {
     /// Moves the chain to block `number` (time stays where it is).
     pub fn set_block(&mut self, number: u64) {
         self.block = number;
+    }
+
+    /// The keeper's verdict decided as `submitVerdict` decides a parsed answer: ABSTAIN is
+    /// reason 1; a buy settles the account, reads the market and is evaluated, and an accepted
+    /// order runs (undone with a fill below the minimum, rule 18).
+    fn decide(
+        &mut self,
+        market: Address,
+        read_block: u64,
+        verdict: Verdict,
+        quote: &Quote,
+    ) -> Result<Row> {
+        if verdict == Verdict::Abstain {
+            return Ok(refused_row(market, read_block, 1, 0, quote));
+        }
+        let now = self.now_sec;
+        let m = self.markets.get(&market).ok_or(Error::UnknownMarket(market))?;
+        // A buy settles the account (and raises H) after reading the book, before evaluating.
+        self.ledger.settle();
+        let position = self.ledger.position(market);
+        let creator = self.creators.get(&market).copied().unwrap_or_default();
+        let trust = (self.trusted.contains(&m.resolver), self.trusted_creators.contains(&creator));
+        let snapshot = snapshot_of(m, &self.ledger, &position, trust, now);
+        let bounds = self.ledger.bounds;
+        let d = model::evaluate(&bounds, &snapshot, quote, verdict.code());
+        let mut row = Row {
+            market,
+            read_block,
+            reason: d.reason,
+            verdict: verdict.code(),
+            failed_mask: d.failed_mask,
+            snapshot: Some(snapshot),
+            quote: *quote,
+            order: Order::default(),
+            gas_used: None,
+        };
+        if !d.accepted() {
+            return Ok(row);
+        }
+        let limit = model::order_limit(&bounds, &snapshot, quote, verdict).unwrap_or_default();
+        let buy_up = verdict == Verdict::BuyUp;
+        let one = U256::from(PRICE_ONE);
+        let up_limit = if buy_up { limit } else { one - limit };
+        let up_limit = u64::try_from(up_limit).unwrap_or(u64::MAX);
+        // The order runs on a copy of the market; a fill below the minimum is dropped with it.
+        let mut trial = m.clone();
+        let (filled, spent) = trial
+            .take(self.gate, buy_up, up_limit, d.quantity, now)
+            .map_err(venue_err("the gate's order"))?;
+        row.order = Order {
+            price_paid: d.price_paid,
+            limit,
+            quantity: d.quantity,
+            cost: d.cost,
+            filled,
+            spent,
+        };
+        if model::fill_below_minimum(&bounds, d.quantity, filled) {
+            row.reason = model::REASON_FILL_BELOW_MINIMUM;
+            row.failed_mask = 1 << model::REASON_FILL_BELOW_MINIMUM;
+            return Ok(row);
+        }
+        self.markets.insert(market, trial);
+        self.ledger.apply_fill(market, buy_up, filled, spent);
+        Ok(row)
     }
 }
 
@@ -409,9 +509,11 @@ impl World for ReferenceWorld {
         .map_err(venue_err("createMarket"))?;
         model::question_hash(spec.question.as_bytes())
             .map_err(|e| venue_err("createMarket")(VenueError::Question(e)))?;
-        let mut bytes = [0xaa; 20];
-        bytes[12..].copy_from_slice(&(self.markets.len() as u64 + 1).to_be_bytes());
-        let address = Address::new(bytes);
+        let address = self.market_addresses.pop_front().unwrap_or_else(|| {
+            let mut bytes = [0xaa; 20];
+            bytes[12..].copy_from_slice(&(self.markets.len() as u64 + 1).to_be_bytes());
+            Address::new(bytes)
+        });
         self.markets.insert(address, m);
         self.creators.insert(address, creator);
         Ok(address)
@@ -458,63 +560,13 @@ impl World for ReferenceWorld {
         if let Err(e) = model::check_read_block(read_block, self.block) {
             return Ok(Err(e));
         }
-        let refused =
-            |reason, verdict| Ok(Ok(refused_row(market, read_block, reason, verdict, quote)));
-        let verdict = match model::parse_verdict(raw) {
-            Err(_) => return refused(model::REASON_INVALID_VERDICT, 255),
-            Ok(Verdict::Abstain) => return refused(1, 0),
-            Ok(v) => v,
-        };
-        let now = self.now_sec;
-        let m = self.markets.get(&market).ok_or(Error::UnknownMarket(market))?;
-        // A buy settles the account (and raises H) after reading the book, before evaluating.
-        self.ledger.settle();
-        let position = self.ledger.position(market);
-        let creator = self.creators.get(&market).copied().unwrap_or_default();
-        let trust = (self.trusted.contains(&m.resolver), self.trusted_creators.contains(&creator));
-        let snapshot = snapshot_of(m, &self.ledger, &position, trust, now);
-        let bounds = self.ledger.bounds;
-        let d = model::evaluate(&bounds, &snapshot, quote, verdict.code());
-        let mut row = Row {
-            market,
-            read_block,
-            reason: d.reason,
-            verdict: verdict.code(),
-            failed_mask: d.failed_mask,
-            snapshot: Some(snapshot),
-            quote: *quote,
-            order: Order::default(),
-            gas_used: None,
-        };
-        if !d.accepted() {
-            return Ok(Ok(row));
+        match model::parse_verdict(raw) {
+            Err(_) => {
+                let reason = model::REASON_INVALID_VERDICT;
+                Ok(Ok(refused_row(market, read_block, reason, 255, quote)))
+            }
+            Ok(verdict) => self.decide(market, read_block, verdict, quote).map(Ok),
         }
-        let limit = model::order_limit(&bounds, &snapshot, quote, verdict).unwrap_or_default();
-        let buy_up = verdict == Verdict::BuyUp;
-        let one = U256::from(PRICE_ONE);
-        let up_limit = if buy_up { limit } else { one - limit };
-        let up_limit = u64::try_from(up_limit).unwrap_or(u64::MAX);
-        // The order runs on a copy of the market; a fill below the minimum is dropped with it.
-        let mut trial = m.clone();
-        let (filled, spent) = trial
-            .take(self.gate, buy_up, up_limit, d.quantity, now)
-            .map_err(venue_err("the gate's order"))?;
-        row.order = Order {
-            price_paid: d.price_paid,
-            limit,
-            quantity: d.quantity,
-            cost: d.cost,
-            filled,
-            spent,
-        };
-        if model::fill_below_minimum(&bounds, d.quantity, filled) {
-            row.reason = model::REASON_FILL_BELOW_MINIMUM;
-            row.failed_mask = 1 << model::REASON_FILL_BELOW_MINIMUM;
-            return Ok(Ok(row));
-        }
-        self.markets.insert(market, trial);
-        self.ledger.apply_fill(market, buy_up, filled, spent);
-        Ok(Ok(row))
     }
 
     fn submit_batch(&mut self, items: &[BatchItem]) -> Result<BatchOutcome> {
@@ -686,6 +738,8 @@ pub struct EvmWorld {
     markets: BTreeMap<Address, MarketInfo>,
     approved: BTreeSet<(Address, Address)>,
     disagreements: Vec<String>,
+    /// Deployed with attestors (`submitAttested` and `submitAttestedVerdicts` only).
+    attested: bool,
 }
 
 /// Large enough that a maker or an attacker never runs out.
@@ -696,6 +750,10 @@ pub const FIRST_BLOCK: u64 = 1;
 
 /// The prompt hash every submission of the worlds names (the gate publishes it unread).
 pub const PROMPT_HASH: B256 = B256::repeat_byte(0x11);
+
+/// The chain a relayed reference world names (anvil's default id; a relayed gate signs
+/// nothing). [`ReferenceWorld::attested`] takes the chain its attestors sign for.
+pub const REFERENCE_CHAIN_ID: u64 = 31_337;
 
 /// The gas limit of a `submitVerdicts` transaction (a mainnet block's): every PASS element's
 /// order must find `ORDER_GAS` and a little more left, or the whole batch reverts
@@ -708,6 +766,23 @@ impl EvmWorld {
     pub fn deploy(
         artifact: &GateArtifact,
         config: &GateConfig,
+        initial_collateral: U256,
+        now_sec: u64,
+    ) -> Result<Self> {
+        Self::deploy_with(
+            artifact,
+            config,
+            &AttestorSetting::relayed(),
+            initial_collateral,
+            now_sec,
+        )
+    }
+
+    /// The same, with the gate in the mode `setting` names (attested when it has signers).
+    pub fn deploy_with(
+        artifact: &GateArtifact,
+        config: &GateConfig,
+        setting: &AttestorSetting,
         initial_collateral: U256,
         now_sec: u64,
     ) -> Result<Self> {
@@ -728,7 +803,8 @@ impl EvmWorld {
             keeper: KEEPER,
             ..config.clone()
         };
-        let gate = match chain.deploy_from(DEPLOYER, artifact.initcode(&config, factory))? {
+        let initcode = artifact.initcode_with(&config, factory, setting);
+        let gate = match chain.deploy_from(DEPLOYER, initcode)? {
             Deployed::At(a) => a,
             got => return Err(Error::Deploy { what: "RiskGate", got }),
         };
@@ -746,6 +822,7 @@ impl EvmWorld {
             markets: BTreeMap::new(),
             approved: BTreeSet::new(),
             disagreements: Vec::new(),
+            attested: setting.is_attested(),
         };
         world.send_ok(
             "mint to the gate",
@@ -1027,11 +1104,6 @@ impl EvmWorld {
     ) -> Result<Row> {
         let e = &published.decision;
         let row = row_of(e, quote, gas_used)?;
-        if let (Some(s), Some(preview)) = (&row.snapshot, before.preview) {
-            if preview != s {
-                self.disagree(format!("{what}: snapshotOf said {preview:?}; the gate read {s:?}"));
-            }
-        }
         if row.market != market || row.quote != *quote {
             self.disagree(format!(
                 "{what}: the Decision names {} and {:?}; the keeper sent {market} and {quote:?}",
@@ -1056,18 +1128,38 @@ impl EvmWorld {
                 e.rawHead, e.rawLength, e.rawHash
             ));
         }
+        self.follow_decision(what, &row, published, before);
+        Ok(row)
+    }
+
+    /// What every published decision is held to, relayed or attested, and the shadow ledger
+    /// moved by it: the snapshot against the `snapshotOf` preview when there is one, the
+    /// settlement a buy makes, [`EvmWorld::check_row`] against the book read before, the fill,
+    /// and the element's `HighWaterMark`, `Donated` and `Shortfall` events.
+    fn follow_decision(
+        &mut self,
+        what: &str,
+        row: &Row,
+        published: &Published,
+        before: Before<'_>,
+    ) {
+        if let (Some(s), Some(preview)) = (&row.snapshot, before.preview) {
+            if preview != s {
+                self.disagree(format!("{what}: snapshotOf said {preview:?}; the gate read {s:?}"));
+            }
+        }
         let h_before = self.shadow.high_water_mark;
         let mut settled = Vec::new();
         if matches!(row.verdict, 1 | 2) {
             settled.push(self.shadow.settle());
         }
-        self.check_row(what, &row, before.book);
+        self.check_row(what, row, before.book);
         if row.reason == 0 {
-            self.shadow.apply_fill(market, row.verdict == 1, row.order.filled, row.order.spent);
+            let (filled, spent) = (row.order.filled, row.order.spent);
+            self.shadow.apply_fill(row.market, row.verdict == 1, filled, spent);
         }
         self.check_high_water_mark_events(what, &published.receipt, h_before);
         self.check_settlement_events(what, &published.receipt, &settled);
-        Ok(row)
     }
 
     /// The factory's promises about a market it made: one `MarketCreated` with every argument,
@@ -1122,8 +1214,16 @@ impl EvmWorld {
     fn check_row(&mut self, what: &str, row: &Row, book: Option<(u64, u64)>) {
         let bounds = self.shadow.bounds;
         let Some(s) = row.snapshot else {
-            let expected = if row.verdict == 0 { 1 } else { model::REASON_INVALID_VERDICT };
-            if row.reason != expected || row.order != Order::default() {
+            // Nothing evaluated: an ABSTAIN (1), or no verdict: an answer that did not parse
+            // (11) on a relayed gate; on an attested one, answers not attested (21) or no
+            // single verdict reached k (22).
+            let expected: &[u8] = match (row.verdict, self.attested) {
+                (0, _) => &[1],
+                (_, false) => &[model::REASON_INVALID_VERDICT],
+                (_, true) => &[REASON_NOT_ATTESTED, REASON_ATTESTORS_DISAGREE],
+            };
+            let mask_ok = row.failed_mask == 1u32.checked_shl(row.reason.into()).unwrap_or(0);
+            if !expected.contains(&row.reason) || !mask_ok || row.order != Order::default() {
                 self.disagree(format!("{what}: a row without a snapshot: {row:?}"));
             }
             return;

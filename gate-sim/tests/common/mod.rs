@@ -1,4 +1,8 @@
-//! Shared by the integration tests: the compiled gate, which `make test` builds with forge first.
+//! Shared by the integration tests: the compiled gate, which `make test` builds with forge first,
+//! and what the batch differentials share (each test binary uses only part of it).
+#![allow(dead_code)]
+
+pub mod batches;
 
 use gate_sim::artifact::{self, GateArtifact};
 
