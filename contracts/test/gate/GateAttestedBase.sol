@@ -5,11 +5,11 @@ import {GateVenueBase} from "./GateVenueBase.sol";
 import {IRiskGate} from "../../src/interfaces/IRiskGate.sol";
 import {IAttestorSet} from "../../src/interfaces/IAttestorSet.sol";
 import {BinaryMarket} from "../../src/venue/BinaryMarket.sol";
+import {attestedDomain, attestedDigest} from "../utils/AttestedSigning.sol";
 
 /// @notice The venue fixture with an attested gate in place of the relayed one: three attestors
 /// (test keys), k = 2, reads at most 5 blocks old, 2 % slippage over the attested price. Signing
-/// is written here from the specification (EIP-712: domain name "RiskGate", version "2", the
-/// chain id, the gate; the `Answer` struct), not with the gate's own library.
+/// is `utils/AttestedSigning.sol`'s, written from the specification, not the gate's library.
 abstract contract GateAttestedBase is GateVenueBase {
     uint8 internal constant K = 2;
     uint32 internal constant MAX_READ_AGE = 5;
@@ -60,17 +60,7 @@ abstract contract GateAttestedBase is GateVenueBase {
     }
 
     function domainOf(address g, uint256 chainId) internal pure returns (bytes32) {
-        return keccak256(
-            abi.encode(
-                keccak256(
-                    "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
-                ),
-                keccak256("RiskGate"),
-                keccak256("2"),
-                chainId,
-                g
-            )
-        );
+        return attestedDomain(g, chainId);
     }
 
     /// @dev keccak256("\x19\x01" ‖ domain ‖ hashStruct(Answer)).
@@ -82,21 +72,7 @@ abstract contract GateAttestedBase is GateVenueBase {
         string memory raw,
         uint64 deadline
     ) internal pure returns (bytes32) {
-        bytes32 structHash = keccak256(
-            abi.encode(
-                keccak256(
-                    "Answer(address market,uint64 readBlock,bytes32 promptHash,bytes32 answerHash,uint256 bestBid,uint256 bestAsk,uint64 deadline)"
-                ),
-                m,
-                readBlock,
-                read.promptHash,
-                keccak256(bytes(raw)),
-                read.bestBid,
-                read.bestAsk,
-                deadline
-            )
-        );
-        return keccak256(abi.encodePacked(hex"1901", domain, structHash));
+        return attestedDigest(domain, m, readBlock, read, raw, deadline);
     }
 
     /// @dev `key`'s 65-byte signature `r ‖ s ‖ v` of `raw` on this gate and chain.

@@ -10,6 +10,7 @@ import {MarketFactory} from "../../src/venue/MarketFactory.sol";
 import {TestCollateral} from "../../src/venue/TestCollateral.sol";
 import {FeeCollateral} from "../utils/FeeCollateral.sol";
 import {GateHandler, IFaucetToken} from "./handlers/GateHandler.sol";
+import {AttestedGateHandler} from "./handlers/AttestedGateHandler.sol";
 
 /// @notice Gate and venue under random answers, quotes (honest, compromised, stale),
 /// sandwiches, time (past the write-off grace too), honest and hostile trusted resolvers,
@@ -58,25 +59,37 @@ contract RiskGateInvariantTest is Test {
         // The handler creates the trusted markets; a stranger creates hostile ones (rule 19).
         address[] memory creators = new address[](1);
         creators[0] = makeAddr("trusted-creator");
+        IRiskGate.Attestors memory mode = _mode();
         gate = new RiskGate(
-            p, trusted, creators, address(token), address(venue), keeper, relayed(), address(0)
+            p, trusted, creators, address(token), address(venue), keeper, mode, address(0)
         );
         token.mint(address(gate), 3_000);
-        initialParamsHash = keccak256(abi.encode(p, trusted, creators, relayed(), address(0)));
-        handler = new GateHandler(
-            gate,
-            venue,
-            token,
-            keeper,
-            address(this),
-            honest,
-            hostile,
-            makeAddr("untrusted-resolver"),
-            _feeToken()
-        );
-
+        initialParamsHash = keccak256(abi.encode(p, trusted, creators, mode, address(0)));
+        handler = _newHandler(venue, keeper, honest, hostile, makeAddr("untrusted-resolver"));
         targetContract(address(handler));
-        bytes4[] memory selectors = new bytes4[](18);
+        targetSelector(FuzzSelector({addr: address(handler), selectors: _selectors()}));
+    }
+
+    /// @dev The gate's mode: relayed here; the attested variant below overrides it.
+    function _mode() internal virtual returns (IRiskGate.Attestors memory) {
+        return relayed();
+    }
+
+    function _newHandler(
+        MarketFactory venue,
+        address keeper,
+        address honest,
+        address hostile,
+        address untrusted
+    ) internal virtual returns (GateHandler) {
+        return new GateHandler(
+            gate, venue, token, keeper, address(this), honest, hostile, untrusted, _feeToken()
+        );
+    }
+
+    /// @dev What the fuzzer calls on the handler, weighted by repetition.
+    function _selectors() internal pure virtual returns (bytes4[] memory selectors) {
+        selectors = new bytes4[](18);
         selectors[0] = GateHandler.createMarket.selector;
         selectors[1] = GateHandler.quote.selector;
         selectors[2] = GateHandler.submit.selector;
@@ -97,7 +110,6 @@ contract RiskGateInvariantTest is Test {
         // Batches, twice: each is also held to the same decisions sent one by one.
         selectors[16] = GateHandler.submitBatch.selector;
         selectors[17] = GateHandler.submitBatch.selector;
-        targetSelector(FuzzSelector({addr: address(handler), selectors: selectors}));
     }
 
     /// Open positions never exceed maxConcurrent.
@@ -208,7 +220,7 @@ contract RiskGateInvariantTest is Test {
     }
 
     /// Run summary, for reading with -vv: how often each path was taken.
-    function afterInvariant() public view {
+    function afterInvariant() public view virtual {
         console.log("decisions", handler.ghost_decisions());
         console.log("passes", handler.ghost_passes());
         console.log("settled", handler.ghost_settled());
@@ -236,5 +248,84 @@ contract RiskGateInvariantTest is Test {
 contract RiskGateFeeInvariantTest is RiskGateInvariantTest {
     function _feeToken() internal pure override returns (bool) {
         return true;
+    }
+}
+
+/// @notice The same world around an attested gate (three attestors, k = 2, reads at most five
+/// blocks old, 2 % slippage): the keeper sends what the attestors signed, alone or in
+/// `submitAttestedVerdicts` batches, each batch held to the same calls sent one at a time
+/// (`invariant_batchEqualsOneByOne`). Every bound, cap and book invariant above must hold for
+/// it too. Fewer runs than the relayed suites in the ci profile: each call signs up to three
+/// answers per element and each batch runs twice.
+/// forge-config: ci.invariant.runs = 48
+/// forge-config: ci.invariant.depth = 64
+contract RiskGateAttestedInvariantTest is RiskGateInvariantTest {
+    uint256[3] internal attestorKeys;
+
+    function _mode() internal override returns (IRiskGate.Attestors memory a) {
+        uint256[3] memory k = [
+            uint256(keccak256("invariant attestor 0")),
+            uint256(keccak256("invariant attestor 1")),
+            uint256(keccak256("invariant attestor 2"))
+        ];
+        // Insertion sort of three keys by address: the set takes its signers ascending.
+        for (uint256 i = 1; i < 3; ++i) {
+            for (uint256 j = i; j > 0 && vm.addr(k[j - 1]) > vm.addr(k[j]); --j) {
+                (k[j - 1], k[j]) = (k[j], k[j - 1]);
+            }
+        }
+        attestorKeys = k;
+        a.signers = new address[](3);
+        for (uint256 i; i < 3; ++i) {
+            a.signers[i] = vm.addr(k[i]);
+        }
+        a.threshold = 2;
+        a.maxReadAge = 5;
+        a.maxSlippageBps = 200;
+    }
+
+    function _newHandler(
+        MarketFactory venue,
+        address keeper,
+        address honest,
+        address hostile,
+        address untrusted
+    ) internal override returns (GateHandler) {
+        return new AttestedGateHandler(
+            gate, venue, token, keeper, address(this), honest, hostile, untrusted, attestorKeys
+        );
+    }
+
+    function _selectors() internal pure override returns (bytes4[] memory selectors) {
+        selectors = new bytes4[](18);
+        selectors[0] = GateHandler.createMarket.selector;
+        selectors[1] = GateHandler.quote.selector;
+        selectors[2] = GateHandler.passTime.selector;
+        selectors[3] = GateHandler.resolve.selector;
+        selectors[4] = GateHandler.resolveAgainstGate.selector;
+        selectors[5] = GateHandler.redeem.selector;
+        selectors[6] = GateHandler.housekeeping.selector;
+        selectors[7] = GateHandler.fund.selector;
+        selectors[8] = GateHandler.withdraw.selector;
+        selectors[9] = GateHandler.deposit.selector;
+        selectors[10] = GateHandler.roundTrip.selector;
+        // Attested calls are the point of the exercise: alone four times, batches three times.
+        selectors[11] = AttestedGateHandler.submitAttested.selector;
+        selectors[12] = AttestedGateHandler.submitAttested.selector;
+        selectors[13] = AttestedGateHandler.submitAttested.selector;
+        selectors[14] = AttestedGateHandler.submitAttested.selector;
+        selectors[15] = AttestedGateHandler.submitAttestedBatch.selector;
+        selectors[16] = AttestedGateHandler.submitAttestedBatch.selector;
+        // Markets twice as often as the relayed suites: an attested market decides once per
+        // read, and a run's first market is often one no order fits (rules 6 and 7).
+        selectors[17] = GateHandler.createMarket.selector;
+    }
+
+    /// Run summary: the attested paths too.
+    function afterInvariant() public view override {
+        super.afterInvariant();
+        AttestedGateHandler h = AttestedGateHandler(address(handler));
+        console.log("attested calls alone", h.ghost_attestedSingles());
+        console.log("answers signed by a key outside the set", h.ghost_forgedAnswers());
     }
 }

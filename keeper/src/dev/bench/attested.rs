@@ -19,8 +19,13 @@ pub(super) struct AttestedFigures {
     pub(super) n: usize,
     pub(super) relayed_secs: f64,
     pub(super) attested_secs: f64,
-    /// Gas used per attested decision, by (reason, answers in its vote).
+    /// Each attested decision's share of its transaction's receipt (gas used ÷ the decisions
+    /// the transaction carries: the keeper batches a cycle's answers), by (reason, answers in
+    /// its vote).
     pub(super) gas: Vec<(u8, usize, u64)>,
+    /// The transactions that carried them, and their gas used in all.
+    pub(super) transactions: usize,
+    pub(super) total_gas: u64,
 }
 
 /// `n` mixed markets on one chain; the relayed keeper's cycle over them, then an attested
@@ -118,7 +123,10 @@ pub(super) async fn attested(
         what: "attested Decision logs".into(),
         source: Box::new(e),
     })?;
-    let mut gas = Vec::new();
+    let mut decided = Vec::new();
+    // Each transaction's receipt gas and the decisions it carries.
+    let mut receipts: std::collections::BTreeMap<alloy::primitives::B256, (u64, u64)> =
+        Default::default();
     for log in &logs {
         let ev = IRiskGate::Decision::decode_log(&log.inner).map_err(BenchError::Decode)?;
         let vote = Vote::decode(&ev.vote)
@@ -126,13 +134,34 @@ pub(super) async fn attested(
             .ok_or_else(|| check("attested vote", "an attested decision without a vote".into()))?;
         let tx =
             log.transaction_hash.ok_or_else(|| check("attested", "a log without its tx".into()))?;
-        let r = confirm(&w.keeper_rpc, "attested receipt", tx).await?;
-        gas.push((ev.reason, vote.entries.len(), r.gas_used));
+        if !receipts.contains_key(&tx) {
+            let r = confirm(&w.keeper_rpc, "attested receipt", tx).await?;
+            receipts.insert(tx, (r.gas_used, 0));
+        }
+        if let Some((_, count)) = receipts.get_mut(&tx) {
+            *count += 1;
+        }
+        decided.push((ev.reason, vote.entries.len(), tx));
     }
-    if gas.len() != markets.len() {
-        return Err(check("attested", format!("{} decisions for {} markets", gas.len(), n)));
+    if decided.len() != markets.len() {
+        return Err(check("attested", format!("{} decisions for {} markets", decided.len(), n)));
     }
-    Ok(AttestedFigures { n, relayed_secs, attested_secs, gas })
+    let gas = decided
+        .iter()
+        .map(|(reason, answers, tx)| {
+            let (used, count) = receipts.get(tx).copied().unwrap_or((0, 1));
+            (*reason, *answers, used / count.max(1))
+        })
+        .collect();
+    let total_gas = receipts.values().map(|(used, _)| used).sum();
+    Ok(AttestedFigures {
+        n,
+        relayed_secs,
+        attested_secs,
+        gas,
+        transactions: receipts.len(),
+        total_gas,
+    })
 }
 
 /// The report's section on the attested mode.
@@ -159,8 +188,8 @@ pub(super) fn write_attested(md: &mut String, a: &AttestedFigures) {
     for &(reason, answers, gas) in &a.gas {
         groups.entry((reason, answers)).or_default().push(gas);
     }
-    let _ = writeln!(md, "Gas of the attested decisions, from their receipts (the keeper submits the answers in hand once two agree, so a vote holds two or three):\n");
-    let _ = writeln!(md, "| reason | answers in the vote | decisions | gas used (min / max) |\n| ---: | ---: | ---: | --- |");
+    let _ = writeln!(md, "Gas of the attested decisions, from their receipts: the keeper sent the {} decisions in {} `submitAttestedVerdicts` transactions, {} gas in all. Each decision's figure is its transaction's gas used divided by the decisions the transaction carries (the keeper submits the answers in hand once two agree, so a vote holds two or three):\n", a.gas.len(), a.transactions, a.total_gas);
+    let _ = writeln!(md, "| reason | answers in the vote | decisions | gas per decision, its transaction's share (min / max) |\n| ---: | ---: | ---: | --- |");
     for ((reason, answers), g) in &groups {
         let (lo, hi) = (g.iter().min().copied().unwrap_or(0), g.iter().max().copied().unwrap_or(0));
         let _ = writeln!(md, "| {reason} | {answers} | {} | {lo} / {hi} |", g.len());
