@@ -134,12 +134,12 @@ pub(super) async fn attested(
             .ok_or_else(|| check("attested vote", "an attested decision without a vote".into()))?;
         let tx =
             log.transaction_hash.ok_or_else(|| check("attested", "a log without its tx".into()))?;
-        if !receipts.contains_key(&tx) {
-            let r = confirm(&w.keeper_rpc, "attested receipt", tx).await?;
-            receipts.insert(tx, (r.gas_used, 0));
-        }
-        if let Some((_, count)) = receipts.get_mut(&tx) {
-            *count += 1;
+        match receipts.entry(tx) {
+            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().1 += 1,
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let r = confirm(&w.keeper_rpc, "attested receipt", tx).await?;
+                e.insert((r.gas_used, 1));
+            }
         }
         decided.push((ev.reason, vote.entries.len(), tx));
     }
