@@ -80,8 +80,8 @@ async fn seed(
 }
 
 /// The keeper key's transactions in blocks `[from, to]`: (gas used × effective gas price, gas
-/// used, status) of each receipt.
-async fn keeper_receipts(w: &World, from: u64, to: u64) -> Vec<(U256, u64, bool)> {
+/// used, status, the gas limit it was signed with) of each.
+async fn keeper_receipts(w: &World, from: u64, to: u64) -> Vec<(U256, u64, bool, u64)> {
     let mut out = Vec::new();
     for n in from..=to {
         let block = w
@@ -98,7 +98,12 @@ async fn keeper_receipts(w: &World, from: u64, to: u64) -> Vec<(U256, u64, bool)
             let r = w.keeper_rpc.get_transaction_receipt(*tx.inner.tx_hash()).await.unwrap();
             let r = r.expect("a mined transaction has a receipt");
             let paid = U256::from(r.gas_used) * U256::from(r.effective_gas_price);
-            out.push((paid, r.gas_used, r.status()));
+            out.push((
+                paid,
+                r.gas_used,
+                r.status(),
+                alloy::consensus::Transaction::gas_limit(tx.inner.inner()),
+            ));
         }
     }
     out
@@ -161,20 +166,20 @@ async fn sixty_four_makers_ahead_of_real_liquidity_cost_the_keeper_no_reverted_g
     assert_eq!(rb.average_price_paid.as_deref(), Some("331500"));
 
     let receipts = keeper_receipts(&w, first, last).await;
-    let reverted = receipts.iter().filter(|(_, _, ok)| !ok).count();
-    let paid: U256 = receipts.iter().map(|(p, _, _)| *p).sum();
+    let reverted = receipts.iter().filter(|(_, _, ok, _)| !ok).count();
+    let paid: U256 = receipts.iter().map(|(p, _, _, _)| *p).sum();
     assert_eq!(receipts.len(), 1, "one submission (B), nothing else signed");
     assert_eq!(reverted, 0, "no status-0 receipt");
     assert_eq!(before - after, paid, "the key spent exactly its receipts' gas");
-    let gas: Vec<u64> = receipts.iter().map(|(_, g, _)| *g).collect();
+    let gas: Vec<u64> = receipts.iter().map(|(_, g, _, _)| *g).collect();
     let worst = *gas.iter().max().unwrap();
     assert!(
         worst <= sender::SUBMIT_GAS_WORST_IOC,
         "the worst take ({worst} gas) fits the cap {}",
         sender::SUBMIT_GAS_WORST_IOC
     );
-    let journal = k.executor().journal();
-    let signed: Vec<u64> = journal.submissions().map(|t| t.sub.gas).collect();
+    // From the mined transactions: the journal retires a submission once it is final.
+    let signed: Vec<u64> = receipts.iter().map(|(_, _, _, limit)| *limit).collect();
     println!(
         "gas: A (64 one-lot asks, a rule-20 grid) not asked; B (64 makers on 64 levels, PASS \
          filling 2,560,000) used {gas:?} gas, signed with limits {signed:?} (estimate + 25 % + 30,000, \

@@ -150,7 +150,8 @@ impl From<Attempt> for Fees {
 /// to yet another cold maker. Issue 14 measured 2.44M for 64 distinct makers at one level and
 /// 3.26M across levels; `keeper/tests/gas.rs` builds that book (64 makers at distinct
 /// addresses on 64 distinct levels, then real liquidity inside the limit): the keeper's mined
-/// PASS used 2,636,032 gas after the refunds of the 64 deleted orders, and its estimate, the
+/// PASS used 2,670,487 gas after the refunds of the 64 deleted orders (`cargo test -p keeper
+/// --test gas -- --nocapture` prints it, and the limit it was signed with), and its estimate, the
 /// gas that must be AVAILABLE for the self-call (63/64 forwarding, refunds paid only at the
 /// end), was above 3,176,000 (its limit was capped, so estimate × 1.25 + 30,000 > the cap).
 /// The cap is the issue's 3.26M plus about 23 % for the gate's paths around the take
