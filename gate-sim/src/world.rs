@@ -685,6 +685,28 @@ struct Before<'a> {
     preview: Option<&'a Snapshot>,
 }
 
+impl<'a> Before<'a> {
+    /// What the reads before a batch still say of an element on `market`, given the markets
+    /// `bought` from by earlier elements. Their books after the fill cannot be read on chain in
+    /// the middle of the transaction, and the shadow ledger does not keep books: for a later
+    /// element on such a market the bid and ask are not compared (every other field of its
+    /// snapshot and the whole decision still are). The preview likewise describes the gate only
+    /// until the first fill moves its slots, notional and balance (a settlement before it
+    /// changes nothing `snapshotOf` did not already count): after that the shadow ledger alone
+    /// holds the gate's fields.
+    fn in_batch(
+        reads: &'a BTreeMap<Address, ReadBefore>,
+        bought: &BTreeSet<Address>,
+        market: Address,
+    ) -> Self {
+        let read = reads.get(&market);
+        Before {
+            book: read.filter(|_| !bought.contains(&market)).map(|r| r.book),
+            preview: read.filter(|_| bought.is_empty()).map(|r| &r.preview),
+        }
+    }
+}
+
 /// One `Decision` and the logs of its own element (see [`EvmWorld::decisions`]).
 #[derive(Clone, Debug)]
 struct Published {
@@ -1086,6 +1108,37 @@ impl EvmWorld {
             self.disagree(format!("{what} logged {logs:?} after its last Decision"));
         }
         found
+    }
+
+    /// Each market's book and `snapshotOf` preview, read once before a batch.
+    fn reads_before(
+        &mut self,
+        markets: impl Iterator<Item = Address>,
+    ) -> Result<BTreeMap<Address, ReadBefore>> {
+        let mut reads = BTreeMap::new();
+        for market in markets {
+            if let std::collections::btree_map::Entry::Vacant(e) = reads.entry(market) {
+                e.insert(self.read_before(market)?);
+            }
+        }
+        Ok(reads)
+    }
+
+    /// A batch's `Decision`s ([`EvmWorld::decisions`]): exactly one per element of `n`.
+    fn batch_decisions(
+        &mut self,
+        what: &str,
+        receipt: &evm::Receipt,
+        n: usize,
+    ) -> Result<Vec<Published>> {
+        let published = self.decisions(what, receipt);
+        if published.len() != n {
+            return Err(Error::Decode {
+                what: format!("the Decision events of {what}"),
+                reason: format!("{} Decision logs from the gate for {n} elements", published.len()),
+            });
+        }
+        Ok(published)
     }
 
     /// Holds one published decision to what the keeper sent and to the reference model, and
@@ -1496,13 +1549,7 @@ impl World for EvmWorld {
         let block = self.block();
         let known = &self.markets;
         let expected = admit_batch(items, block, |m| known.contains_key(m))?;
-        // Each market's book and preview, read once before the batch.
-        let mut reads: BTreeMap<Address, ReadBefore> = BTreeMap::new();
-        for item in items {
-            if let std::collections::btree_map::Entry::Vacant(e) = reads.entry(item.market) {
-                e.insert(self.read_before(item.market)?);
-            }
-        }
+        let reads = self.reads_before(items.iter().map(|it| it.market))?;
         let data = abi::submit_verdicts_calldata(items.iter().map(BatchItem::args), PROMPT_HASH);
         let receipt = self.chain.send_with_gas_limit(KEEPER, gate, data, BATCH_GAS_LIMIT)?;
         let what = "submitVerdicts";
@@ -1514,32 +1561,11 @@ impl World for EvmWorld {
             IGateSubmit::submitVerdictsCall::abi_decode_returns(&returned).map_err(|e| {
                 Error::Decode { what: "submitVerdicts' return".into(), reason: e.to_string() }
             })?;
-        let published = self.decisions(what, &receipt);
-        if published.len() != items.len() {
-            return Err(Error::Decode {
-                what: "the Decision events of submitVerdicts".into(),
-                reason: format!(
-                    "{} Decision logs from the gate for {} elements",
-                    published.len(),
-                    items.len()
-                ),
-            });
-        }
-        // The markets an earlier element bought from. Their books after the fill cannot be
-        // read on chain in the middle of the transaction, and the shadow ledger does not keep
-        // books: for a later element on such a market the bid and ask are not compared (every
-        // other field of its snapshot and the whole decision still are). The preview likewise
-        // describes the gate only until the first fill moves its slots, notional and balance
-        // (a settlement before it changes nothing `snapshotOf` did not already count): after
-        // that the shadow ledger alone holds the gate's fields.
+        let published = self.batch_decisions(what, &receipt, items.len())?;
         let mut bought: BTreeSet<Address> = BTreeSet::new();
         let mut rows = Vec::with_capacity(items.len());
         for (i, (item, p)) in items.iter().zip(&published).enumerate() {
-            let read = reads.get(&item.market);
-            let before = Before {
-                book: read.filter(|_| !bought.contains(&item.market)).map(|r| r.book),
-                preview: read.filter(|_| bought.is_empty()).map(|r| &r.preview),
-            };
+            let before = Before::in_batch(&reads, &bought, item.market);
             let element = format!("submitVerdicts element {i}");
             let row = self.check_decision(&element, item.args(), p, before, None)?;
             if row.reason == 0 {

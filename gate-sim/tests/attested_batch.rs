@@ -8,6 +8,7 @@
 //! gate's state and every position must equal the reference's, and a batch refused whole must
 //! be refused with revert data the reference allows and leave everything as it was.
 
+#[macro_use]
 mod common;
 
 use alloy::primitives::{Address, B256, U256};
@@ -330,14 +331,6 @@ struct Coverage {
     tightened_refusals: u32,
     split_votes: u32,
     max_batch_len: usize,
-}
-
-macro_rules! ensure {
-    ($cond:expr, $($arg:tt)+) => {
-        if !$cond {
-            return Err(TestCaseError::fail(format!($($arg)+)));
-        }
-    };
 }
 
 /// An attested row with its market as an index into [`MARKETS`].

@@ -5,6 +5,7 @@
 //! state and every position must equal the reference's. A fixed batch is also sent to one
 //! compiled gate whole and to another element by element: the two must end identical.
 
+#[macro_use]
 mod common;
 
 use alloy::primitives::{Address, U256};
@@ -139,14 +140,6 @@ struct Coverage {
     long_answers: u32,
     max_batch_len: usize,
     max_batch_gas: u64,
-}
-
-macro_rules! ensure {
-    ($cond:expr, $($arg:tt)+) => {
-        if !$cond {
-            return Err(TestCaseError::fail(format!($($arg)+)));
-        }
-    };
 }
 
 fn run_case(

@@ -245,16 +245,10 @@ impl EvmWorld {
         items: &[AttestedItem],
     ) -> Result<std::result::Result<AttestedRows, Bytes>> {
         let what = "submitAttestedVerdicts";
-        let mut reads: BTreeMap<Address, ReadBefore> = BTreeMap::new();
-        for item in items {
-            let market = item.call.market;
-            if !self.markets.contains_key(&market) {
-                return Err(Error::UnknownMarket(market));
-            }
-            if let std::collections::btree_map::Entry::Vacant(e) = reads.entry(market) {
-                e.insert(self.read_before(market)?);
-            }
+        if let Some(unknown) = items.iter().find(|it| !self.markets.contains_key(&it.call.market)) {
+            return Err(Error::UnknownMarket(unknown.call.market));
         }
+        let reads = self.reads_before(items.iter().map(|it| it.call.market))?;
         let elements: Vec<Vec<u8>> = items.iter().map(AttestedItem::element).collect();
         let data = abi::submit_attested_verdicts_calldata(&elements);
         let gate = self.gate;
@@ -276,19 +270,7 @@ impl EvmWorld {
             IGateMode::submitAttestedVerdictsCall::abi_decode_returns(&returned).map_err(|e| {
                 Error::Decode { what: format!("{what}' return"), reason: e.to_string() }
             })?;
-        let published = self.decisions(what, &receipt);
-        if published.len() != items.len() {
-            return Err(Error::Decode {
-                what: format!("the Decision events of {what}"),
-                reason: format!(
-                    "{} Decision logs from the gate for {} elements",
-                    published.len(),
-                    items.len()
-                ),
-            });
-        }
-        // As in `submit_batch`: a market an earlier element bought from has no book read
-        // before this element, and the previews hold only until the batch's first fill.
+        let published = self.batch_decisions(what, &receipt, items.len())?;
         let mut bought: BTreeSet<Address> = BTreeSet::new();
         let mut rows = Vec::with_capacity(items.len());
         for (i, (item, p)) in items.iter().zip(&published).enumerate() {
@@ -326,11 +308,7 @@ impl EvmWorld {
                 row.market, e.readBlock, call.market, call.read_block
             ));
         }
-        let read = reads.get(&call.market);
-        let before = Before {
-            book: read.filter(|_| !bought.contains(&call.market)).map(|r| r.book),
-            preview: read.filter(|_| bought.is_empty()).map(|r| &r.preview),
-        };
+        let before = Before::in_batch(reads, bought, call.market);
         self.follow_decision(what, &row, published, before);
         Ok(AttestedRow {
             row,

@@ -150,19 +150,11 @@ pub fn check_world_states(
     what: &str,
 ) -> Result<GateState, TestCaseError> {
     let (got, want) = (evm.state().expect("state"), reference.state().expect("state"));
-    if got != want {
-        return Err(TestCaseError::fail(format!(
-            "{what}: compiled state {got:?}, reference {want:?}"
-        )));
-    }
+    ensure!(got == want, "{what}: compiled state {got:?}, reference {want:?}");
     for (i, (&em, &rm)) in evm_markets.iter().zip(reference_markets).enumerate() {
         let (got, want) =
             (evm.position(em).expect("position"), reference.position(rm).expect("position"));
-        if got != want {
-            return Err(TestCaseError::fail(format!(
-                "{what}: market {i}: compiled position {got:?}, reference {want:?}"
-            )));
-        }
+        ensure!(got == want, "{what}: market {i}: compiled position {got:?}, reference {want:?}");
     }
     Ok(want)
 }

@@ -2,6 +2,16 @@
 //! and what the batch differentials share (each test binary uses only part of it).
 #![allow(dead_code)]
 
+/// `return Err(TestCaseError::fail(..))` unless the condition holds (proptest's `prop_assert!`
+/// with a message that names the case).
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)+) => {
+        if !$cond {
+            return Err(proptest::test_runner::TestCaseError::fail(format!($($arg)+)));
+        }
+    };
+}
+
 pub mod batches;
 
 use gate_sim::artifact::{self, GateArtifact};

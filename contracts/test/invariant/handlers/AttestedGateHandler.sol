@@ -79,30 +79,7 @@ contract AttestedGateHandler is GateHandler {
             calls[i] = _attestedCall(uint256(keccak256(abi.encode(seed, i))), rb);
             elements[i] = _afterSelector(calls[i]);
         }
-        uint256 snap = vm.snapshotState();
-        vm.recordLogs();
-        bool reverted;
-        uint8[] memory single = new uint8[](n);
-        for (uint256 i; i < n && !reverted; ++i) {
-            vm.prank(keeper);
-            (bool ok, bytes memory ret) = address(gate).call(calls[i]);
-            if (ok) single[i] = abi.decode(ret, (uint8));
-            else reverted = true;
-        }
-        bytes32 singleState = keccak256(abi.encode(single, _decisionLogs(), _stateDigest()));
-        vm.revertToState(snap);
-        vm.recordLogs();
-        vm.prank(keeper);
-        uint8[] memory batched = gate.submitAttestedVerdicts(elements);
-        bytes32 batchState = keccak256(abi.encode(batched, _decisionLogs(), _stateDigest()));
-        ghost_batches += 1;
-        if (reverted) ghost_batchesUncompared += 1;
-        else if (batchState != singleState) ghost_batchMismatches += 1;
-        for (uint256 i; i < n; ++i) {
-            ghost_decisions += 1;
-            ghost_reasons[batched[i]] += 1;
-            if (batched[i] == 0) ghost_passes += 1;
-        }
+        _bothWays(calls, abi.encodeCall(gate.submitAttestedVerdicts, (elements)));
     }
 
     /// @dev One keeper call: a market (three in four still open for trading, most with a fresh

@@ -210,27 +210,39 @@ contract GateHandler is Test {
                 quote: _keeperQuote(m, raw, r >> 48)
             });
         }
+        bytes[] memory singles = new bytes[](n);
+        for (uint256 i; i < n; ++i) {
+            singles[i] = abi.encodeCall(
+                gate.submitVerdict,
+                (b[i].market, b[i].raw, b[i].promptHash, b[i].readBlock, b[i].quote)
+            );
+        }
+        _bothWays(singles, abi.encodeCall(gate.submitVerdicts, (b)));
+    }
+
+    /// @dev Sends the keeper's `singles` one at a time, then (the state put back) `batch`, the
+    /// same decisions in one call, which is what stays: the reasons, the gate's logs byte for
+    /// byte and `_stateDigest` must be the same, or `ghost_batchMismatches` counts it (not
+    /// compared when a single call reverted: `ghost_batchesUncompared`).
+    function _bothWays(bytes[] memory singles, bytes memory batch) internal {
+        uint256 n = singles.length;
         uint256 snap = vm.snapshotState();
         vm.recordLogs();
         bool reverted;
         uint8[] memory single = new uint8[](n);
         for (uint256 i; i < n && !reverted; ++i) {
             vm.prank(keeper);
-            try gate.submitVerdict(
-                b[i].market, b[i].raw, b[i].promptHash, b[i].readBlock, b[i].quote
-            ) returns (
-                uint8 reason
-            ) {
-                single[i] = reason;
-            } catch {
-                reverted = true;
-            }
+            (bool ok, bytes memory ret) = address(gate).call(singles[i]);
+            if (ok) single[i] = abi.decode(ret, (uint8));
+            else reverted = true;
         }
         bytes32 singleState = keccak256(abi.encode(single, _decisionLogs(), _stateDigest()));
         vm.revertToState(snap);
         vm.recordLogs();
         vm.prank(keeper);
-        uint8[] memory batched = gate.submitVerdicts(b);
+        (bool sent, bytes memory out) = address(gate).call(batch);
+        require(sent, "the batch reverted");
+        uint8[] memory batched = abi.decode(out, (uint8[]));
         bytes32 batchState = keccak256(abi.encode(batched, _decisionLogs(), _stateDigest()));
         ghost_batches += 1;
         if (reverted) ghost_batchesUncompared += 1;
