@@ -385,10 +385,11 @@ impl ReferenceWorld {
         }
     }
 
-    /// Names the gate `gate` and the next markets created `markets`, in order: a world whose
-    /// attestors must sign exactly what they sign on a chain (a signature that recovers to no
-    /// attestor recovers to an address that depends on every signed field, the market's and the
-    /// gate's addresses included).
+    /// Names the gate `gate` and the next markets created `markets`, in order, before the world
+    /// has traded (the gate's address is also its orders' taker): a world whose attestors must
+    /// sign exactly what they sign on a chain (a signature that recovers to no attestor
+    /// recovers to an address that depends on every signed field, the market's and the gate's
+    /// addresses included).
     pub fn use_addresses(&mut self, gate: Address, markets: &[Address]) {
         self.gate = gate;
         self.market_addresses = markets.iter().copied().collect();
