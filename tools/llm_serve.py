@@ -12,7 +12,8 @@ xllamacpp wheel, tools/llm.lock) on a loopback address, serving one GGUF file.
   exits (Linux ties the signal to that thread, not to the parent process). The signal is armed
   only once this script runs, and can land in native code before the handler is back, so with
   --parent PID (the spawner's own pid) it also stops as soon as its parent is any other process:
-  at the start, and every half second after.
+  at the start, and every half second after. Should its native code hang with the
+  interpreter's lock held, a forked watchdog process SIGKILLs it 10 s after its parent is gone.
 - Once the server is listening it prints one line to stdout and flushes it:
       llm_serve: ready http://127.0.0.1:PORT model=FILE_NAME
   The model may still be warming up then; a caller waits for GET /health to answer 200.
@@ -34,6 +35,7 @@ import ipaddress
 import signal
 import sys
 import threading
+import time
 
 PR_SET_PDEATHSIG = 1
 
@@ -47,6 +49,42 @@ def die_with_parent(expected):
         sys.exit(f"llm_serve: prctl(PR_SET_PDEATHSIG) failed: {os.strerror(err)}")
     if os.getppid() != PARENT:
         sys.exit("llm_serve: the parent exited before the server started")
+
+
+def watch_from_outside(grace):
+    """Forks a small watchdog process that SIGKILLs this one once its parent has been gone for
+    `grace` seconds. The server's own checks run in Python, and the server's native code has
+    been seen to wait for good while holding the interpreter's lock (parent gone during the
+    model load, on a loaded machine: main thread and a timer both stuck, SIGTERM spent), so a
+    check that needs no lock of this process is the last resort. Forked before the server's
+    library is imported, while this process has one thread. The watchdog dies with the server
+    (PR_SET_PDEATHSIG, SIGKILL) and holds none of its files."""
+    server = os.getpid()
+    if os.fork() != 0:
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        gone_since = None
+        while os.getppid() == server:
+            time.sleep(0.5)
+            try:
+                with open(f"/proc/{server}/stat", "rb") as f:
+                    # Field 4, after the command name in parentheses (which may hold spaces).
+                    parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+            if parent == PARENT:
+                continue
+            gone_since = gone_since or time.monotonic()
+            if time.monotonic() - gone_since >= grace:
+                os.kill(server, signal.SIGKILL)
+                break
+    finally:
+        os._exit(0)
 
 
 def loopback(host):
@@ -95,6 +133,8 @@ def main():
 
     die_with_parent(args.parent)
     host = loopback(args.host)
+    # The in-process checks below stop it within a second or so; this one, 10 s after them.
+    watch_from_outside(10.0)
     model = os.path.abspath(args.model)
     if not os.path.isfile(model):
         sys.exit(f"llm_serve: no model file at {model}; run `make bootstrap`")
