@@ -26,13 +26,8 @@ use gate_sim::{
     },
     world::{self, AttestedItem, AttestedRefusal, AttestedRow, EvmWorld, ReferenceWorld, World},
 };
-use proptest::{
-    collection::vec,
-    prelude::*,
-    sample::select,
-    test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner},
-};
-use std::{cell::RefCell, collections::BTreeMap};
+use proptest::{collection::vec, prelude::*, sample::select, test_runner::TestCaseError};
+use std::collections::BTreeMap;
 
 /// The set: three attestors, two must agree, reads at most five blocks old, 2% of slippage.
 const ATTESTORS: usize = 3;
@@ -211,8 +206,8 @@ fn case() -> impl Strategy<Value = Case> {
 struct Worlds {
     evm: EvmWorld,
     reference: ReferenceWorld,
-    evm_markets: Vec<Address>,
-    reference_markets: Vec<Address>,
+    /// The markets' addresses, the same in both worlds.
+    markets: Vec<Address>,
     chain_id: u64,
     setting: AttestorSetting,
     keys: Vec<usize>,
@@ -228,11 +223,10 @@ fn worlds(artifact: &GateArtifact, books: &[Book]) -> Worlds {
     let evm_markets = markets(&mut evm, books);
     // The same addresses in both worlds, so that each call is signed once and recovers alike.
     reference.use_addresses(evm.gate(), &evm_markets);
-    let reference_markets = markets(&mut reference, books);
-    assert_eq!(reference_markets, evm_markets);
+    assert_eq!(markets(&mut reference, books), evm_markets);
     evm.set_block(BLOCK);
     reference.set_block(BLOCK);
-    Worlds { evm, reference, evm_markets, reference_markets, chain_id, setting, keys }
+    Worlds { evm, reference, markets: evm_markets, chain_id, setting, keys }
 }
 
 fn shift(price: u64, ticks: i64) -> U256 {
@@ -358,8 +352,8 @@ fn run_case(
         ensure!(w.evm.block() == block && w.evm.now() == now, "the worlds' clocks drifted");
         // The keeper (and the attestors) read every book before the batch; both worlds agree.
         let mut books = Vec::new();
-        for (&em, &rm) in w.evm_markets.iter().zip(&w.reference_markets) {
-            let (got, want) = (w.evm.best(em).expect("best"), w.reference.best(rm).expect("best"));
+        for &m in &w.markets {
+            let (got, want) = (w.evm.best(m).expect("best"), w.reference.best(m).expect("best"));
             ensure!(got == want, "batch {b}: compiled book {got:?}, reference {want:?}");
             books.push(want);
         }
@@ -380,15 +374,10 @@ fn run_case(
             .elements
             .iter()
             .zip(&named)
-            .map(|(e, &(m, rb))| item(&w, e, (w.evm_markets[m], gate), (block, rb), books[m], now))
+            .map(|(e, &(m, rb))| item(&w, e, (w.markets[m], gate), (block, rb), books[m], now))
             .collect();
-        let before = check_world_states(
-            &mut w.evm,
-            &mut w.reference,
-            &w.evm_markets,
-            &w.reference_markets,
-            "before",
-        )?;
+        let before =
+            check_world_states(&mut w.evm, &mut w.reference, &w.markets, &w.markets, "before")?;
         // What the set alone judges of each element (to tell the replay rule's 21 apart).
         let env = TallyEnv { chain_id: w.chain_id, gate, block_number: block };
         let judged: Vec<Option<u8>> = items
@@ -410,10 +399,8 @@ fn run_case(
                     r.rows.len()
                 );
                 for (i, (g, r)) in g.rows.iter().zip(&r.rows).enumerate() {
-                    let (gc, rc) = (
-                        attested_comparable(g, &w.evm_markets),
-                        attested_comparable(r, &w.reference_markets),
-                    );
+                    let (gc, rc) =
+                        (attested_comparable(g, &w.markets), attested_comparable(r, &w.markets));
                     ensure!(gc == rc, "{what}, element {i}: compiled {gc:?}, reference {rc:?}");
                     let reason = r.row.reason;
                     *coverage.by_reason.entry(reason).or_default() += 1;
@@ -452,8 +439,8 @@ fn run_case(
                 let after = check_world_states(
                     &mut w.evm,
                     &mut w.reference,
-                    &w.evm_markets,
-                    &w.reference_markets,
+                    &w.markets,
+                    &w.markets,
                     "after a refusal",
                 )?;
                 ensure!(after == before, "{what}: a refused batch moved the gate");
@@ -465,13 +452,7 @@ fn run_case(
             }
         }
         ensure!(w.evm.disagreements().is_empty(), "{what}: {:?}", w.evm.disagreements());
-        check_world_states(
-            &mut w.evm,
-            &mut w.reference,
-            &w.evm_markets,
-            &w.reference_markets,
-            &what,
-        )?;
+        check_world_states(&mut w.evm, &mut w.reference, &w.markets, &w.markets, &what)?;
     }
     Ok(())
 }
@@ -480,23 +461,9 @@ fn run_case(
 fn random_attested_batches_agree_with_the_reference_element_by_element() {
     let started = std::time::Instant::now();
     let artifact = common::gate_artifact();
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&0xa77e_57ed_u64.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases: 100,
-            failure_persistence: None,
-            max_shrink_iters: 200,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
-    );
-    let coverage = RefCell::new(Coverage::default());
-    let result = runner.run(&case(), |case| run_case(&artifact, &case, &mut coverage.borrow_mut()));
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    let c = coverage.into_inner();
+    let c = common::batches::run_seeded(0xa77e_57ed, 100, case(), |case, coverage| {
+        run_case(&artifact, case, coverage)
+    });
     println!(
         "{} cases, {} batches ({} refused whole for a future read, {} for an element the set \
          cannot read), {} elements (at most {} a batch); {} replayed reads, {} split votes, \
@@ -513,9 +480,7 @@ fn random_attested_batches_agree_with_the_reference_element_by_element() {
         c.tightened_refusals,
         started.elapsed().as_secs_f64()
     );
-    for (reason, n) in &c.by_reason {
-        println!("  reason {reason:>2} {:<40} {n}", model::reason_label(*reason).unwrap_or("?"));
-    }
+    common::batches::print_by_reason(&c.by_reason);
     // The run must have exercised what it claims to.
     assert!(c.by_reason.get(&0).copied().unwrap_or(0) >= 10, "{c:?}");
     for reason in [1, 12, 15, 16, 19, 21, 22] {

@@ -18,13 +18,8 @@ use gate_sim::{
     model::{self, Quote, ReadBlockInFuture},
     world::{self, BatchItem, BatchRefusal, EvmWorld, ReferenceWorld, Row, World},
 };
-use proptest::{
-    collection::vec,
-    prelude::*,
-    sample::select,
-    test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner},
-};
-use std::{cell::RefCell, collections::BTreeMap};
+use proptest::{collection::vec, prelude::*, sample::select, test_runner::TestCaseError};
+use std::collections::BTreeMap;
 
 /// How the keeper quotes an element, from the book it read before the batch.
 #[derive(Clone, Copy, Debug)]
@@ -261,18 +256,9 @@ fn run_case(
 fn random_batches_agree_with_the_reference_element_by_element() {
     let started = std::time::Instant::now();
     let artifact = common::gate_artifact();
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&0x0ba7_c4e5_u64.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config { cases: 40, failure_persistence: None, max_shrink_iters: 200, ..Config::default() },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
-    );
-    let coverage = RefCell::new(Coverage::default());
-    let result = runner.run(&case(), |case| run_case(&artifact, &case, &mut coverage.borrow_mut()));
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    let c = coverage.into_inner();
+    let c = common::batches::run_seeded(0x0ba7_c4e5, 40, case(), |case, coverage| {
+        run_case(&artifact, case, coverage)
+    });
     println!(
         "{} cases, {} batches ({} refused whole for a future read block), {} elements \
          (at most {} a batch, {} after a fill on their own market, {} answers over 64 bytes), \
@@ -287,9 +273,7 @@ fn random_batches_agree_with_the_reference_element_by_element() {
         c.max_batch_gas,
         started.elapsed().as_secs_f64()
     );
-    for (reason, n) in &c.by_reason {
-        println!("  reason {reason:>2} {:<40} {n}", model::reason_label(*reason).unwrap_or("?"));
-    }
+    common::batches::print_by_reason(&c.by_reason);
     // The run must have exercised what it claims to: trades, refusals of many kinds, whole
     // refusals, and elements deciding after an earlier one bought from their market.
     assert!(c.by_reason.get(&0).copied().unwrap_or(0) >= 10, "{c:?}");

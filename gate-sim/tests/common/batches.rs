@@ -11,8 +11,13 @@ use gate_sim::{
         HONEST_RESOLVER, KEEPER, MAKER,
     },
 };
-use proptest::{collection::vec, prelude::*, sample::select, test_runner::TestCaseError};
-use std::fmt;
+use proptest::{
+    collection::vec,
+    prelude::*,
+    sample::select,
+    test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner},
+};
+use std::{cell::RefCell, collections::BTreeMap, fmt};
 
 pub const NOW: u64 = 1_700_000_000;
 /// The block both worlds start the batches in (room below it for reads a few blocks back).
@@ -157,4 +162,33 @@ pub fn check_world_states(
         ensure!(got == want, "{what}: market {i}: compiled position {got:?}, reference {want:?}");
     }
     Ok(want)
+}
+
+/// Runs `cases` cases of `strategy` from the fixed `seed` (ChaCha, no persistence), each through
+/// `run` with the coverage so far, and returns the coverage; a failing case is shrunk (200
+/// steps at most) and panics with it.
+pub fn run_seeded<S: Strategy, C: Default>(
+    seed: u64,
+    cases: u32,
+    strategy: S,
+    run: impl Fn(&S::Value, &mut C) -> Result<(), TestCaseError>,
+) -> C {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases, failure_persistence: None, max_shrink_iters: 200, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    );
+    let coverage = RefCell::new(C::default());
+    if let Err(e) = runner.run(&strategy, |case| run(&case, &mut coverage.borrow_mut())) {
+        panic!("{e}");
+    }
+    coverage.into_inner()
+}
+
+/// One line per reason published: its code, label and count.
+pub fn print_by_reason(by_reason: &BTreeMap<u8, u32>) {
+    for (reason, n) in by_reason {
+        println!("  reason {reason:>2} {:<40} {n}", model::reason_label(*reason).unwrap_or("?"));
+    }
 }
