@@ -85,6 +85,9 @@ contract Deploy is Script {
     uint256 internal constant SOMNIA_LLM_PRICE = 0.07 ether;
     uint256 internal constant DEFAULT_SUBCOMMITTEE = 3;
     uint256 internal constant DEFAULT_SOMNIA_TIMEOUT = 60;
+    /// @dev Blocks between two asks about one market: what a stranger can make the source
+    /// spend on one trusted market is one request per interval (docs/somnia.md).
+    uint256 internal constant DEFAULT_SOMNIA_ASK_INTERVAL = 600;
     uint256 private constant U8 = type(uint8).max;
     uint256 private constant U16 = type(uint16).max;
     uint256 private constant U32 = type(uint32).max;
@@ -281,6 +284,8 @@ contract Deploy is Script {
             ? ISomniaAgents.ConsensusType.Majority
             : ISomniaAgents.ConsensusType.Threshold;
         s.timeout = vm.envOr("SOMNIA_TIMEOUT", DEFAULT_SOMNIA_TIMEOUT);
+        // forge-lint: disable-next-line(unsafe-typecast)
+        s.askInterval = uint32(_envUpTo("SOMNIA_ASK_INTERVAL", DEFAULT_SOMNIA_ASK_INTERVAL, U32));
         s.maxReadAge = a.maxReadAge;
         s.maxSlippageBps = a.maxSlippageBps;
     }

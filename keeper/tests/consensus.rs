@@ -131,6 +131,7 @@ async fn deploy_source(w: &World, gate: Address, n: u8, system: &str) -> Address
         threshold: n,
         consensusType: 0,
         timeout: U256::from(60u64),
+        askInterval: 10,
         maxReadAge: 5,
         maxSlippageBps: 200,
         system: system.to_string(),

@@ -79,6 +79,7 @@ sol! {
             uint8 threshold;
             uint8 consensusType;
             uint256 timeout;
+            uint32 askInterval;
             uint32 maxReadAge;
             uint16 maxSlippageBps;
             string system;
@@ -88,6 +89,8 @@ sol! {
         error ZeroSetting(string field);
         error MaxSlippageBpsOutOfRange(uint16 maxSlippageBps);
         error UnknownMarket(address market);
+        error UntrustedMarket(address market, address creator, address resolver);
+        error AskTooSoon(address market, uint256 nextAskBlock);
         error QuestionNotNoted(address market);
         error QuestionMismatch(address market, bytes32 got, bytes32 questionHash);
         error QuestionNotUtf8(uint256 at);
@@ -122,6 +125,8 @@ sol! {
         function threshold() external view returns (uint8);
         function consensusType() external view returns (uint8);
         function timeout() external view returns (uint256);
+        function askInterval() external view returns (uint32);
+        function nextAskAt(address market) external view returns (uint256);
         function maxReadAge() external view returns (uint32);
         function maxSlippageBps() external view returns (uint16);
         function system() external view returns (string memory);

@@ -28,6 +28,11 @@ import {VerdictParser} from "../libraries/VerdictParser.sol";
 /// @dev Adversaries: a hostile validator result (a 100 KB string, bad ABI) becomes a published
 /// row, never a reverted callback; a spoofed callback (another sender) or a replayed request id
 /// reverts; a caller who asks about the same market again while its request is open is refused.
+/// A stranger spending the agent's budget: `ask` is open to anyone and paid from this source's
+/// balance, so it asks only about markets the gate would trade (a trusted creator and a trusted
+/// resolver, judged by the gate's own lists) and about each at most once per `askInterval`
+/// blocks. What anyone can spend is then at most one request per trusted market per interval,
+/// and nothing on a market of their own (docs/somnia.md, "Who can spend the budget").
 /// The platform itself (an upgradeable proxy) is trusted to report who answered what.
 contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, ReentrancyGuardTransient {
     /// @notice The answers the agent may give, in this order.
@@ -50,6 +55,7 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
         uint8 threshold; // identical results needed, more than half the subcommittee
         ISomniaAgents.ConsensusType consensusType;
         uint256 timeout; // passed to the platform as it stands
+        uint32 askInterval; // blocks from one ask about a market to the next, at least 1
         uint32 maxReadAge; // blocks an answer may come after its read (the gate's setting)
         uint16 maxSlippageBps; // above the read's best price of the side bought (the gate's)
         string system; // the system text every prompt starts with
@@ -72,6 +78,12 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
     error MaxSlippageBpsOutOfRange(uint16 maxSlippageBps);
     /// @notice `ask` about a market the gate's factory did not make.
     error UnknownMarket(address market);
+    /// @notice `ask` about a market the gate would refuse on trust (rules 12 and 19): its
+    /// creator or its resolver is not in the gate's deploy-fixed lists. Nothing is paid.
+    error UntrustedMarket(address market, address creator, address resolver);
+    /// @notice `ask` about a market asked about less than `askInterval` blocks ago; the next
+    /// ask is possible at block `nextAskBlock`.
+    error AskTooSoon(address market, uint256 nextAskBlock);
     /// @notice `ask` about a market whose question was not noted (see `noteQuestion`).
     error QuestionNotNoted(address market);
     /// @notice `noteQuestion`'s text does not hash to the market's `questionHash()`.
@@ -116,6 +128,7 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
     uint8 public immutable threshold;
     ISomniaAgents.ConsensusType public immutable consensusType;
     uint256 public immutable timeout;
+    uint32 public immutable askInterval;
     uint32 public immutable maxReadAge;
     uint16 public immutable maxSlippageBps;
 
@@ -125,6 +138,8 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
     mapping(uint256 requestId => Open) internal _open;
     /// @dev The open request of a market, plus one (0: none).
     mapping(address market => uint256) internal _openOf;
+    /// @dev The first block at which `market` may be asked about again (0: never asked).
+    mapping(address market => uint256) internal _nextAskAt;
 
     constructor(Settings memory s) {
         if (s.gate == address(0)) revert ZeroSetting("gate");
@@ -136,6 +151,7 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
             revert ThresholdOutOfRange(s.threshold, s.subcommitteeSize);
         }
         if (s.maxReadAge == 0) revert ZeroSetting("maxReadAge");
+        if (s.askInterval == 0) revert ZeroSetting("askInterval");
         if (s.maxSlippageBps > 10_000) revert MaxSlippageBpsOutOfRange(s.maxSlippageBps);
         if (bytes(s.system).length == 0) revert ZeroSetting("system");
         gate = s.gate;
@@ -146,6 +162,7 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
         threshold = s.threshold;
         consensusType = s.consensusType;
         timeout = s.timeout;
+        askInterval = s.askInterval;
         maxReadAge = s.maxReadAge;
         maxSlippageBps = s.maxSlippageBps;
         _system = s.system;
@@ -175,7 +192,9 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
 
     /// @notice Builds `market`'s prompt from its book at this block and asks the platform. The
     /// request is paid from this source's balance, which what is sent here joins. Anyone may
-    /// call it; one request per market is open at a time.
+    /// call it, about a market the gate trusts (`UntrustedMarket` otherwise); one request per
+    /// market is open at a time, and a market is asked about at most once per `askInterval`
+    /// blocks (`AskTooSoon`).
     /// @dev The request's record needs the id the platform returns, so it is written after the
     /// call; `ask` and `handleResponse` hold the same transient lock (which slither does not
     /// model), so the platform cannot re-enter either before the record exists.
@@ -183,7 +202,11 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
     function ask(address market) external payable nonReentrant returns (uint256 requestId) {
         uint256 open = _openOf[market];
         if (open != 0) revert AskPending(market, open - 1);
+        // A block number, not a time (slither follows the mapping to the clock).
+        // slither-disable-next-line timestamp
+        if (block.number < _nextAskAt[market]) revert AskTooSoon(market, _nextAskAt[market]);
         (string memory prompt, IBinaryMarket.GateQuote memory q) = _render(market);
+        _requireTrusted(market);
         bytes32 promptHash = PromptText.hash(_system, prompt);
         uint256 deposit = requestDeposit();
         if (address(this).balance < deposit) revert DepositShort(address(this).balance, deposit);
@@ -210,6 +233,7 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
             promptHash: promptHash
         });
         _openOf[market] = requestId + 1;
+        _nextAskAt[market] = block.number + askInterval;
         emit Asked(requestId, market, readBlock, promptHash, deposit, prompt);
     }
 
@@ -238,6 +262,11 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
 
     function questionOf(address market) external view returns (string memory) {
         return _questions[market];
+    }
+
+    /// @notice The first block at which `market` may be asked about again (0: never asked).
+    function nextAskAt(address market) external view returns (uint256) {
+        return _nextAskAt[market];
     }
 
     /// @notice The open request about `market`, and whether there is one.
@@ -328,6 +357,18 @@ contract SomniaVerdictSource is IVerdictSource, ISomniaAgentConsumer, Reentrancy
         address factory = IRiskGate(gate).marketFactory();
         if (IMarketFactory(factory).creatorOf(market) == address(0)) revert UnknownMarket(market);
         return market;
+    }
+
+    /// @dev Refuses `market` unless the gate would trust it: its factory creator one of the
+    /// gate's trusted creators (rule 19) and its resolver one of its trusted resolvers (rule 12).
+    /// `market` is one of the factory's (`_render` checked it first).
+    function _requireTrusted(address market) internal view {
+        IRiskGate g = IRiskGate(gate);
+        address creator = IMarketFactory(g.marketFactory()).creatorOf(market);
+        address resolver = IBinaryMarket(market).resolver();
+        if (!g.isTrustedCreator(creator) || !g.isTrustedResolver(resolver)) {
+            revert UntrustedMarket(market, creator, resolver);
+        }
     }
 
     /// @dev The user part of `market`'s prompt at this block, and the quote it was read from.

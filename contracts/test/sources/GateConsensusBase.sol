@@ -22,6 +22,8 @@ abstract contract GateConsensusBase is GateVenueBase {
     uint256 internal constant PRICE_PER_AGENT = 0.07 ether;
     uint256 internal constant REQUEST_COST = 0.24 ether;
     uint256 internal constant TIMEOUT = 60;
+    /// @dev Blocks from one ask about a market to the next.
+    uint32 internal constant ASK_INTERVAL = 10;
     uint256 internal constant AGENT_ID = 12847293847561029384;
     uint8 internal constant INVALID_VERDICT = 11;
     uint8 internal constant DISAGREE = 22;
@@ -58,6 +60,7 @@ abstract contract GateConsensusBase is GateVenueBase {
             threshold: THRESHOLD,
             consensusType: kind,
             timeout: TIMEOUT,
+            askInterval: ASK_INTERVAL,
             maxReadAge: MAX_READ_AGE,
             maxSlippageBps: MAX_SLIPPAGE_BPS,
             system: SYSTEM

@@ -214,6 +214,101 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
         source.ask(address(0x1234));
     }
 
+    // --- the budget: who can make the source pay (issue 52)
+
+    /// @dev Adversary: a stranger with gas and no key of the project's. Before this rule, 41 asks
+    /// about the stranger's own markets took 9.84 of the source's 10 (41 x 0.24). Now: a market
+    /// whose creator is not trusted is refused whatever resolver it names, and so is a trusted
+    /// creator's market with a resolver the gate does not trust; bound: 0 wei spent.
+    function test_budget_strangersMarketsCostTheSourceNothing() public {
+        address stranger = makeAddr("stranger");
+        uint256 before = address(source).balance;
+        for (uint256 i; i < 41; ++i) {
+            // Half name a resolver the gate trusts, half the stranger itself.
+            address resolver = i % 2 == 0 ? address(this) : stranger;
+            vm.prank(stranger);
+            address m =
+                venue.createMarket(QUESTION, 10_000, 100, marketMinimum(), EXPIRY, resolver);
+            vm.startPrank(stranger);
+            source.noteQuestion(m, QUESTION);
+            vm.expectRevert(
+                abi.encodeWithSelector(
+                    SomniaVerdictSource.UntrustedMarket.selector, m, stranger, resolver
+                )
+            );
+            source.ask{value: 0}(m);
+            vm.stopPrank();
+        }
+        // A trusted creator's market judged by a resolver outside the gate's list.
+        address rogue = makeAddr("rogue-resolver");
+        BinaryMarket own = newMarket(EXPIRY, rogue);
+        source.noteQuestion(address(own), QUESTION);
+        vm.prank(stranger);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                SomniaVerdictSource.UntrustedMarket.selector, address(own), address(this), rogue
+            )
+        );
+        source.ask(address(own));
+        console.log("spent on 42 untrusted asks (wei), bound 0:", before - address(source).balance);
+        assertEq(address(source).balance, before, "nothing paid for an untrusted market");
+        // The gate's own market is still askable: the budget is whole.
+        vm.prank(stranger);
+        source.ask(address(market));
+        assertEq(address(source).balance, before - REQUEST_COST);
+    }
+
+    /// @dev Adversary: a stranger re-asking one trusted market the moment each request is
+    /// answered (before: 70 rounds spent 9.80 and chose when the gate bought). Over 70 blocks
+    /// with one round a block and an interval of 10 blocks, at most ceil(70 / 10) = 7 requests
+    /// are paid: 7 x 0.24 = 1.68 at most, before rebates.
+    function test_budget_reAskingOneTrustedMarketIsOnePerInterval() public {
+        address stranger = makeAddr("stranger");
+        uint256 before = address(source).balance;
+        uint256 paid;
+        uint256 refused;
+        uint256 start = block.number;
+        for (uint256 round; round < 70; ++round) {
+            vm.prank(stranger);
+            try source.ask(address(market)) returns (uint256 id) {
+                ++paid;
+                respondAs(0, id, encoded("ABSTAIN"));
+                respondAs(1, id, encoded("ABSTAIN"));
+                assertEq(source.nextAskAt(address(market)), block.number + ASK_INTERVAL);
+            } catch (bytes memory err) {
+                ++refused;
+                assertEq(
+                    err,
+                    abi.encodeWithSelector(
+                        SomniaVerdictSource.AskTooSoon.selector,
+                        address(market),
+                        source.nextAskAt(address(market))
+                    )
+                );
+            }
+            vm.roll(block.number + 1);
+        }
+        uint256 bound = (block.number - start + ASK_INTERVAL - 1) / ASK_INTERVAL;
+        console.log("requests paid in 70 rounds:", paid);
+        console.log("bound (requests):", bound);
+        console.log("spent (wei):", before - address(source).balance);
+        console.log("bound (wei):", bound * REQUEST_COST);
+        assertEq(bound, 7, "ceil(70 / 10)");
+        assertEq(paid, 7, "one request per interval, no more");
+        assertEq(refused, 63);
+        assertLe(before - address(source).balance, bound * REQUEST_COST);
+    }
+
+    function test_budget_askIntervalMustBeSet() public {
+        SomniaVerdictSource.Settings memory s =
+            sourceSettings(address(gate), ISomniaAgents.ConsensusType.Majority);
+        s.askInterval = 0;
+        vm.expectRevert(
+            abi.encodeWithSelector(SomniaVerdictSource.ZeroSetting.selector, "askInterval")
+        );
+        new SomniaVerdictSource(s);
+    }
+
     function test_noteQuestion_mustHashToTheMarketsQuestion() public {
         BinaryMarket fresh = newMarket();
         bytes32 want = keccak256(bytes(QUESTION));
@@ -456,6 +551,7 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
             _callbackGas(id, _responses("ABSTAIN", "ABSTAIN", "ABSTAIN"))
         );
 
+        vm.roll(block.number + ASK_INTERVAL);
         id = source.ask(address(market));
         console.log(
             "handleResponse, 3 responses agreeing BUY_UP, PASS",

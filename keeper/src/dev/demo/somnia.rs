@@ -69,6 +69,9 @@ const CALLBACK_TX_GAS: u64 = 3_000_000;
 /// block's base fee plus the tip either way.
 const MAX_FEE_PER_GAS: u128 = 10_000_000_000;
 const PRIORITY_FEE_PER_GAS: u128 = 1;
+/// Blocks from one ask about a market to the next (the source's budget guard): the demo asks
+/// each market once.
+const ASK_INTERVAL: u32 = 100;
 /// Fresh markets asked about with every validator answering.
 const MARKETS: usize = 6;
 /// The third validator's sampling.
@@ -98,6 +101,7 @@ pub fn plan(anvil: &crate::kit::anvil::Anvil) -> Result<SourcePlan> {
             threshold: THRESHOLD,
             consensusType: THRESHOLD_CONSENSUS,
             timeout: U256::from(TIMEOUT_SECS),
+            askInterval: ASK_INTERVAL,
             maxReadAge: MAX_READ_AGE,
             maxSlippageBps: MAX_SLIPPAGE_BPS,
             system: system_text(""),
