@@ -895,17 +895,6 @@ async fn a_submission_whose_nonce_another_transaction_took_is_recorded_as_replac
     w.stop().await;
 }
 
-/// The block span of an `eth_getLogs` request, if it is one with both bounds as numbers.
-fn log_span(req: &serde_json::Value) -> Option<u64> {
-    if req["method"] != "eth_getLogs" {
-        return None;
-    }
-    let f = &req["params"][0];
-    let n =
-        |v: &serde_json::Value| u64::from_str_radix(v.as_str()?.trim_start_matches("0x"), 16).ok();
-    Some(n(&f["toBlock"])? - n(&f["fromBlock"])? + 1)
-}
-
 /// Issue 32, item 7: a hosted provider's `eth_getLogs` range cap is an answer, not an outage.
 /// Behind a loopback proxy that refuses any range over 50 blocks as such providers do ("query
 /// exceeds max block range 50"; anvil itself has no cap, hence the proxy), `keeper run` and
@@ -927,7 +916,7 @@ async fn f11_a_node_that_caps_log_ranges_is_read_narrower_not_waited_out() {
     let proxy = common::rpc_proxy(
         w.anvil.url.to_string(),
         Arc::new(move |req: &serde_json::Value| {
-            let span = log_span(req)?;
+            let span = common::log_span(req)?;
             if span > 50 {
                 r.fetch_add(1, Ordering::SeqCst);
                 return Some(json!({"jsonrpc": "2.0", "id": req["id"], "error":
@@ -950,6 +939,7 @@ async fn f11_a_node_that_caps_log_ranges_is_read_narrower_not_waited_out() {
     assert!(out.status.success(), "run --once behind a 50-block cap: {err}");
     assert!(!err.contains("unreachable"), "a node that answers is not unreachable: {err}");
     assert!(err.contains("refused this eth_getLogs range as too wide"), "{err}");
+    assert!(err.contains("--log-range 50"), "names the setting that starts there: {err}");
     // It narrowed once, to the width the node named, and kept it: one refusal, then reads of
     // at most 50 blocks (the default --log-range is far above 50).
     assert_eq!(refused.load(Ordering::SeqCst), 1, "{err}");

@@ -539,6 +539,13 @@ pub type RpcHook = Arc<dyn Fn(&serde_json::Value) -> Option<serde_json::Value> +
 pub type RpcRewrite =
     Arc<dyn Fn(&serde_json::Value, serde_json::Value) -> serde_json::Value + Send + Sync>;
 
+/// What a proxy does with a whole HTTP request before reading its JSON-RPC requests:
+/// `Some((status, content_type, body))` answers it so, as a node or a gateway in front of one
+/// does (a JSON-RPC error answer, an HTTP error status with a plain-text body, a 200 whose body
+/// is not JSON).
+pub type HttpHook =
+    Arc<dyn Fn(&serde_json::Value) -> Option<(u16, &'static str, String)> + Send + Sync>;
+
 /// A JSON-RPC proxy on 127.0.0.1 in front of `upstream` (a real node's http URL). Each request
 /// (each item of a batch) goes to `hook` first: `Some(answer)` is sent back instead of asking the
 /// node; otherwise the node answers and `rewrite(request, answer)` is what the client gets.
@@ -546,20 +553,42 @@ pub type RpcRewrite =
 /// range limits, or another node implementation's answers. Returns its URL.
 #[allow(dead_code)]
 pub async fn rpc_proxy(upstream: String, hook: RpcHook, rewrite: RpcRewrite) -> String {
-    use axum::{body::Bytes, extract::State, routing::post, Router};
-    type Shared = (String, RpcHook, RpcRewrite, reqwest::Client);
+    rpc_proxy_http(upstream, Arc::new(|_: &serde_json::Value| None), hook, rewrite).await
+}
+
+/// [`rpc_proxy`] that first shows each HTTP request's body (the JSON-RPC request or batch) to
+/// `http`, which may answer the whole request itself at the HTTP level ([`HttpHook`]).
+pub async fn rpc_proxy_http(
+    upstream: String,
+    http: HttpHook,
+    hook: RpcHook,
+    rewrite: RpcRewrite,
+) -> String {
+    use axum::{
+        body::Bytes,
+        extract::State,
+        http::StatusCode,
+        response::{IntoResponse, Response},
+        routing::post,
+        Router,
+    };
+    type Shared = (String, HttpHook, RpcHook, RpcRewrite, reqwest::Client);
     async fn one(s: &Shared, req: serde_json::Value) -> serde_json::Value {
-        if let Some(answer) = (s.1)(&req) {
+        if let Some(answer) = (s.2)(&req) {
             return answer;
         }
-        let answer: serde_json::Value = match s.3.post(&s.0).json(&req).send().await {
+        let answer: serde_json::Value = match s.4.post(&s.0).json(&req).send().await {
             Ok(r) => r.json().await.unwrap_or(serde_json::Value::Null),
             Err(_) => serde_json::Value::Null,
         };
-        (s.2)(&req, answer)
+        (s.3)(&req, answer)
     }
-    async fn handle(State(s): State<Arc<Shared>>, body: Bytes) -> axum::Json<serde_json::Value> {
+    async fn handle(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
         let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        if let Some((status, content_type, body)) = (s.1)(&req) {
+            let status = StatusCode::from_u16(status).expect("a valid HTTP status");
+            return (status, [("content-type", content_type)], body).into_response();
+        }
         let out = match req {
             serde_json::Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -570,9 +599,9 @@ pub async fn rpc_proxy(upstream: String, hook: RpcHook, rewrite: RpcRewrite) -> 
             }
             single => one(&s, single).await,
         };
-        axum::Json(out)
+        axum::Json(out).into_response()
     }
-    let shared: Arc<Shared> = Arc::new((upstream, hook, rewrite, reqwest::Client::new()));
+    let shared: Arc<Shared> = Arc::new((upstream, http, hook, rewrite, reqwest::Client::new()));
     let app = Router::new().route("/", post(handle)).with_state(shared);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
@@ -580,6 +609,17 @@ pub async fn rpc_proxy(upstream: String, hook: RpcHook, rewrite: RpcRewrite) -> 
         let _ = axum::serve(listener, app).await;
     });
     url
+}
+
+/// The block span of an `eth_getLogs` request, if it is one with both bounds as numbers.
+pub fn log_span(req: &serde_json::Value) -> Option<u64> {
+    if req["method"] != "eth_getLogs" {
+        return None;
+    }
+    let f = &req["params"][0];
+    let n =
+        |v: &serde_json::Value| u64::from_str_radix(v.as_str()?.trim_start_matches("0x"), 16).ok();
+    Some(n(&f["toBlock"])? - n(&f["fromBlock"])? + 1)
 }
 
 /// The gate's decisions as the chain holds them, read independently of any keeper state.
