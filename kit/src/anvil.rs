@@ -1,6 +1,7 @@
 //! A local anvil from the pinned toolchain, on a free loopback port (127.0.0.1 only), stopped
 //! with SIGTERM (so `--dump-state` gets written) and killed if it does not exit; killed and
-//! reaped on drop, so no anvil outlives a panic.
+//! reaped on drop, so no anvil outlives a panic; and killed by the kernel when the process that
+//! started it dies without either ([`crate::tied`]).
 //!
 //! History. By default anvil runs with `--prune-history`: it keeps only the latest state, and
 //! nothing on disk. What that allows was checked against the pinned anvil (1.7.1):
@@ -213,8 +214,8 @@ impl AnvilBuilder {
         for (k, v) in &self.env {
             command.env(k, v);
         }
-        let child = command
-            .spawn()
+        // Tied: an owner killed outright (a test binary aborted, SIGKILL) takes its anvil along.
+        let child = crate::tied::spawn(command)
             .map_err(|source| AnvilError::Spawn { path: self.bin.clone(), source })?;
         let url: reqwest::Url = format!("http://127.0.0.1:{port}")
             .parse()

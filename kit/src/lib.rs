@@ -6,6 +6,7 @@
 //! - [`revert`]: a contract error decoded into the contracts' own error enums.
 //! - [`anvil`]: a local anvil on loopback, with `--prune-history` unless history is asked for,
 //!   its per-block state in a folder of its own that is removed when it stops, killed on drop.
+//! - [`tied`]: child processes that get SIGKILL when the process that started them dies.
 //! - [`compile`]: `contracts/src` compiled with every bytecode setting read from `foundry.toml`.
 //! - [`llm`]: the bundled language model (`tools/llm.lock`) behind llama.cpp's OpenAI-compatible
 //!   server, on loopback, waited for until `/health` answers, killed on drop.
@@ -18,6 +19,7 @@ pub mod bindings;
 pub mod compile;
 pub mod llm;
 pub mod revert;
+pub mod tied;
 
 use std::path::{Path, PathBuf};
 
