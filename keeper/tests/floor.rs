@@ -132,14 +132,17 @@ fn demo_decisions() -> Vec<feed::DecisionRow> {
 async fn the_floor_shows_the_demo_record_as_the_feed_holds_it_and_guards_every_route() {
     let _g = serial();
     let state = root().join("results/anvil-state.json");
-    // The floor builds its own state of the saved chain (no keeper's is there) in a cache
-    // folder, then a second start resumes from it instead of reading the history again.
+    // The floor builds its own state of the saved chain in a cache folder, then a second start
+    // resumes from it instead of reading the history again. `--own-state`: after `make demo` the
+    // results folder holds the demo keeper's state database (git-ignored), which the floor
+    // would otherwise read, and this test is about the floor's own build.
     let cache = tempfile::tempdir().unwrap();
     let args = [
         "--load-state".into(),
         state.display().to_string(),
         "--cache".into(),
         cache.path().display().to_string(),
+        "--own-state".into(),
     ];
     let first = Floor::start(&args).await;
     let built = get_json(&format!("{}/api/status", first.url)).await;
@@ -561,6 +564,8 @@ async fn the_floor_names_a_consensus_gate_and_checks_each_row_against_its_source
         dir.join("anvil-state.json").display().to_string(),
         "--cache".into(),
         cache.path().display().to_string(),
+        // Whatever a `make demo` left in results/consensus/ (git-ignored) is not read.
+        "--own-state".into(),
     ];
     let floor = Floor::start(&args).await;
     let u = &floor.url;
