@@ -654,3 +654,110 @@ async fn an_attested_cycle_goes_out_as_one_batch_and_every_vote_checks() {
     println!("3 attested answers in one submitAttestedVerdicts transaction; {text}");
     w.stop().await;
 }
+
+/// A chain that mines on demand and has been quiet for longer than the answers' lifetime (60 s):
+/// the next block is stamped far past the read block's time. Attestors used to sign the read
+/// block's time + 60 as the deadline, so every answer expired before it was sent, every cycle,
+/// until something else mined. Now they count from the keeper's `sendTime` (the node's pending
+/// timestamp when it read), which each checks against its own node, and the cycle trades.
+/// The quiet spell is set exactly: `evm_setNextBlockTimestamp(head + 600)` without mining makes
+/// the node's pending block (and the next mined one) carry that time, as a node that mines on
+/// demand does after 600 s of silence; no wall clock decides anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_chain_that_mines_on_demand_still_trades_attested() {
+    let _g = serial();
+    let w = world(&[]).await;
+    let (keys, signers) = attestor_keys(&w);
+    let deployed = deploy_beside(&w, attested(signers, 2)).await;
+    let gate = deployed.gate;
+    w.mint(gate, U256::from(1_000_000_000u64)).await.unwrap();
+    let a = start_attestor(&w, gate, &keys[0], &["--model", "builtin"]).await;
+    let b = start_attestor(&w, gate, &keys[1], &["--model", "builtin"]).await;
+    let mut markets = Vec::new();
+    for _ in 0..3 {
+        markets.push(buy_up_market(&w).await);
+    }
+    let head = w.chain_time().await.unwrap();
+    // 600 s of silence: ten times the attestors' default answer lifetime (60 s).
+    let quiet = head + 600;
+    let _: serde_json::Value = w
+        .keeper_rpc
+        .raw_request("evm_setNextBlockTimestamp".into(), (quiet,))
+        .await
+        .unwrap();
+    let pending: serde_json::Value =
+        w.keeper_rpc.raw_request("eth_getBlockByNumber".into(), ("pending", false)).await.unwrap();
+    let pending_time =
+        u64::from_str_radix(pending["timestamp"].as_str().unwrap().trim_start_matches("0x"), 16)
+            .unwrap();
+    assert_eq!(pending_time, quiet, "the node's pending block carries the quiet spell's time");
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = run_once(&w, gate, deployed.deploy_block, &[&a.url, &b.url], &[], dir.path());
+    let rows = common::record_rows(dir.path());
+    let decided = common::decisions(&rows);
+    let off = common::offchain(&rows);
+    assert!(
+        off.iter().all(|r| !r.error.contains("expired")),
+        "an answer expired before it could be sent: {off:#?}\n{log}"
+    );
+    for m in &markets {
+        let name = m.to_checksum(None);
+        let d = decided.iter().find(|d| d.market == name);
+        let d = d.unwrap_or_else(|| panic!("market {name} has no decision: {rows:#?}\n{log}"));
+        // Read at the head (time `head`), sent in a block stamped `quiet` = head + 600: the
+        // deadline signed is quiet + 60, not head + 60.
+        assert_eq!(d.reason, reason::PASS, "{d:#?}");
+        assert!(d.time >= quiet, "{d:#?}");
+    }
+    println!(
+        "quiet chain, next block {} s after the read: {} of 3 markets decided, none expired",
+        quiet - head,
+        decided.len()
+    );
+    w.stop().await;
+}
+
+/// The attestor's venue-log cache (it replayed a market's logs since creation on every
+/// request): what it returns is what a fresh read from creation returns, before and after new
+/// orders, and it keeps at most the markets it was sized for, the one read longest ago dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_attestors_venue_log_cache_reads_what_a_full_read_does_and_stays_bounded() {
+    use keeper::record::rederive::VenueLogCache;
+    let _g = serial();
+    let w = world(&[]).await;
+    let first = buy_up_market(&w).await;
+    let created = w.keeper_rpc.get_block_number().await.unwrap().saturating_sub(1);
+    let second = buy_up_market(&w).await;
+    // Depth 0: every block up to the head counts as settled; room for one market.
+    let cache = VenueLogCache::new(0, 1);
+    let ids = |logs: &[alloy::rpc::types::Log]| -> Vec<(u64, u64)> {
+        logs.iter().map(|l| (l.block_number.unwrap(), l.log_index.unwrap())).collect()
+    };
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let a = cache.logs(&w.keeper_rpc, first, 0, head, head, 10_000).await.unwrap();
+    assert!(!a.is_empty(), "the market's order is a venue log");
+    assert_eq!(cache.len(), 1);
+    // A new order, then the same market again: the kept part plus the new blocks only.
+    w.ask(first, 450_000, 20_000_000).await.unwrap();
+    let head = w.keeper_rpc.get_block_number().await.unwrap();
+    let b = cache.logs(&w.keeper_rpc, first, 0, head, head, 10_000).await.unwrap();
+    // A full read: a new cache, so everything from creation is read from the node.
+    let full =
+        VenueLogCache::new(0, 1).logs(&w.keeper_rpc, first, 0, head, head, 10_000).await.unwrap();
+    assert_eq!(ids(&b), ids(&full), "cached + new = a full read");
+    assert_eq!(b.len(), a.len() + 1, "one more order");
+    // A read at an older block than the kept part: only the logs up to it count in its book
+    // (book_at stops at the read block), and nothing is lost.
+    let old = cache.logs(&w.keeper_rpc, first, 0, created, head, 10_000).await.unwrap();
+    let old_full = VenueLogCache::new(0, 1)
+        .logs(&w.keeper_rpc, first, 0, created, head, 10_000)
+        .await
+        .unwrap();
+    assert_eq!(ids(&old), ids(&old_full), "an older read sees only its own blocks");
+    assert!(old.iter().all(|l| l.block_number.unwrap() <= created));
+    // A second market pushes the first out: one market kept.
+    cache.logs(&w.keeper_rpc, second, 0, head, head, 10_000).await.unwrap();
+    assert_eq!(cache.len(), 1);
+    w.stop().await;
+}

@@ -185,6 +185,14 @@ pub struct AttestRequest {
     pub gate: Address,
     pub market: Address,
     pub read_block: u64,
+    /// The chain time the keeper expects its transaction's block to carry (the node's pending
+    /// timestamp when it read): the deadline counts from it rather than from the read block's
+    /// time, which on a chain that mines on demand can be far in the past. The attestor signs it
+    /// only if it lies between the read block's time and the next block's time as its own node
+    /// sees it, so every attestor signs the same deadline and none a later one than its clock
+    /// allows. Absent: the read block's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_time: Option<u64>,
 }
 
 /// An attestor's signed answer, as `keeper attest` returns it.

@@ -31,6 +31,12 @@ use axum::{
 use std::{collections::HashMap, net::SocketAddr, path::Path, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
+/// Venue logs this many blocks behind the head are kept between requests (no reorg reaches
+/// them); the blocks after are read again each time.
+const VENUE_LOGS_DEPTH: u64 = 64;
+/// The most markets whose venue logs an attestor keeps (the one read longest ago goes first).
+const VENUE_LOGS_MARKETS: usize = 1_024;
+
 #[derive(Debug, thiserror::Error)]
 pub enum AttestError {
     #[error(transparent)]
@@ -81,6 +87,9 @@ struct Attestor {
     from_block: u64,
     /// Each trusted market's `MarketCreated`, immutable: checked and searched for once.
     created: tokio::sync::Mutex<HashMap<Address, (MarketInfo, u64)>>,
+    /// The venue logs of the markets asked about, kept once settled: a request reads only the
+    /// blocks since the last one (it replayed the market's whole history every time).
+    venue: rederive::VenueLogCache,
 }
 
 /// Starts the attestor: checks the chain, the gate, its mode and that this key is one of its
@@ -129,6 +138,7 @@ pub async fn run(
         log_range: cfg.log_range,
         from_block: cfg.from_block,
         created: Default::default(),
+        venue: rederive::VenueLogCache::new(VENUE_LOGS_DEPTH, VENUE_LOGS_MARKETS),
     });
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
@@ -253,8 +263,17 @@ async fn sign(
     let created = trusted_market(a, req.market, head).await?;
     let at = ReadAt { block: req.read_block, time: block.header.timestamp };
     let (prompt, state) =
-        rederive::prompt_at(&a.provider, req.market, &created, at, &a.strategy, a.log_range)
-            .await
+        rederive::prompt_at(
+            &a.provider,
+            req.market,
+            &created,
+            at,
+            &a.strategy,
+            a.log_range,
+            &a.venue,
+            head,
+        )
+        .await
             .map_err(|e| {
                 (StatusCode::UNPROCESSABLE_ENTITY, format!("rendering the prompt: {e}"))
             })?;
@@ -268,7 +287,7 @@ async fn sign(
         best_bid: state.best_bid,
         best_ask: state.best_ask,
     };
-    let deadline = block.header.timestamp.saturating_add(a.answer_ttl_secs);
+    let deadline = deadline_base(a, &req, &block.header).await?.saturating_add(a.answer_ttl_secs);
     let answer = attestation::answer(req.market, req.read_block, &read, &reply.text, deadline);
     let signature = attestation::sign(&a.signer, a.chain_id, a.gate, &answer)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, format!("signing: {e}")))?;
@@ -284,6 +303,44 @@ async fn sign(
         signature,
         model: a.model.model(),
     })
+}
+
+/// The time an answer's deadline counts from: the keeper's `sendTime` when it lies between the
+/// read block's time and the next block's time as this attestor's node sees it (so every
+/// attestor signs the keeper's one value, and none a later one than its own clock allows), else
+/// a refusal naming both; the read block's time when the keeper sent none. On a chain that
+/// mines on demand the read block can be minutes old when the keeper sends: a deadline counted
+/// from it would expire before the answer lands, every cycle, until something else mines.
+async fn deadline_base(
+    a: &Attestor,
+    req: &attestation::AttestRequest,
+    read: &alloy::rpc::types::Header,
+) -> Result<u64, Refusal> {
+    let Some(send) = req.send_time else { return Ok(read.timestamp) };
+    if send < read.timestamp {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "sendTime {send} is before readBlock {}'s time {}",
+                req.read_block, read.timestamp
+            ),
+        ));
+    }
+    let at = crate::chain::follower::BlockRef {
+        number: read.number,
+        hash: read.hash,
+        time: read.timestamp,
+    };
+    let next = crate::chain::follower::next_block_time(&a.provider, &at).await;
+    if send > next {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "sendTime {send} is ahead of the next block's time as this attestor's node sees                  it ({next}): the keeper's clock or node runs ahead of this attestor's"
+            ),
+        ));
+    }
+    Ok(send)
 }
 
 /// `market`'s `MarketCreated`, once the gate is seen to trust it, from the cache or searched for

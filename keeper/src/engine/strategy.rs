@@ -416,7 +416,7 @@ async fn ask_attested(
     }
     let asked = tokio::select! {
         _ = cancel.cancelled() => return dropped(market, None),
-        o = panel.ask(market, read.number) => o,
+        o = panel.ask(market, read.number, send_time) => o,
     };
     let k = panel.threshold();
     let g = match asked {

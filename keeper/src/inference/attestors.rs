@@ -190,8 +190,16 @@ impl Panel {
     /// Asks every attestor about `market` at `read_block`, all at once, and gathers their
     /// answers until `k` agree over one read (unless [`Panel::waiting_for_all`]) or every ask has
     /// ended (answered, refused or timed out).
-    pub async fn ask(&self, market: Address, read_block: u64) -> Outcome {
-        let req = AttestRequest { chain_id: self.chain_id, gate: self.gate, market, read_block };
+    /// `send_time` is the chain time the keeper expects its transaction's block to carry: the
+    /// attestors count the answer's deadline from it (see [`AttestRequest::send_time`]).
+    pub async fn ask(&self, market: Address, read_block: u64, send_time: u64) -> Outcome {
+        let req = AttestRequest {
+            chain_id: self.chain_id,
+            gate: self.gate,
+            market,
+            read_block,
+            send_time: Some(send_time),
+        };
         let mut inflight: FuturesUnordered<_> = self
             .urls
             .iter()
@@ -419,6 +427,7 @@ mod tests {
             gate: GATE,
             market: Address::repeat_byte(1),
             read_block: 7,
+            send_time: None,
         };
         assert!(panel.check(signed(&key, "ABSTAIN"), &req).is_ok());
         // Another block asked about, a signer outside the set, an answer changed after signing,

@@ -275,8 +275,9 @@ pub async fn market_created(
 /// One market's prompt at the end of block `read_block`, rendered from chain data alone as
 /// [`check`] re-renders published ones: the question and grids from its `MarketCreated` log
 /// (`created`, from [`market_created`]), the book rebuilt from its venue logs up to
-/// `read.block`, and that block's timestamp, `read.time`. What an attestor signs (`keeper attest`); the
-/// state it returns carries the best bid and ask it shows.
+/// `read.block` (those at least [`VenueLogCache`]'s depth behind `head` read once and kept,
+/// the rest read again), and that block's timestamp, `read.time`. What an attestor signs
+/// (`keeper attest`); the state it returns carries the best bid and ask it shows.
 pub async fn prompt_at(
     provider: &DynProvider,
     market: Address,
@@ -284,6 +285,8 @@ pub async fn prompt_at(
     read: ReadAt,
     strategy: &str,
     range: u64,
+    cache: &VenueLogCache,
+    head: u64,
 ) -> Result<(Prompt, MarketState), String> {
     let read_block = read.block;
     let (info, created_in) = created;
@@ -295,17 +298,103 @@ pub async fn prompt_at(
             "market {market} was created in block {created_in}, after {read_block}"
         ));
     }
-    let markets = HashSet::from([market]);
-    let mut logs = venue_logs(provider, &markets, *created_in, read_block, range)
+    let logs = cache
+        .logs(provider, market, *created_in, read_block, head, range)
         .await
-        .map_err(|e| crate::error_chain(&e))?
-        .remove(&market)
-        .unwrap_or_default();
-    logs.sort_by_key(|l| (l.block_number, l.log_index));
+        .map_err(|e| crate::error_chain(&e))?;
     let book = book_at(&logs, read_block).map_err(|e| format!("market {market}'s logs: {e}"))?;
     let state = book.state(info);
     let prompt = Prompt::render(strategy, &state, read).map_err(|e| e.to_string())?;
     Ok((prompt, state))
+}
+
+/// Venue logs already read, per market, up to a block `depth` behind the head when they were
+/// read (deep enough that no reorg reaches it), so a process asked about one market again and
+/// again (an attestor, once per cycle) reads only the blocks since, not the market's whole
+/// history. Bounded: at most `markets` markets are kept, the one read longest ago dropped first.
+pub struct VenueLogCache {
+    depth: u64,
+    markets: usize,
+    kept: std::sync::Mutex<(HashMap<Address, KeptLogs>, std::collections::VecDeque<Address>)>,
+}
+
+#[derive(Clone, Default)]
+struct KeptLogs {
+    /// Every venue log of the market from its creation block through this block.
+    through: u64,
+    logs: Vec<Log>,
+}
+
+impl VenueLogCache {
+    /// Logs deeper than `depth` blocks behind the head are kept, for at most `markets` markets.
+    pub fn new(depth: u64, markets: usize) -> Self {
+        Self { depth, markets: markets.max(1), kept: Default::default() }
+    }
+
+    /// How many markets' logs are kept now.
+    pub fn len(&self) -> usize {
+        self.kept.lock().map_or(0, |k| k.0.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `market`'s venue logs from `created_in` through `to`, in chain order: the kept part,
+    /// then only the blocks after it read from the node (the settled ones among them kept).
+    pub async fn logs(
+        &self,
+        provider: &DynProvider,
+        market: Address,
+        created_in: u64,
+        to: u64,
+        head: u64,
+        range: u64,
+    ) -> Result<Vec<Log>, CollectError> {
+        let kept = self
+            .kept
+            .lock()
+            .ok()
+            .and_then(|k| k.0.get(&market).cloned())
+            .filter(|k| k.through >= created_in);
+        let (mut logs, from) = match kept {
+            Some(k) => (k.logs, k.through + 1),
+            None => (Vec::new(), created_in),
+        };
+        if from <= to {
+            let markets = HashSet::from([market]);
+            let mut new = venue_logs(provider, &markets, from, to, range)
+                .await?
+                .remove(&market)
+                .unwrap_or_default();
+            new.sort_by_key(|l| (l.block_number, l.log_index));
+            logs.extend(new);
+        }
+        // Keep what no reorg can change any more: the logs through `settled`.
+        let settled = head.saturating_sub(self.depth).min(to);
+        if settled >= from && from <= to {
+            let keep: Vec<Log> = logs
+                .iter()
+                .take_while(|l| l.block_number.is_some_and(|b| b <= settled))
+                .cloned()
+                .collect();
+            if let Ok(mut k) = self.kept.lock() {
+                let (map, order) = &mut *k;
+                if !map.contains_key(&market) {
+                    order.push_back(market);
+                    while order.len() > self.markets {
+                        if let Some(old) = order.pop_front() {
+                            map.remove(&old);
+                        }
+                    }
+                }
+                map.insert(market, KeptLogs { through: settled, logs: keep });
+            }
+        }
+        // A read older than the kept part: only its own blocks.
+        logs.retain(|l| l.block_number.is_some_and(|b| b <= to));
+        Ok(logs)
+    }
 }
 
 /// The book of `d`'s market at its read block and that block's timestamp, from chain data.
