@@ -87,7 +87,7 @@ pub fn strip(s: &Snapshot) -> String {
         cell("head", "head block", st.head.to_string()),
         cell("confirmed", "record to", format!("{} ({} conf.)", st.confirmed, st.confirmations)),
         cell("gate", "gate", short(&st.gate)),
-        cell("mode", "mode", st.mode.clone()),
+        cell("mode", "following", st.mode.clone()),
         cell("decisions", "decisions", st.decisions.to_string()),
         cell("open_positions", "open positions", st.open_positions.to_string()),
         cell("last_decision", "last decision", last),

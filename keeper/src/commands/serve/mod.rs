@@ -87,6 +87,39 @@ struct App {
     from: u64,
     log_range: u64,
     results: std::path::PathBuf,
+    /// Decision pages' checks already made (bounded): a row and its closing rows checked once
+    /// are not read from the node again while they stand as they are.
+    checked: Arc<std::sync::Mutex<CheckCache>>,
+}
+
+/// How many decision rows' checks the floor keeps.
+const CHECKS_KEPT: usize = 512;
+
+/// Checks of decision rows, by a hash of the row and its closing rows as the record holds
+/// them (a reorg or a new closing row changes it, so it is checked again), the oldest dropped
+/// first past [`CHECKS_KEPT`]. Only checks that ran to the end are kept: a node that failed is
+/// asked again next time.
+#[derive(Default)]
+struct CheckCache {
+    map: std::collections::HashMap<alloy::primitives::B256, report::RowCheck>,
+    order: std::collections::VecDeque<alloy::primitives::B256>,
+}
+
+impl CheckCache {
+    fn get(&self, key: &alloy::primitives::B256) -> Option<report::RowCheck> {
+        self.map.get(key).cloned()
+    }
+
+    fn put(&mut self, key: alloy::primitives::B256, check: report::RowCheck) {
+        if self.map.insert(key, check).is_none() {
+            self.order.push_back(key);
+            while self.order.len() > CHECKS_KEPT {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
 }
 
 impl App {
@@ -169,7 +202,13 @@ async fn serve_chain(
         Err(why) => {
             let cache = cfg.cache.clone().unwrap_or_else(|| {
                 let dir = default_cache(root, chain_id, gate);
-                tag.map_or(dir.clone(), |t| dir.join(t))
+                match tag {
+                    Some(t) => {
+                        prune_saved_caches(&dir, &t, SAVED_CACHES_KEPT);
+                        dir.join(t)
+                    }
+                    None => dir,
+                }
             });
             tracing::info!(results = %results.display(), state = %cache.display(), reason = %why, "no keeper's state to read: the floor follows the gate into its own state folder (a first start reads the whole record; later ones resume)");
             track::StateDir::Own { cache, seed: results }
@@ -211,6 +250,7 @@ async fn serve_chain(
         from,
         log_range: cfg.log_range,
         results: strategies,
+        checked: Default::default(),
     };
     let stop = cancel.clone();
     // The server runs on the runtime's workers; the follower (whose own state database
@@ -224,6 +264,46 @@ async fn serve_chain(
     follow(tracker, tx, cfg.poll, cancel.clone()).await;
     cancel.cancel();
     served.await.unwrap_or_else(|e| Err(ServeError::Serve(std::io::Error::other(e))))
+}
+
+/// How many saved chains' state folders the floor keeps per chain id and gate address under
+/// `.cache/floor/` (each `make demo` makes a new saved chain at the same address): the ones
+/// used most recently, this one included.
+pub const SAVED_CACHES_KEPT: usize = 3;
+/// The file whose time says when a saved chain's state folder was last used.
+const USED_MARK: &str = "last-used";
+
+/// Marks `dir/keep` as used now and removes the other `saved-*` folders of `dir` beyond the
+/// `kept - 1` used most recently: without it every saved chain the floor was ever started on
+/// left a full state database behind. Failures are logged, never fatal (a cache is a cache).
+pub fn prune_saved_caches(dir: &Path, keep: &str, kept: usize) {
+    let mark = dir.join(keep).join(USED_MARK);
+    if let Err(e) = std::fs::create_dir_all(dir.join(keep)).and_then(|()| std::fs::write(&mark, b""))
+    {
+        tracing::warn!(path = %mark.display(), error = %e, "could not mark the floor's state folder as used");
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut others: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.starts_with("saved-") && name != keep && e.path().is_dir()
+        })
+        .map(|e| {
+            let used = std::fs::metadata(e.path().join(USED_MARK))
+                .or_else(|_| e.metadata())
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (used, e.path())
+        })
+        .collect();
+    others.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (_, stale) in others.into_iter().skip(kept.saturating_sub(1)) {
+        match std::fs::remove_dir_all(&stale) {
+            Ok(()) => tracing::info!(path = %stale.display(), "removed the state folder of a saved chain not used recently"),
+            Err(e) => tracing::warn!(path = %stale.display(), error = %e, "could not remove an old state folder"),
+        }
+    }
 }
 
 /// Where the floor keeps its own state of a gate it follows without a keeper's:
@@ -437,7 +517,13 @@ async fn check_row(
         Ok(None) => return Err("the row left the record (a reorg)".into()),
         Err(e) => return Err(crate::error_chain(&e)),
     };
-    report::check_row(
+    let key = serde_json::to_vec(&(&row, &closings))
+        .map(|bytes| alloy::primitives::keccak256(bytes))
+        .map_err(|e| format!("the row does not serialise: {e}"))?;
+    if let Some(done) = app.checked.lock().ok().and_then(|c| c.get(&key)) {
+        return Ok(done);
+    }
+    let check = report::check_row(
         &app.provider,
         &s.facts,
         app.from,
@@ -448,7 +534,11 @@ async fn check_row(
         &app.results,
     )
     .await
-    .map_err(|e| crate::error_chain(&e))
+    .map_err(|e| crate::error_chain(&e))?;
+    if let Ok(mut c) = app.checked.lock() {
+        c.put(key, check.clone());
+    }
+    Ok(check)
 }
 
 async fn api_decision(
@@ -737,6 +827,58 @@ async fn events(State(app): State<App>, q: RawQuery) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The decision pages' check cache holds at most CHECKS_KEPT rows, dropping the oldest.
+    #[test]
+    fn the_check_cache_is_bounded() {
+        let mut c = CheckCache::default();
+        let check = report::RowCheck {
+            event_problems: vec![],
+            not_yet_appended: 0,
+            answer_matches: None,
+            prompt: Ok(()),
+            settlement: None,
+            consensus: None,
+        };
+        let key = |i: usize| alloy::primitives::keccak256(i.to_be_bytes());
+        for i in 0..CHECKS_KEPT + 10 {
+            c.put(key(i), check.clone());
+            c.put(key(i), check.clone()); // a second put of one row takes no second place
+        }
+        assert_eq!(c.map.len(), CHECKS_KEPT);
+        assert_eq!(c.order.len(), CHECKS_KEPT);
+        assert!(c.get(&key(9)).is_none(), "the oldest went first");
+        assert!(c.get(&key(10)).is_some() && c.get(&key(CHECKS_KEPT + 9)).is_some());
+    }
+
+    /// Six saved chains started one after another (each `make demo` makes one): only the three
+    /// used last remain, the one starting now among them; a folder that is not a saved chain's
+    /// is never touched.
+    #[test]
+    fn old_saved_chain_folders_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("mine")).unwrap();
+        for i in 0..6u64 {
+            let name = format!("saved-{i}");
+            prune_saved_caches(dir.path(), &name, SAVED_CACHES_KEPT);
+            std::fs::write(dir.path().join(&name).join("state.sqlite"), b"x").unwrap();
+            // Distinct use times, oldest first, without waiting on the clock.
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i);
+            std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(&name).join(USED_MARK))
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        left.sort();
+        // At the sixth start: itself plus the two used last before it (saved-4, saved-3).
+        assert_eq!(left, ["mine", "saved-3", "saved-4", "saved-5"]);
+    }
 
     #[tokio::test]
     async fn the_floor_refuses_to_listen_beyond_loopback() {
