@@ -974,14 +974,14 @@ async fn keeper_fund_deposits_into_the_gate_and_refuses_what_it_cannot_do_exactl
         assert_eq!(code, 2, "--amount {bad:?}: {err}");
         assert!(err.contains("--amount"), "{err}");
     }
-    // Finer than the token: 7 decimals on a 6-decimal token.
+    // Finer than the token: 7 decimals on a 6-decimal token (a refused input: exit 2 too).
     let (code, _, err) = fund(&["--amount", "0.0000001"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("--amount 0.0000001 has 7 decimals; tUSD has 6"), "{err}");
     // Not a gate: an address with no code.
     let (code, _, err) =
         fund(&["--gate", "0x000000000000000000000000000000000000dEaD", "--amount", "1"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no code"), "{err}");
     // Nothing of the refused calls moved money.
     assert_eq!(g.highWaterMark().call().await.unwrap(), U256::from(13_500_000u64));

@@ -36,6 +36,13 @@ pub enum FollowError {
     },
 }
 
+/// Following the chain fails at run time.
+impl crate::domain::exit::Classify for FollowError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        crate::domain::exit::Fault::Runtime
+    }
+}
+
 pub type Result<T> = std::result::Result<T, FollowError>;
 
 pub use crate::domain::decision::BlockRef;

@@ -73,6 +73,17 @@ pub enum JournalError {
     },
 }
 
+impl crate::domain::exit::Classify for JournalError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // --results names another gate's folder, or a file that does not parse.
+            Self::Foreign { .. } | Self::Corrupt { .. } => Input,
+            Self::Open { .. } | Self::Write { .. } => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, JournalError>;
 
 /// The keeper's quote for one submission, as sent.

@@ -70,13 +70,12 @@ pub enum ChainError {
     },
     #[error("no key: set {key_var} (hex) or pass --keystore FILE with {password_var}")]
     MissingKey { key_var: &'static str, password_var: &'static str },
-    #[error(
-        "KEEPER_PRIVATE_KEY is not a valid hex private key (value withheld); fix the variable"
-    )]
-    BadKey,
-    #[error("cannot open keystore {path}: check the file and KEEPER_KEYSTORE_PASSWORD")]
+    #[error("{key_var} is not a valid hex private key (value withheld); fix the variable")]
+    BadKey { key_var: &'static str },
+    #[error("--keystore {path} cannot be opened: check the file and {password_var}")]
     Keystore {
         path: String,
+        password_var: &'static str,
         #[source]
         source: Box<alloy::signers::local::LocalSignerError>,
     },
@@ -94,6 +93,35 @@ pub enum ChainError {
     NotKeeper { key: Address, keeper: Address },
     #[error("key {key} holds {balance} wei on chain {chain_id}, less than the {needed} wei one submission may cost at the current gas price: fund {key} with ETH for gas")]
     NoGas { key: Address, balance: U256, needed: U256, chain_id: u64 },
+}
+
+impl crate::domain::exit::Classify for ChainError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // What the operator named is not what the command needs: the chain, the gate, its
+            // mode, the key, the saved deployment.
+            Self::WrongChain { .. }
+            | Self::NoCode { .. }
+            | Self::NotAGate { .. }
+            | Self::NotAGateCall { .. }
+            | Self::NoAttestors { .. }
+            | Self::AttestorsOnRelayed { .. }
+            | Self::ConsensusGate { .. }
+            | Self::MissingKey { .. }
+            | Self::BadKey { .. }
+            | Self::Keystore { .. }
+            | Self::NoSavedGate { .. }
+            | Self::BadSavedGate { .. }
+            | Self::NotKeeper { .. } => Input,
+            Self::Unreachable { .. }
+            | Self::AttestorSet { .. }
+            | Self::Rpc(_)
+            | Self::Call(_)
+            | Self::HttpClient(_)
+            | Self::NoGas { .. } => Runtime,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, ChainError>;
@@ -119,17 +147,18 @@ fn load_signer_from(
         let password = std::env::var(password_var).unwrap_or_default();
         return LocalSigner::decrypt_keystore(path, password).map_err(|e| ChainError::Keystore {
             path: path.display().to_string(),
+            password_var,
             source: Box::new(e),
         });
     }
     let raw =
         std::env::var(key_var).map_err(|_| ChainError::MissingKey { key_var, password_var })?;
-    raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
+    raw.trim().parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey { key_var })
 }
 
 /// A signer from a development key published by an anvil the keeper spawned (local only).
 pub fn dev_signer(key: &str) -> Result<PrivateKeySigner> {
-    key.parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey)
+    key.parse::<PrivateKeySigner>().map_err(|_| ChainError::BadKey { key_var: "the dev key" })
 }
 
 /// Read-only provider.
@@ -221,15 +250,53 @@ pub async fn attestor_set(
         .map_err(|e| ChainError::AttestorSet { addr: gate, source: Box::new(e) })
 }
 
-/// The consensus gate's verdict source; None for a relayed or attested gate.
-pub async fn verdict_source(provider: &DynProvider, gate: Address) -> Result<Option<Address>> {
+/// A gate's mode, as its own `gateMode` reports it: who gives its verdicts. Every command that
+/// needs one mode reads it here ([`gate_mode`]) and names another with this `Display`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateMode {
+    /// Its keeper relays a model's answers.
+    Relayed,
+    /// Its keeper submits the answers of `k` of its `n` attestors, each signed.
+    Attested(crate::domain::decision::AttestorFacts),
+    /// Its verdict source (Somnia's validators) gives them; no keeper submits.
+    Consensus { source: Address },
+}
+
+impl std::fmt::Display for GateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GateMode::Relayed => write!(f, "relayed (its keeper relays a model's answers)"),
+            GateMode::Attested(set) => write!(
+                f,
+                "attested ({} of its {} attestors must agree)",
+                set.threshold,
+                set.signers.len()
+            ),
+            GateMode::Consensus { source } => {
+                write!(
+                    f,
+                    "a consensus gate (its verdicts come only from its verdict source {source})"
+                )
+            }
+        }
+    }
+}
+
+/// `gate`'s mode, with its attestor set or verdict source.
+pub async fn gate_mode(provider: &DynProvider, gate: Address) -> Result<GateMode> {
     let g = IRiskGate::new(gate, provider);
     let err =
         |e: alloy::contract::Error| ChainError::AttestorSet { addr: gate, source: Box::new(e) };
-    if g.gateMode().call().await.map_err(err)? != IRiskGate::GateMode::Consensus {
-        return Ok(None);
-    }
-    Ok(Some(g.verdictSource().call().await.map_err(err)?))
+    Ok(match g.gateMode().call().await.map_err(err)? {
+        IRiskGate::GateMode::Consensus => {
+            GateMode::Consensus { source: g.verdictSource().call().await.map_err(err)? }
+        }
+        IRiskGate::GateMode::Attested => match attestor_set(provider, gate).await? {
+            Some(set) => GateMode::Attested(set),
+            None => GateMode::Relayed,
+        },
+        _ => GateMode::Relayed,
+    })
 }
 
 alloy::sol! {
@@ -313,7 +380,17 @@ pub async fn check_keeper_ready(
 /// generated `…Errors` enum without the enum's wrapper, which would name the error twice
 /// (`MaxHorizonBelowHeadroom(MaxHorizonBelowHeadroom { … })`).
 pub fn revert_text(decoded: &impl std::fmt::Debug) -> String {
-    let text = format!("{decoded:?}");
+    without_wrapper(format!("{decoded:?}"))
+}
+
+/// Revert data named as [`revert_text`] names a contract error when it is one of the
+/// contracts', else `0x`-prefixed hex ([`riskgate_kit::revert::describe_data`]): never as text,
+/// whose bytes could be anything.
+pub fn revert_data_text(data: &[u8]) -> String {
+    without_wrapper(riskgate_kit::revert::describe_data(data))
+}
+
+fn without_wrapper(text: String) -> String {
     match (text.find('('), text.ends_with(')')) {
         (Some(open), true) => text[open + 1..text.len() - 1].to_string(),
         _ => text,

@@ -68,6 +68,13 @@ pub enum CollectError {
     NoLatestBlock,
 }
 
+/// Reading the chain fails at run time, whatever read it was.
+impl crate::domain::exit::Classify for CollectError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        crate::domain::exit::Fault::Runtime
+    }
+}
+
 pub type Result<T> = std::result::Result<T, CollectError>;
 
 /// What [`CollectError::Logs`] adds when the read was narrowed before it failed at one block.

@@ -51,6 +51,24 @@ pub enum ExecError {
     AboveCap { call: &'static str, estimate: u64, cap: u64, why: &'static str },
 }
 
+impl crate::domain::exit::Classify for ExecError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // A dry run asked to send: the command's flags contradict it.
+            Self::NoSigner => Input,
+            Self::Reverted(_)
+            | Self::Refused { .. }
+            | Self::NoReceipt { .. }
+            | Self::Rpc(_)
+            | Self::Undecodable { .. }
+            | Self::Sign(_)
+            | Self::WouldRevert { .. }
+            | Self::AboveCap { .. } => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, ExecError>;
 
 fn rpc(e: TransportError) -> ExecError {

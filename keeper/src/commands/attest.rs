@@ -45,8 +45,8 @@ pub enum AttestError {
     Reads(#[from] reads::CollectError),
     #[error(transparent)]
     Model(#[from] crate::inference::InferenceError),
-    #[error("gate {gate} on chain {chain_id} is relayed: it takes no attested answers, so there is nothing to sign for it")]
-    RelayedGate { gate: Address, chain_id: u64 },
+    #[error("gate {gate} on chain {chain_id} is {mode}, not attested: it takes no attested answers, so there is nothing to sign for it; point --gate at an attested gate")]
+    NotAttested { gate: Address, chain_id: u64, mode: chain::GateMode },
     #[error("reading gate {gate}'s attestor set failed")]
     Set {
         gate: Address,
@@ -69,6 +69,23 @@ pub enum AttestError {
     },
     #[error("serving failed")]
     Serve(#[source] std::io::Error),
+}
+
+impl crate::domain::exit::Classify for AttestError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Chain(e) => e.fault(),
+            Self::Reads(e) => e.fault(),
+            Self::Model(e) => e.fault(),
+            // The gate named is not one this key attests for.
+            Self::NotAttested { .. }
+            | Self::NotAnAttestor { .. }
+            | Self::Domain { .. }
+            | Self::NotLoopback(_) => Input,
+            Self::Set { .. } | Self::Bind { .. } | Self::Serve(_) => Runtime,
+        }
+    }
 }
 
 /// What every request reads: fixed at start.
@@ -107,8 +124,9 @@ pub async fn run(
     let gate = cfg.gate;
     chain::check_gate(&provider, gate, chain_id).await?;
     let set_err = |source| AttestError::Set { gate, source: Box::new(source) };
-    let Some(settings) = attestation::read_set(&provider, gate).await.map_err(set_err)? else {
-        return Err(AttestError::RelayedGate { gate, chain_id });
+    let settings = match chain::gate_mode(&provider, gate).await? {
+        chain::GateMode::Attested(settings) => settings,
+        mode => return Err(AttestError::NotAttested { gate, chain_id, mode }),
     };
     if !settings.signers.contains(&signer.address()) {
         let listed = settings.signers.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -156,6 +174,7 @@ pub async fn run(
         model = state.model.name(),
         "the attestor is listening"
     );
+    let state_signer = state.signer.address();
     let app = Router::new()
         .route("/attest", post(attest))
         .route("/health", get(health))
@@ -163,7 +182,9 @@ pub async fn run(
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { cancel.cancelled().await })
         .await
-        .map_err(AttestError::Serve)
+        .map_err(AttestError::Serve)?;
+    tracing::info!(%addr, signer = %state_signer, "the attestor stopped on a signal");
+    Ok(())
 }
 
 async fn health(State(a): State<Arc<Attestor>>) -> Response {

@@ -4,11 +4,11 @@
 //! `script/Deploy.s.sol` writes the same keys, but cannot know the block its transactions land
 //! in (forge broadcasts after the script has run), so it writes the head it simulated on as
 //! `deploy_block_not_before` and the keeper finds the exact block from the gate's `GateDeployed`
-//! log ([`load_saved`]).
+//! log ([`complete`]).
 
 use crate::{
+    chain,
     chain::sender::CallFailed,
-    chain::{self, revert_text},
     domain::config::{DeployConfig, GateBounds},
     kit::bindings::{IMarketFactory, IRiskGate},
     kit::compile::{self, Artifacts},
@@ -33,12 +33,14 @@ pub enum DeployError {
     Compile(#[from] compile::CompileError),
     /// The node refused to simulate or to accept a contract creation: the constructor's own
     /// error with its values when it is one of the gate's, and the node's answer as the source.
+    /// `decoded` when the node's answer carried revert data (and then no source: some nodes
+    /// write that data into their message as raw bytes), else the node's answer as the source.
     #[error("deploying {what} failed{}", reverted(.decoded))]
     Create {
         what: &'static str,
         decoded: Option<String>,
         #[source]
-        source: Box<alloy::transports::TransportError>,
+        source: Option<Box<alloy::transports::TransportError>>,
     },
     #[error("deploying {what}: no receipt for creation tx {tx}")]
     Receipt {
@@ -68,12 +70,12 @@ pub enum DeployError {
     },
     #[error("saving the deployment")]
     Save(#[source] crate::domain::fs::WriteError),
-    #[error("the gate's constructor would refuse these arguments{}; nothing was deployed", colon(.decoded))]
-    Refused {
-        decoded: Option<String>,
-        #[source]
-        source: Box<alloy::transports::TransportError>,
-    },
+    /// The simulated constructor reverted: its error with its values, or its revert data in
+    /// hex when it is none of the contracts' errors.
+    #[error(
+        "the gate's constructor would refuse these arguments: {decoded}; nothing was deployed"
+    )]
+    Refused { decoded: String },
     #[error("cannot read {path}")]
     ReadSaved {
         path: String,
@@ -100,28 +102,56 @@ pub enum DeployError {
     KeeperTrusted { keeper: Address, role: &'static str },
 }
 
-pub type Result<T> = std::result::Result<T, DeployError>;
-
-/// `": <decoded>"`, or nothing when the error was not one of the contracts'.
-fn colon(decoded: &Option<String>) -> String {
-    decoded.as_ref().map(|d| format!(": {d}")).unwrap_or_default()
+impl crate::domain::exit::Classify for DeployError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Config(e) => e.fault(),
+            Self::Chain(e) => e.fault(),
+            Self::Compile(e) => e.fault(),
+            // The flags ask for what the gate's constructor refuses, a deployment the chain
+            // cannot take, or a saved file that is not a deployment of this chain.
+            Self::Refused { .. }
+            | Self::NotLocal(_)
+            | Self::KeeperTrusted { .. }
+            | Self::BadSaved { .. }
+            | Self::SavedChainMismatch { .. }
+            | Self::DeployBlockNotFound { .. } => Input,
+            Self::Create { .. }
+            | Self::Receipt { .. }
+            | Self::CreationReverted { .. }
+            | Self::NoAddress { .. }
+            | Self::Read { .. }
+            | Self::Encode { .. }
+            | Self::Save(_)
+            | Self::ReadSaved { .. }
+            | Self::Logs(_)
+            | Self::Search(_) => Runtime,
+        }
+    }
 }
 
-/// `": constructor reverted <decoded>"`, or nothing when the error was not one of the gate's.
+pub type Result<T> = std::result::Result<T, DeployError>;
+
+/// `": constructor reverted <decoded>"`, or nothing when the node's answer held no revert.
 fn reverted(decoded: &Option<String>) -> String {
     decoded.as_ref().map(|d| format!(": constructor reverted {d}")).unwrap_or_default()
 }
 
-/// The gate's error in a node's answer to a creation, with its values
-/// (`MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }`), `None` when it is not one.
-fn constructor_error(e: &alloy::transports::TransportError) -> Option<String> {
-    e.as_error_resp()
-        .and_then(|p| p.as_decoded_interface_error::<IRiskGate::IRiskGateErrors>())
-        .map(|d| revert_text(&d))
+/// The revert data in a node's answer to a creation, as the contracts name it, with its values
+/// (`MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }`), else in hex; `None` when
+/// the answer held no revert data (a node down, say). Never the node's own text of that data:
+/// anvil writes it into its message as raw bytes (`custom error 0x9c2b2973: \0\0…`).
+fn revert_of(e: &alloy::transports::TransportError) -> Option<String> {
+    let data = e.as_error_resp()?.as_revert_data()?;
+    Some(chain::revert_data_text(&data))
 }
 
 fn create_err(what: &'static str) -> impl Fn(alloy::transports::TransportError) -> DeployError {
-    move |e| DeployError::Create { what, decoded: constructor_error(&e), source: Box::new(e) }
+    move |e| match revert_of(&e) {
+        Some(decoded) => DeployError::Create { what, decoded: Some(decoded), source: None },
+        None => DeployError::Create { what, decoded: None, source: Some(Box::new(e)) },
+    }
 }
 
 /// What one deployment left on chain, as `keeper deploy` saves it in deployments/<chain-id>.json
@@ -333,9 +363,10 @@ pub async fn preflight(
     // Ownable refuses a zero owner: simulate as the (non-zero) keeper.
     let tx =
         TransactionRequest::default().with_from(spec.keeper).with_deploy_code(Bytes::from(init));
-    provider.call(tx).overrides(overrides).await.map_err(|e| DeployError::Refused {
-        decoded: constructor_error(&e),
-        source: Box::new(e),
+    provider.call(tx).overrides(overrides).await.map_err(|e| match revert_of(&e) {
+        Some(decoded) => DeployError::Refused { decoded },
+        // No revert: the simulation itself failed (the node, not the arguments).
+        None => create_err("RiskGate")(e),
     })?;
     Ok(())
 }
@@ -488,35 +519,11 @@ pub async fn find_deploy_block(
     Err(DeployError::DeployBlockNotFound { gate, from, to: head, path: path.to_string() })
 }
 
-/// The deployment saved for `chain_id`, complete: a file without `deploy_block` (written by
-/// `script/Deploy.s.sol`) gets it from the gate's `GateDeployed` log, searched from its
-/// `deploy_block_not_before`, and is rewritten in `keeper deploy`'s format, so the search runs
-/// once. `None` when no file is saved for this chain.
-pub async fn load_saved(
-    provider: &DynProvider,
-    root: &Path,
-    chain_id: u64,
-    log_range: u64,
-) -> Result<Option<Deployment>> {
-    let saved = read_saved(root, chain_id)?;
-    complete(provider, root, saved, saved_path(root, chain_id), log_range).await
-}
-
-/// [`load_saved`] for a named gate: its own entry, else the default if it names it.
-pub async fn load_saved_gate(
-    provider: &DynProvider,
-    root: &Path,
-    chain_id: u64,
-    gate: Address,
-    log_range: u64,
-) -> Result<Option<Deployment>> {
-    let saved = read_saved_for(root, chain_id, gate)?;
-    complete(provider, root, saved, gate_path(root, chain_id, gate), log_range).await
-}
-
-/// A saved deployment with its deploy block, found from the gate's log (and saved) if the
-/// file had only a lower bound.
-async fn complete(
+/// A saved deployment ([`read_saved`], [`read_saved_for`]) with its deploy block: a file
+/// without `deploy_block` (written by `script/Deploy.s.sol`) gets it from the gate's
+/// `GateDeployed` log, searched from its `deploy_block_not_before`, and is rewritten at `path`
+/// in `keeper deploy`'s format, so the search runs once. `None` when nothing was saved.
+pub async fn complete(
     provider: &DynProvider,
     root: &Path,
     saved: Option<SavedDeployment>,
@@ -709,20 +716,38 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_constructor_is_named_once_and_keeps_the_nodes_answer() {
-        let node = alloy::transports::TransportErrorKind::custom_str("execution reverted");
-        let e = DeployError::Refused {
-            decoded: Some("MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }".into()),
-            source: Box::new(node),
+    fn a_refused_constructor_is_named_once_without_the_nodes_raw_bytes() {
+        use alloy::sol_types::SolError;
+        // Anvil's answer to a reverted simulation: its message holds the revert data as text
+        // (NUL bytes and all), its `data` the same bytes in hex.
+        let data =
+            IRiskGate::MaxHorizonBelowHeadroom { maxHorizon: 60, minHeadroom: 300 }.abi_encode();
+        let answer = |data: &[u8]| -> alloy::transports::TransportError {
+            let message = format!(
+                "execution reverted: custom error 0x{}: {}",
+                alloy::primitives::hex::encode(&data[..4]),
+                String::from_utf8_lossy(&data[4..])
+            );
+            let payload = serde_json::json!({
+                "code": 3,
+                "message": message,
+                "data": alloy::primitives::Bytes::from(data.to_vec()),
+            });
+            alloy::transports::RpcError::ErrorResp(serde_json::from_value(payload).unwrap())
         };
+        let e = DeployError::Refused { decoded: revert_of(&answer(&data)).unwrap() };
         assert_eq!(
             crate::error_chain(&e),
             "the gate's constructor would refuse these arguments: MaxHorizonBelowHeadroom { \
-             maxHorizon: 60, minHeadroom: 300 }; nothing was deployed: execution reverted"
+             maxHorizon: 60, minHeadroom: 300 }; nothing was deployed"
         );
+        // Revert data of no contract's: hex, never its bytes as text.
+        let e = create_err("TestCollateral")(answer(&[0xde, 0xad, 0xbe, 0xef, 0, 0, 1]));
+        let line = crate::error_chain(&e);
+        assert_eq!(line, "deploying TestCollateral failed: constructor reverted 0xdeadbeef000001");
+        // No revert data at all (the node, not the arguments): the node's answer, whole.
         let node = alloy::transports::TransportErrorKind::custom_str("connection refused");
-        let e =
-            DeployError::Create { what: "TestCollateral", decoded: None, source: Box::new(node) };
+        let e = create_err("TestCollateral")(node);
         assert_eq!(crate::error_chain(&e), "deploying TestCollateral failed: connection refused");
     }
 }

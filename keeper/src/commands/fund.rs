@@ -58,6 +58,24 @@ pub enum FundError {
     Rpc(#[source] Box<alloy::transports::TransportError>),
 }
 
+impl crate::domain::exit::Classify for FundError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Market(e) => e.fault(),
+            Self::Deploy(e) => e.fault(),
+            // --amount or --gate names what cannot be funded.
+            Self::BadAmount(_)
+            | Self::ZeroAmount
+            | Self::TooPrecise { .. }
+            | Self::TooLarge { .. }
+            | Self::NoGate { .. }
+            | Self::NotAGate { .. } => Input,
+            Self::Token { .. } | Self::Decimals { .. } | Self::Rpc(_) => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, FundError>;
 
 /// An amount of whole tokens as typed: digits with at most one `.`, checked before any

@@ -87,9 +87,9 @@ pub enum MarketError {
     QuestionEmpty,
     #[error("--question is {len} bytes; the factory accepts at most {max}")]
     QuestionTooLong { len: usize, max: usize },
-    #[error("price {0} is outside 1..=999999 (1e6 units: 1e6 is certainty)")]
-    BadPrice(u64),
-    #[error("bid {bid} is not below ask {ask} (UP prices): the two orders would cross")]
+    #[error("{flag} {price} is outside 1..=999999 (1e6 units: 1e6 is certainty)")]
+    BadPrice { flag: &'static str, price: u64 },
+    #[error("--bid and --ask cross: the bid {bid} is not below the ask {ask} (UP prices): the two orders would cross; give a bid below the ask")]
     Crossed { bid: u64, ask: u64 },
     #[error("--qty must be > 0")]
     ZeroQuantity,
@@ -99,6 +99,36 @@ pub enum MarketError {
     NotResolver { key: Address, market: Address, resolver: Address },
     #[error("market {0} is already resolved")]
     AlreadyResolved(Address),
+}
+
+impl crate::domain::exit::Classify for MarketError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Config(e) => e.fault(),
+            Self::Chain(e) => e.fault(),
+            Self::Deploy(e) => e.fault(),
+            // The flags, or the key, name what the venue cannot do.
+            Self::NoFactory { .. }
+            | Self::NoOrder
+            | Self::QuestionEmpty
+            | Self::QuestionTooLong { .. }
+            | Self::BadPrice { .. }
+            | Self::Crossed { .. }
+            | Self::ZeroQuantity
+            | Self::NotResolver { .. } => Input,
+            // The chain's state refuses it now (a market not yet expired, already resolved, a
+            // balance short): the same command may pass later.
+            Self::Revert { .. }
+            | Self::Call { .. }
+            | Self::Receipt { .. }
+            | Self::Reverted { .. }
+            | Self::NoEvent { .. }
+            | Self::Rpc(_)
+            | Self::ShortCollateral { .. }
+            | Self::AlreadyResolved(_) => Runtime,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, MarketError>;
@@ -241,9 +271,9 @@ pub fn up_orders(side: Side, bid: Option<u64>, ask: Option<u64>, qty: u64) -> Re
     if qty == 0 {
         return Err(MarketError::ZeroQuantity);
     }
-    for p in bid.into_iter().chain(ask) {
-        if p == 0 || p >= PRICE_ONE {
-            return Err(MarketError::BadPrice(p));
+    for (flag, p) in [("--bid", bid), ("--ask", ask)] {
+        if let Some(price) = p.filter(|&p| p == 0 || p >= PRICE_ONE) {
+            return Err(MarketError::BadPrice { flag, price });
         }
     }
     let (up_bid, up_ask) = match side {
@@ -656,7 +686,7 @@ mod tests {
         assert!(matches!(up_orders(Side::Up, Some(1), None, 0), Err(MarketError::ZeroQuantity)));
         assert!(matches!(
             up_orders(Side::Up, Some(PRICE_ONE), None, 1),
-            Err(MarketError::BadPrice(p)) if p == PRICE_ONE
+            Err(MarketError::BadPrice { flag: "--bid", price }) if price == PRICE_ONE
         ));
         assert!(matches!(
             up_orders(Side::Up, Some(500_000), Some(500_000), 1),

@@ -47,7 +47,7 @@ pub enum ReportError {
     Anvil(#[from] crate::kit::anvil::AnvilError),
     #[error(transparent)]
     Deploy(#[from] crate::commands::deploy::DeployError),
-    #[error("saved state {path} has no companion {companion}: re-run `make demo`")]
+    #[error("--load-state {path} has no companion {companion} beside it: pass a state `keeper demo` saved (re-run `make demo`)")]
     NoCompanion { path: String, companion: String },
     #[error("reading {path}")]
     Io {
@@ -81,6 +81,29 @@ pub enum ReportError {
     Compile(#[from] compile::CompileError),
     #[error("reading the gate's code")]
     Code(#[source] Box<alloy::transports::TransportError>),
+}
+
+impl crate::domain::exit::Classify for ReportError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Config(e) => e.fault(),
+            Self::Chain(e) => e.fault(),
+            Self::Collect(e) => e.fault(),
+            Self::Record(e) => e.fault(),
+            Self::Anvil(e) => e.fault(),
+            Self::Deploy(e) => e.fault(),
+            Self::Assemble(e) => e.fault(),
+            Self::Compile(e) => e.fault(),
+            // --load-state without its companion, a file that is not a deployment, a
+            // --confirmations below the keeper's.
+            Self::NoCompanion { .. } | Self::BadDeployment { .. } | Self::FeedAhead { .. } => Input,
+            // A check that found a difference is the record's failure, not the flags'.
+            Self::Io { .. } | Self::Mismatch(_) | Self::CodeMismatch { .. } | Self::Code(_) => {
+                Runtime
+            }
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, ReportError>;

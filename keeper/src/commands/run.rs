@@ -26,29 +26,53 @@ pub const BACKOFF_CAP: Duration = Duration::from_secs(15);
 
 pub use crate::domain::config::{default_confirmations, DEFAULT_CONFIRMATIONS, DEV_CHAIN_ID};
 
+/// The gate `keeper run` drives and who answers for it, checked before anything is written
+/// ([`check`]).
+pub struct Checked {
+    gate: alloy::primitives::Address,
+    /// Its attestors on an attested gate; None on a relayed one (the model answers).
+    panel: Option<Panel>,
+}
+
+/// The gate to run (`--gate`, else `saved_gate`, the one the chain's saved deployment at
+/// `saved_path` names), checked: it has code, answers like a RiskGate, and is in a mode a
+/// keeper drives with these flags ([`panel`]). It only reads: a gate refused here (a consensus
+/// gate, an attested one without `--attestor`) leaves deployments/ and results/ as they were.
+pub async fn check(
+    cfg: &RunConfig,
+    reader: &DynProvider,
+    chain_id: u64,
+    saved_gate: Option<alloy::primitives::Address>,
+    saved_path: &Path,
+) -> Result<Checked> {
+    let gate = match (cfg.gate, saved_gate) {
+        (Some(g), _) | (None, Some(g)) => g,
+        (None, None) => {
+            let path = saved_path.display().to_string();
+            return Err(chain::ChainError::NoSavedGate { chain_id, path }.into());
+        }
+    };
+    chain::check_gate(reader, gate, chain_id).await?;
+    let panel = panel(cfg, reader, gate, chain_id).await?;
+    Ok(Checked { gate, panel })
+}
+
 /// `keeper run`: the long-lived bot. Node failures are retried with a bounded backoff for as
 /// long as `--max-outage` allows (forever by default); a shutdown signal ends it cleanly (exit
 /// 0); whatever ends it, the record is written first, and every off-chain row is already in the
 /// journal.
 ///
-/// `reader` is connected to chain `chain_id` ([`connect_waiting`]); `saved` is what the CLI
-/// layer read from the saved deployment of that chain, if anything.
+/// `reader` is connected to chain `chain_id` ([`connect_waiting`]); `checked` is the gate
+/// [`check`] passed; `saved` is what the CLI layer read from the saved deployment of that
+/// chain, if anything.
 pub async fn run(
     cfg: RunConfig,
     (reader, chain_id): (DynProvider, u64),
+    Checked { gate, panel }: Checked,
     saved: SavedGate,
     root: &Path,
     cancel: CancellationToken,
 ) -> Result<()> {
-    let gate = match (cfg.gate, &saved.found) {
-        (Some(g), _) => g,
-        (None, Some(d)) => d.gate,
-        (None, None) => {
-            return Err(chain::ChainError::NoSavedGate { chain_id, path: saved.path }.into())
-        }
-    };
-    chain::check_gate(&reader, gate, chain_id).await?;
-    let panel = panel(&cfg, &reader, gate, chain_id).await?;
     let factory = reads::gate_factory(&reader, gate).await?;
     let results =
         cfg.results.clone().unwrap_or_else(|| record::default_results_dir(root, chain_id, gate));
@@ -57,8 +81,14 @@ pub async fn run(
         .or_else(|| saved.found.as_ref().filter(|d| d.gate == gate).map(|d| d.deploy_block))
         .unwrap_or(0);
     let confirmations = cfg.confirmations.unwrap_or_else(|| default_confirmations(chain_id));
+    // Who answers: the attestors on an attested gate (the keeper asks no model of its own
+    // there, so none is started and the start line names them), else the model.
+    let attested = panel.as_ref().map(|p| (p.urls().len(), p.threshold()));
     // The bundled model's server, if any, lives until this function returns.
-    let (model, _model_server) = Model::start(&cfg.model, cfg.inference_timeout, root).await?;
+    let (model, _model_server) = match attested {
+        Some(_) => (Model::Builtin, None),
+        None => Model::start(&cfg.model, cfg.inference_timeout, root).await?,
+    };
     let builder = Engine::builder(reader.clone(), GateRef { chain_id, gate, factory, from_block })
         .results(Some(results.clone()))
         .resume()
@@ -87,18 +117,34 @@ pub async fn run(
         builder.signer(signer)
     };
     let mut keeper = builder.build()?;
-    info!(
-        chain_id,
-        %gate,
-        keeper = %keeper.executor().keeper(),
-        provider = keeper.strategy().model().name(),
-        model = %keeper.strategy().model().model(),
-        confirmations,
-        results = %results.display(),
-        pending = keeper.executor().journal().pending().count(),
-        dry_run = cfg.dry_run,
-        "keeper starting"
-    );
+    let keeper_addr = keeper.executor().keeper();
+    let pending = keeper.executor().journal().pending().count();
+    match attested {
+        Some((attestors, k)) => info!(
+            chain_id,
+            %gate,
+            keeper = %keeper_addr,
+            attestors,
+            k,
+            confirmations,
+            results = %results.display(),
+            pending,
+            dry_run = cfg.dry_run,
+            "keeper starting: the gate's attestors answer, {k} of the {attestors} given must agree"
+        ),
+        None => info!(
+            chain_id,
+            %gate,
+            keeper = %keeper_addr,
+            provider = keeper.strategy().model().name(),
+            model = %keeper.strategy().model().model(),
+            confirmations,
+            results = %results.display(),
+            pending,
+            dry_run = cfg.dry_run,
+            "keeper starting"
+        ),
+    }
     let outcome = run_loop(&mut keeper, &cfg, &cancel).await;
     // Whatever ended the loop, the record on disk is brought up to date (the off-chain rows are
     // already in the journal; this only re-renders the feed from it).
@@ -110,21 +156,26 @@ pub async fn run(
 }
 
 /// Who answers for `gate`: its attestors on an attested gate (each from `--attestor`), the
-/// model on a relayed one. Refuses an attested gate without attestors and a relayed one with.
+/// model on a relayed one. Refuses a consensus gate, an attested gate without attestors and a
+/// relayed one with.
 async fn panel(
     cfg: &RunConfig,
     reader: &DynProvider,
     gate: alloy::primitives::Address,
     chain_id: u64,
 ) -> Result<Option<Panel>> {
-    if let Some(source_addr) = chain::verdict_source(reader, gate).await? {
-        return Err(chain::ChainError::ConsensusGate { addr: gate, chain_id, source_addr }.into());
-    }
-    let Some(set) = chain::attestor_set(reader, gate).await? else {
-        if !cfg.attestors.is_empty() {
+    let set = match chain::gate_mode(reader, gate).await? {
+        chain::GateMode::Consensus { source } => {
+            let source_addr = source;
+            return Err(
+                chain::ChainError::ConsensusGate { addr: gate, chain_id, source_addr }.into()
+            );
+        }
+        chain::GateMode::Relayed if !cfg.attestors.is_empty() => {
             return Err(chain::ChainError::AttestorsOnRelayed { addr: gate, chain_id }.into());
         }
-        return Ok(None);
+        chain::GateMode::Relayed => return Ok(None),
+        chain::GateMode::Attested(set) => set,
     };
     if cfg.attestors.is_empty() {
         let (k, n) = (set.threshold, set.signers.len());

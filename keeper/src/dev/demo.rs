@@ -62,6 +62,23 @@ pub enum DemoError {
     Cancelled,
 }
 
+impl crate::domain::exit::Classify for DemoError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::Runtime;
+        match self {
+            Self::Run(e) => e.fault(),
+            Self::Record(e) => e.fault(),
+            Self::Inference(e) => e.fault(),
+            Self::World(_)
+            | Self::Check { .. }
+            | Self::ReadGate(_)
+            | Self::Io { .. }
+            | Self::Encode(_)
+            | Self::Cancelled => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, DemoError>;
 
 /// The demo's bounds: band [0.05, 0.95], 10 units per order, 10 minutes of headroom, at most

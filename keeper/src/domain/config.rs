@@ -16,7 +16,7 @@ pub enum ConfigError {
     ZeroModelSlots,
     #[error("no RPC endpoint: pass --rpc-url or set KEEPER_RPC_URL (e.g. http://127.0.0.1:8545)")]
     MissingRpc,
-    #[error("RPC endpoint {url:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
+    #[error("--rpc-url {url:?} is not a valid URL: use e.g. http://127.0.0.1:8545")]
     BadRpc {
         url: String,
         #[source]
@@ -43,8 +43,9 @@ pub enum ConfigError {
     MissingOpenAiModel,
     #[error("--model replay needs --replay-file FILE (one JSON-escaped answer per line)")]
     MissingReplayFile,
-    #[error("cannot read {}; check the path", .path.display())]
+    #[error("{flag} {}: cannot read it; check the path", .path.display())]
     ReadFile {
+        flag: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
@@ -91,6 +92,18 @@ pub enum ConfigError {
     ZeroMaxTokens,
     #[error("--temperature {0} is outside 0..=2: use e.g. 0 for deterministic sampling")]
     BadTemperature(f32),
+    #[error("--attestor {url:?} is not a valid URL: use e.g. {ATTESTOR_EXAMPLE}")]
+    BadAttestorUrl {
+        url: String,
+        #[source]
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
+    #[error("--attestor {again:?} is the same attestor as --attestor {first:?} (both are {normal}): give each attestor once; a copy would count twice towards the gate's threshold at start and never in a vote")]
+    DuplicateAttestorUrl { first: String, again: String, normal: String },
+    #[error("--attestor-timeout-secs 0: each attestor needs time to answer; give the seconds one ask may take (e.g. 30)")]
+    ZeroAttestorTimeout,
+    #[error("--inference-timeout-secs 0: the model needs time to answer; give the seconds one answer may take (e.g. 30)")]
+    ZeroInferenceTimeout,
 }
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
@@ -98,6 +111,33 @@ pub type Result<T> = std::result::Result<T, ConfigError>;
 /// Example endpoints the URL errors suggest.
 pub const RPC_EXAMPLE: &str = "http://127.0.0.1:8545";
 pub const OPENAI_EXAMPLE: &str = "http://127.0.0.1:8080";
+pub const ATTESTOR_EXAMPLE: &str = "http://127.0.0.1:8650";
+
+/// An attested gate's attestor URLs (`--attestor`, or KEEPER_ATTESTORS split at commas), checked
+/// and in one spelling each: every one must be an http(s) URL; the scheme and host are
+/// lower-cased and a default port dropped (as the URL parser does), and a trailing slash is
+/// trimmed (the keeper appends `/attest`). Blank entries (a trailing comma) are skipped. One
+/// attestor named twice, in any spelling, is refused: its two copies would count twice towards
+/// the gate's threshold at start, and the keeper would then fall short of it on every market.
+pub fn attestor_urls(given: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<(String, &str)> = Vec::new();
+    for raw in given.iter().map(|u| u.trim()).filter(|u| !u.is_empty()) {
+        let url: reqwest::Url = raw
+            .parse()
+            .map_err(|source| ConfigError::BadAttestorUrl { url: raw.to_string(), source })?;
+        let url = http_only("--attestor", ATTESTOR_EXAMPLE, url)?;
+        let normal = url.as_str().trim_end_matches('/').to_string();
+        if let Some((_, first)) = out.iter().find(|(n, _)| *n == normal) {
+            return Err(ConfigError::DuplicateAttestorUrl {
+                first: first.to_string(),
+                again: raw.to_string(),
+                normal,
+            });
+        }
+        out.push((normal, raw));
+    }
+    Ok(out.into_iter().map(|(n, _)| n).collect())
+}
 
 /// `url` (given as `flag`) if its scheme is http or https: the keeper speaks HTTP(S) to nodes
 /// and model servers alike, and any other scheme would only fail later, on every request.
@@ -271,7 +311,8 @@ pub struct RunConfig {
     pub max_outage: Option<Duration>,
     /// None: the gate saved in deployments/<chain-id>.json.
     pub gate: Option<Address>,
-    /// An attested gate's attestors (`keeper attest` base URLs); empty for a relayed gate.
+    /// An attested gate's attestors (`keeper attest` base URLs, as [`attestor_urls`] leaves
+    /// them); empty for a relayed gate.
     pub attestors: Vec<String>,
     /// How long each attestor is given per ask.
     pub attestor_timeout: Duration,
@@ -279,13 +320,12 @@ pub struct RunConfig {
     pub attestor_wait_all: bool,
 }
 
-/// What the saved deployment of the connected chain says (`deployments/<chain-id>.json`), read
-/// by the CLI layer and handed to `keeper run`: the gate it names, if the file exists.
+/// What the saved deployment of the connected chain says (`deployments/<chain-id>.json`, or
+/// the gate's own entry), read by the CLI layer and handed to `keeper run`: the gate it names
+/// and its deploy block, if a file exists.
 #[derive(Debug, Clone)]
 pub struct SavedGate {
     pub found: Option<GateAt>,
-    /// Where the file is (or would be), for the error when neither it nor `--gate` names one.
-    pub path: String,
 }
 
 /// A gate and the block it was deployed in.

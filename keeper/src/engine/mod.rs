@@ -92,6 +92,24 @@ pub enum RunError {
     },
 }
 
+impl crate::domain::exit::Classify for RunError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::Runtime;
+        match self {
+            Self::Chain(e) => e.fault(),
+            Self::Collect(e) => e.fault(),
+            Self::Follow(e) => e.fault(),
+            Self::Record(e) => e.fault(),
+            Self::Journal(e) => e.fault(),
+            Self::Inference(e) => e.fault(),
+            Self::Exec(e) => e.fault(),
+            Self::Panel(e) => e.fault(),
+            // Given up on a node that kept failing: whatever the last failure was, the run ran.
+            Self::Outage { .. } => Runtime,
+        }
+    }
+}
+
 impl RunError {
     /// Errors that come from the local disk, not from the node: retrying cannot help, and a
     /// keeper that cannot journal must not send.

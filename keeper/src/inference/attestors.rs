@@ -113,10 +113,20 @@ pub enum PanelError {
     Client(#[source] reqwest::Error),
     #[error("no attestor configured for attested gate {gate}: give each one's URL with --attestor (its set holds {n} signers, {k} must agree)")]
     NoAttestors { gate: Address, n: usize, k: usize },
-    #[error("--attestor {url} is not an http(s) URL")]
-    BadUrl { url: String },
-    #[error("{urls} attestors are configured, fewer than the gate's threshold {k}: no decision could ever be attested")]
+    #[error(transparent)]
+    Url(#[from] crate::domain::config::ConfigError),
+    #[error("{urls} attestors are configured, fewer than the gate's threshold {k}: no decision could ever be attested; give at least {k} with --attestor")]
     BelowThreshold { urls: usize, k: usize },
+}
+
+impl crate::domain::exit::Classify for PanelError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::NoAttestors { .. } | Self::Url(_) | Self::BelowThreshold { .. } => Input,
+            Self::Client(_) => Runtime,
+        }
+    }
 }
 
 impl Panel {
@@ -133,16 +143,9 @@ impl Panel {
         if urls.is_empty() {
             return Err(PanelError::NoAttestors { gate, n: set.len(), k: threshold });
         }
-        let mut clean = Vec::new();
-        for url in urls {
-            let u = url.trim_end_matches('/').to_string();
-            match reqwest::Url::parse(&u) {
-                Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some() => {
-                    clean.push(u)
-                }
-                _ => return Err(PanelError::BadUrl { url }),
-            }
-        }
+        // One spelling per attestor, each once: two copies of one would pass the check below
+        // and then count once in every vote.
+        let clean = crate::domain::config::attestor_urls(&urls)?;
         if clean.len() < threshold {
             return Err(PanelError::BelowThreshold { urls: clean.len(), k: threshold });
         }
@@ -458,8 +461,20 @@ mod tests {
             )
         };
         assert!(matches!(new(vec![], 1), Err(PanelError::NoAttestors { n: 2, k: 1, .. })));
-        assert!(matches!(new(vec!["ftp://x"], 1), Err(PanelError::BadUrl { .. })));
-        assert!(matches!(new(vec!["not a url"], 1), Err(PanelError::BadUrl { .. })));
+        use crate::domain::config::ConfigError;
+        assert!(matches!(
+            new(vec!["ftp://x"], 1),
+            Err(PanelError::Url(ConfigError::NotHttp { .. }))
+        ));
+        assert!(matches!(
+            new(vec!["not a url"], 1),
+            Err(PanelError::Url(ConfigError::BadAttestorUrl { .. }))
+        ));
+        // One attestor in two spellings (case, default port, trailing slash) is one attestor.
+        assert!(matches!(
+            new(vec!["http://A.example:80/", "http://a.example"], 2),
+            Err(PanelError::Url(ConfigError::DuplicateAttestorUrl { .. }))
+        ));
         assert!(matches!(
             new(vec!["http://127.0.0.1:1"], 2),
             Err(PanelError::BelowThreshold { urls: 1, k: 2 })

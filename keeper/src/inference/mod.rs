@@ -73,6 +73,26 @@ pub enum InferenceError {
     },
 }
 
+impl crate::domain::exit::Classify for InferenceError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // --replay-file names a file that cannot be read or does not parse.
+            Self::ReplayFile { .. } | Self::ReplayLine { .. } => Input,
+            Self::Bundled(e) => e.fault(),
+            Self::Client(_)
+            | Self::Timeout { .. }
+            | Self::Http { .. }
+            | Self::Transport { .. }
+            | Self::Malformed { .. }
+            | Self::OutOfTime { .. }
+            | Self::NotRetried { .. }
+            | Self::BundledNeedsServer
+            | Self::ReplayExhausted { .. } => Runtime,
+        }
+    }
+}
+
 impl InferenceError {
     /// What the off-chain row keeps about the failed exchange beyond its message.
     pub fn detail(&self) -> TransportDetail {

@@ -25,6 +25,16 @@ pub enum AssembleError {
     Journal(#[source] Box<JournalError>),
 }
 
+impl crate::domain::exit::Classify for AssembleError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        match self {
+            Self::Collect(e) => e.fault(),
+            Self::Record(e) => e.fault(),
+            Self::Journal(e) => e.fault(),
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, AssembleError>;
 
 /// The gate's record over `[from, to]` from the chain alone: its logs (read by the collectors)

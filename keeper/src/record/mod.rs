@@ -70,6 +70,18 @@ pub enum RecordError {
     Vote { tx: String, log_index: u64, why: String },
 }
 
+impl crate::domain::exit::Classify for RecordError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // --results names another gate's folder, or a feed that does not parse.
+            Self::ForeignFeed { .. } | Self::Row { .. } => Input,
+            Self::State(e) => e.fault(),
+            Self::Write { .. } | Self::Read { .. } | Self::Vote { .. } => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, RecordError>;
 
 /// Writes `bytes` to `path` whole or not at all ([`crate::domain::fs::write_atomic`]).

@@ -57,6 +57,17 @@ pub enum StoreError {
     Unusable { path: String, why: String },
 }
 
+impl crate::domain::exit::Classify for StoreError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            // --results names another gate's folder, or a database this keeper cannot use.
+            Self::Foreign { .. } | Self::Unusable { .. } | Self::Decode { .. } => Input,
+            Self::Sql { .. } => Runtime,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 impl StoreError {

@@ -45,7 +45,7 @@ impl AttestArgs {
             keystore: self.keystore.as_deref().map(from_cwd),
             model: self.model.to_config()?,
             strategy_text: self.model.strategy_text()?,
-            inference_timeout: self.model.inference_timeout(),
+            inference_timeout: self.model.inference_timeout()?,
             listen: self.listen,
             answer_ttl_secs: self.answer_ttl_secs,
             log_range: self.log_range.max(1),

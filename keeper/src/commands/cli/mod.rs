@@ -9,8 +9,9 @@
 
 // The checked config types live in `crate::domain::config`; these paths stay for existing callers.
 pub use crate::domain::config::{
-    attestor_setting, trusted_creator_list, trusted_resolver_list, ChainConfig, ConfigError,
-    InferenceOptions, ModelConfig, ResponseFormat, Result, RunConfig, MAX_TRUSTED_RESOLVERS,
+    attestor_setting, attestor_urls, trusted_creator_list, trusted_resolver_list, ChainConfig,
+    ConfigError, InferenceOptions, ModelConfig, ResponseFormat, Result, RunConfig,
+    MAX_TRUSTED_RESOLVERS,
 };
 use crate::domain::config::{http_only, OPENAI_EXAMPLE, RPC_EXAMPLE};
 use crate::{
@@ -345,7 +346,7 @@ mod tests {
         // The parser's own reason stays underneath, whole.
         assert_eq!(
             crate::error_chain(&e),
-            "RPC endpoint \"127.0.0.1:8545\" is not a valid URL: use e.g. http://127.0.0.1:8545: \
+            "--rpc-url \"127.0.0.1:8545\" is not a valid URL: use e.g. http://127.0.0.1:8545: \
              relative URL without a base"
         );
     }

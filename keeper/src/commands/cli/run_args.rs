@@ -133,14 +133,22 @@ impl ModelArgs {
     /// The strategy text (empty without --strategy).
     pub fn strategy_text(&self) -> Result<String> {
         match &self.strategy {
-            Some(path) => std::fs::read_to_string(path)
-                .map_err(|source| ConfigError::ReadFile { path: path.clone(), source }),
+            Some(path) => std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+                flag: "--strategy",
+                path: path.clone(),
+                source,
+            }),
             None => Ok(String::new()),
         }
     }
 
-    pub fn inference_timeout(&self) -> Duration {
-        Duration::from_secs(self.inference_timeout_secs.max(1))
+    /// `--inference-timeout-secs`, checked: 0 is refused (it would otherwise run as some
+    /// other value, unsaid).
+    pub fn inference_timeout(&self) -> Result<Duration> {
+        match self.inference_timeout_secs {
+            0 => Err(ConfigError::ZeroInferenceTimeout),
+            secs => Ok(Duration::from_secs(secs)),
+        }
     }
 }
 
@@ -235,6 +243,11 @@ impl RunArgs {
         if self.batch_max == 0 {
             return Err(ConfigError::ZeroBatchMax);
         }
+        let inference_timeout = self.model.inference_timeout()?;
+        let attestors = attestor_urls(&self.attestors)?;
+        if self.attestor_timeout_secs == 0 {
+            return Err(ConfigError::ZeroAttestorTimeout);
+        }
         Ok(RunConfig {
             chain,
             keystore: self.key.keystore.clone(),
@@ -243,7 +256,7 @@ impl RunArgs {
             reask_secs: self.reask_secs,
             quote: QuotePolicy { slippage_bps: self.slippage_bps, ttl_secs: self.verdict_ttl_secs },
             interval: Duration::from_secs(self.interval_secs),
-            inference_timeout: self.model.inference_timeout(),
+            inference_timeout,
             once: self.once,
             dry_run: self.dry_run,
             from_block: self.scan.from_block,
@@ -256,8 +269,8 @@ impl RunArgs {
             batch_window: Duration::from_millis(self.batch_window_ms),
             max_outage: self.max_outage_secs.map(Duration::from_secs),
             gate: self.gate.gate,
-            attestors: self.attestors.iter().filter(|u| !u.trim().is_empty()).cloned().collect(),
-            attestor_timeout: Duration::from_secs(self.attestor_timeout_secs.max(1)),
+            attestors,
+            attestor_timeout: Duration::from_secs(self.attestor_timeout_secs),
             attestor_wait_all: self.attestor_wait_all,
         })
     }

@@ -77,6 +77,18 @@ pub enum ServeError {
     Serve(#[source] std::io::Error),
 }
 
+impl crate::domain::exit::Classify for ServeError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::{Input, Runtime};
+        match self {
+            Self::Report(e) => e.fault(),
+            Self::Track(e) => e.fault(),
+            Self::NotLoopback(_) => Input,
+            Self::Bind { .. } | Self::Serve(_) => Runtime,
+        }
+    }
+}
+
 #[derive(Clone)]
 struct App {
     snap: watch::Receiver<Arc<Snapshot>>,
@@ -261,9 +273,12 @@ async fn serve_chain(
             .await
             .map_err(ServeError::Serve)
     });
+    // The follower returns only once cancelled (a signal).
     follow(tracker, tx, cfg.poll, cancel.clone()).await;
     cancel.cancel();
-    served.await.unwrap_or_else(|e| Err(ServeError::Serve(std::io::Error::other(e))))
+    served.await.unwrap_or_else(|e| Err(ServeError::Serve(std::io::Error::other(e))))?;
+    tracing::info!(%addr, "the floor stopped on a signal");
+    Ok(())
 }
 
 /// How many saved chains' state folders the floor keeps per chain id and gate address under

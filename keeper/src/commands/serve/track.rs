@@ -81,6 +81,18 @@ pub enum TrackError {
     },
 }
 
+impl crate::domain::exit::Classify for TrackError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        use crate::domain::exit::Fault::Runtime;
+        match self {
+            Self::Report(e) => e.fault(),
+            Self::Store(e) => e.fault(),
+            Self::Follow { source, .. } => source.fault(),
+            Self::Seed { .. } => Runtime,
+        }
+    }
+}
+
 type Result<T> = std::result::Result<T, TrackError>;
 
 /// A read-only connection to the state database the floor shows, shared by the requests (each

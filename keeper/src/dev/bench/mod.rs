@@ -110,6 +110,13 @@ pub enum BenchError {
     Join(#[source] tokio::task::JoinError),
 }
 
+/// The bench measures: whatever fails in it, it failed while running.
+impl crate::domain::exit::Classify for BenchError {
+    fn fault(&self) -> crate::domain::exit::Fault {
+        crate::domain::exit::Fault::Runtime
+    }
+}
+
 pub type Result<T> = std::result::Result<T, BenchError>;
 
 /// Markets of the attested mode's comparison: each decided once by the relayed keeper and once
