@@ -227,8 +227,7 @@ contract SomniaVerdictSourceTest is GateConsensusBase {
             // Half name a resolver the gate trusts, half the stranger itself.
             address resolver = i % 2 == 0 ? address(this) : stranger;
             vm.prank(stranger);
-            address m =
-                venue.createMarket(QUESTION, 10_000, 100, marketMinimum(), EXPIRY, resolver);
+            address m = venue.createMarket(QUESTION, 10_000, 100, marketMinimum(), EXPIRY, resolver);
             vm.startPrank(stranger);
             source.noteQuestion(m, QUESTION);
             vm.expectRevert(
