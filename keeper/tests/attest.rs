@@ -680,11 +680,8 @@ async fn a_quiet_chain_that_mines_on_demand_still_trades_attested() {
     let head = w.chain_time().await.unwrap();
     // 600 s of silence: ten times the attestors' default answer lifetime (60 s).
     let quiet = head + 600;
-    let _: serde_json::Value = w
-        .keeper_rpc
-        .raw_request("evm_setNextBlockTimestamp".into(), (quiet,))
-        .await
-        .unwrap();
+    let _: serde_json::Value =
+        w.keeper_rpc.raw_request("evm_setNextBlockTimestamp".into(), (quiet,)).await.unwrap();
     let pending: serde_json::Value =
         w.keeper_rpc.raw_request("eth_getBlockByNumber".into(), ("pending", false)).await.unwrap();
     let pending_time =

@@ -283,21 +283,18 @@ async fn sign(
         .ok_or_else(|| unavailable("the node", format!("no block {}", req.read_block)))?;
     let created = trusted_market(a, req.market, head).await?;
     let at = ReadAt { block: req.read_block, time: block.header.timestamp };
-    let (prompt, state) =
-        rederive::prompt_at(
-            &a.provider,
-            req.market,
-            &created,
-            at,
-            &a.strategy,
-            a.log_range,
-            &a.venue,
-            head,
-        )
-        .await
-            .map_err(|e| {
-                (StatusCode::UNPROCESSABLE_ENTITY, format!("rendering the prompt: {e}"))
-            })?;
+    let (prompt, state) = rederive::prompt_at(
+        &a.provider,
+        req.market,
+        &created,
+        at,
+        &a.strategy,
+        a.log_range,
+        &a.venue,
+        head,
+    )
+    .await
+    .map_err(|e| (StatusCode::UNPROCESSABLE_ENTITY, format!("rendering the prompt: {e}")))?;
     let reply = a
         .model
         .ask(&prompt, &state)

@@ -278,6 +278,7 @@ pub async fn market_created(
 /// `read.block` (those at least [`VenueLogCache`]'s depth behind `head` read once and kept,
 /// the rest read again), and that block's timestamp, `read.time`. What an attestor signs
 /// (`keeper attest`); the state it returns carries the best bid and ask it shows.
+#[allow(clippy::too_many_arguments)]
 pub async fn prompt_at(
     provider: &DynProvider,
     market: Address,

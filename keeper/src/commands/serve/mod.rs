@@ -293,7 +293,8 @@ const USED_MARK: &str = "last-used";
 /// left a full state database behind. Failures are logged, never fatal (a cache is a cache).
 pub fn prune_saved_caches(dir: &Path, keep: &str, kept: usize) {
     let mark = dir.join(keep).join(USED_MARK);
-    if let Err(e) = std::fs::create_dir_all(dir.join(keep)).and_then(|()| std::fs::write(&mark, b""))
+    if let Err(e) =
+        std::fs::create_dir_all(dir.join(keep)).and_then(|()| std::fs::write(&mark, b""))
     {
         tracing::warn!(path = %mark.display(), error = %e, "could not mark the floor's state folder as used");
     }
@@ -315,8 +316,12 @@ pub fn prune_saved_caches(dir: &Path, keep: &str, kept: usize) {
     others.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     for (_, stale) in others.into_iter().skip(kept.saturating_sub(1)) {
         match std::fs::remove_dir_all(&stale) {
-            Ok(()) => tracing::info!(path = %stale.display(), "removed the state folder of a saved chain not used recently"),
-            Err(e) => tracing::warn!(path = %stale.display(), error = %e, "could not remove an old state folder"),
+            Ok(()) => {
+                tracing::info!(path = %stale.display(), "removed the state folder of a saved chain not used recently")
+            }
+            Err(e) => {
+                tracing::warn!(path = %stale.display(), error = %e, "could not remove an old state folder")
+            }
         }
     }
 }
@@ -533,7 +538,7 @@ async fn check_row(
         Err(e) => return Err(crate::error_chain(&e)),
     };
     let key = serde_json::to_vec(&(&row, &closings))
-        .map(|bytes| alloy::primitives::keccak256(bytes))
+        .map(alloy::primitives::keccak256)
         .map_err(|e| format!("the row does not serialise: {e}"))?;
     if let Some(done) = app.checked.lock().ok().and_then(|c| c.get(&key)) {
         return Ok(done);
