@@ -88,6 +88,8 @@ mod tests {
     /// this test alone): spawns a tied `sleep`, writes its pid to `$TIED_PID_FILE`, and waits
     /// to be killed. Does nothing in an ordinary test run.
     #[test]
+    // The sleep is never waited for on purpose: the owner is SIGKILLed with it running.
+    #[allow(clippy::zombie_processes)]
     fn tied_owner_probe() {
         let Some(pid_file) = std::env::var_os("TIED_PID_FILE") else { return };
         let mut c = Command::new("sleep");
