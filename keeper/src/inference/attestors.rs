@@ -217,6 +217,12 @@ impl Panel {
                 Ok(a) => a,
                 Err(why) => {
                     missing.push(Missing { attestor: url, why });
+                    // No group can reach k even if every ask still out answered into it: stop
+                    // waiting for them (the slowest attestor no longer holds up every market).
+                    let largest = groups.values().map(Vec::len).max().unwrap_or(0);
+                    if !self.wait_for_all && largest + inflight.len() < self.threshold {
+                        break;
+                    }
                     continue;
                 }
             };
@@ -235,8 +241,29 @@ impl Panel {
                 return Outcome::Ready(self.gathered(groups, missing, key));
             }
         }
-        // Every ask ended: the largest group (ties: the one with the lowest signer, so the
-        // choice does not depend on arrival order).
+        // Asks still out when k became unreachable: named, not waited for.
+        let cut_short =
+            self.urls.len() - missing.len() - groups.values().map(Vec::len).sum::<usize>();
+        if cut_short > 0 {
+            let ended: std::collections::BTreeSet<&str> = missing
+                .iter()
+                .map(|m| m.attestor.as_str())
+                .chain(groups.values().flatten().map(|(u, _)| u.as_str()))
+                .collect();
+            let why = format!(
+                "not waited for: too few attestors answered for {} to agree",
+                self.threshold
+            );
+            let left: Vec<Missing> = self
+                .urls
+                .iter()
+                .filter(|u| !ended.contains(u.as_str()))
+                .map(|u| Missing { attestor: u.clone(), why: why.clone() })
+                .collect();
+            missing.extend(left);
+        }
+        // Every ask ended, or k is out of reach: the largest group (ties: the one with the
+        // lowest signer, so the choice does not depend on arrival order).
         let best = groups
             .iter()
             .max_by(|(_, x), (_, y)| x.len().cmp(&y.len()).then_with(|| lowest(y).cmp(&lowest(x))))
@@ -410,6 +437,48 @@ mod tests {
         assert_eq!(g.shown(3).unwrap().signer, g.answers[0].signer);
         // Two verdicts at k = 1 (2k <= n): no single winner, as the gate's 22.
         assert_eq!(g.winner(1), None);
+    }
+
+    /// k = 2 of three attestors, two of which refuse at once (nothing listens on their port)
+    /// and one that accepts and never answers (an hour's timeout): once two have failed, k is
+    /// out of reach, so the ask ends without waiting for the third, which is named. Before, the
+    /// keeper waited the full timeout on every market. The outer two minutes only bound a hang.
+    #[tokio::test]
+    async fn the_keeper_stops_waiting_once_k_is_out_of_reach() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let silent_url = format!("http://{}", silent.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((conn, _)) = silent.accept().await {
+                open.push(conn); // accepted, never answered
+            }
+        });
+        let closed = || {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", l.local_addr().unwrap()) // dropped: connection refused
+        };
+        let urls = vec![closed(), closed(), silent_url.clone()];
+        let panel = Panel::new(
+            urls,
+            31_337,
+            GATE,
+            vec![Address::repeat_byte(7), Address::repeat_byte(8), Address::repeat_byte(9)],
+            2,
+            Duration::from_secs(3_600),
+        )
+        .unwrap();
+        let asked = tokio::time::timeout(
+            Duration::from_secs(120),
+            panel.ask(Address::repeat_byte(1), 7, 1_000),
+        )
+        .await
+        .expect("the ask ends once k is out of reach, not after the slowest attestor's timeout");
+        let Outcome::Short(g) = asked else { panic!("no answer can be Ready") };
+        assert!(g.answers.is_empty());
+        assert_eq!(g.missing.len(), 3, "{}", g.missing_line());
+        let third = g.missing.iter().find(|m| m.attestor == silent_url).unwrap();
+        assert!(third.why.contains("not waited for"), "{}", third.why);
+        held.abort();
     }
 
     #[test]
