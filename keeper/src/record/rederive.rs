@@ -471,8 +471,20 @@ fn render(
 fn strategy_text(results: &Path, hash: &str) -> Result<String, String> {
     let h: B256 = hash.parse().map_err(|e| format!("strategy hash {hash}: {e}"))?;
     let path = record::strategy_path(results, h);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("strategy text {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            // A reader re-checking a record published elsewhere: say where the texts are.
+            format!(
+                "strategy text {} is not here: a record publishes the strategy texts its \
+                 prompts were made with in the strategies/ folder beside its feed.jsonl; pass \
+                 that record's folder with --results DIR, or copy its strategies/ into {}",
+                path.display(),
+                results.display()
+            )
+        } else {
+            format!("strategy text {}: {e}", path.display())
+        }
+    })?;
     let got = keccak256(text.as_bytes());
     if got != h {
         return Err(format!("{} hashes to {got}, not {h}", path.display()));
