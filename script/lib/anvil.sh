@@ -25,8 +25,10 @@ start_anvil() {
     s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
   ')" || die "could not find a free loopback port"
   rpc="http://127.0.0.1:$port"
+  # --prune-history and --cache-path: no per-block state under ~/.foundry/anvil/tmp, which
+  # anvil leaves behind on exit (the kit's anvils do the same, kit/src/anvil.rs).
   "$ANVIL" --host 127.0.0.1 --port "$port" --silent --config-out "$workdir/anvil.json" \
-    >"$workdir/anvil.log" 2>&1 &
+    --prune-history --cache-path "$workdir/states" >"$workdir/anvil.log" 2>&1 &
   anvil_pid=$!
   # Wait for the RPC to answer (up to ~10 s), failing fast if anvil died (e.g. port taken).
   for _ in $(seq 1 50); do
