@@ -12,16 +12,15 @@
 mod common;
 
 use alloy::{
-    primitives::{Address, B256, U256},
+    primitives::{Address, B256},
     providers::Provider,
     rpc::types::Filter,
-    sol_types::{SolEvent, SolValue},
+    sol_types::SolEvent,
 };
-use common::{artifacts, serial, world};
+use common::{serial, world};
 use keeper::{
     chain::reads::{read_market, MarketInfo, Question},
-    commands::deploy,
-    dev::world::{Actor, World},
+    dev::world::Actor,
     inference::prompt::{system_text, Prompt, ReadAt},
     kit::bindings::{IMarketFactory, ISomniaVerdictSource},
 };
@@ -52,7 +51,7 @@ async fn the_prompt_built_on_chain_is_the_keepers_byte_for_byte() {
     // The stand-in platform and a source over it, with two validators. The source names the
     // world's gate only for its factory (render looks the market up there); nothing is submitted.
     let system = system_text(STRATEGY);
-    let source = deploy_source(&w, w.deployment.gate, 2, &system).await;
+    let source = common::deploy_source(&w, w.deployment.gate, 2, &system).await;
     let src = ISomniaVerdictSource::new(source, &w.keeper_rpc);
     let receipt =
         src.noteQuestion(market, QUESTION.to_string()).send().await.unwrap().get_receipt().await;
@@ -108,45 +107,6 @@ async fn the_prompt_built_on_chain_is_the_keepers_byte_for_byte() {
     w.stop().await;
 }
 
-/// The stand-in platform with `n` validators (0.000…1 floor, price 7 wei each), and a verdict
-/// source over it for `gate`, `n` of `n` identical answers, `system` as its system text; both
-/// deployed by the keeper's account. Returns the source.
-async fn deploy_source(w: &World, gate: Address, n: u8, system: &str) -> Address {
-    let art = artifacts();
-    let validators: Vec<Address> = (1..=n).map(|i| Address::repeat_byte(0x0a + i)).collect();
-    let (platform, _) = deploy::create(
-        &w.keeper_rpc,
-        "stand-in platform",
-        &art.somnia_standin.bytecode,
-        (validators, U256::from(1u64), U256::from(7u64)).abi_encode_params(),
-    )
-    .await
-    .unwrap();
-    let settings = ISomniaVerdictSource::Settings {
-        gate,
-        platform,
-        agentId: U256::from(1u64),
-        pricePerAgent: U256::from(7u64),
-        subcommitteeSize: n,
-        threshold: n,
-        consensusType: 0,
-        timeout: U256::from(60u64),
-        askInterval: 10,
-        maxReadAge: 5,
-        maxSlippageBps: 200,
-        system: system.to_string(),
-    };
-    let (source, _) = deploy::create(
-        &w.keeper_rpc,
-        "verdict source",
-        &art.somnia_source.bytecode,
-        (settings,).abi_encode_params(),
-    )
-    .await
-    .unwrap();
-    source
-}
-
 /// The market as the keeper learns it: its `MarketCreated` log, the question checked against
 /// the market's `questionHash()`.
 async fn market_info(
@@ -183,34 +143,12 @@ async fn a_consensus_gate_refuses_the_keeper_by_name() {
     use keeper::kit::bindings::IRiskGate;
     let _serial = serial();
     let w = world(&[]).await;
-    // The source now (after its platform), the gate at the keeper's nonce after the source's.
-    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let gate_at = w.keeper_addr.create(nonce + 2);
-    let source = deploy_source(&w, gate_at, 1, &system_text("")).await;
-    let spec = deploy::GateSpec {
-        params: common::params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: IRiskGate::Attestors {
-            signers: vec![],
-            threshold: 0,
-            maxReadAge: 5,
-            maxSlippageBps: 200,
-        },
-        verdict_source: source,
-    };
-    let d = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
-        .await
-        .unwrap();
-    assert_eq!(d.gate, gate_at, "the gate where its source expects it");
-    let g = IRiskGate::new(d.gate, &w.keeper_rpc);
+    let (gate, source) = common::consensus_beside(&w).await;
+    let g = IRiskGate::new(gate, &w.keeper_rpc);
     assert_eq!(g.gateMode().call().await.unwrap(), IRiskGate::GateMode::Consensus);
     assert_eq!(g.verdictSource().call().await.unwrap(), source);
 
-    common::assert_submit_verdict_refused(&w, d.gate, IRiskGate::GateMode::Consensus).await;
+    common::assert_submit_verdict_refused(&w, gate, IRiskGate::GateMode::Consensus).await;
 
     let nonce_before = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -218,7 +156,7 @@ async fn a_consensus_gate_refuses_the_keeper_by_name() {
         .arg("--root")
         .arg(common::root())
         .args(["run", "--once", "--rpc-url", w.anvil.url.as_str(), "--gate"])
-        .arg(d.gate.to_string())
+        .arg(gate.to_string())
         .arg("--results")
         .arg(dir.path())
         .env_remove("RUST_LOG")

@@ -12,18 +12,9 @@
 
 mod common;
 
-use alloy::{
-    primitives::{Address, U256},
-    providers::Provider,
-    sol_types::SolValue,
-};
-use common::{artifacts, serial, world};
-use keeper::{
-    commands::deploy,
-    dev::world::{attestor_signers, World, ATTESTOR_ACCOUNTS},
-    inference::prompt::system_text,
-    kit::bindings::{IRiskGate, ISomniaVerdictSource},
-};
+use alloy::{primitives::Address, providers::Provider};
+use common::{serial, world};
+use keeper::dev::world::{attestor_signers, World, ATTESTOR_ACCOUNTS};
 use std::{path::Path, process::Command};
 
 /// Runs the keeper binary in `root` with a clean environment (no KEEPER_*, ATTESTOR_* or log
@@ -305,65 +296,6 @@ fn every_refusal_of_input_before_the_chain_exits_2_naming_the_flag() {
     println!("refusals before the chain: {} exit 2 naming the flag; a node down exits 1", n + 1);
 }
 
-/// A consensus gate beside `w`'s, on its collateral and factory: its source over the stand-in
-/// platform first, at the address the gate's constructor checks.
-async fn consensus_beside(w: &World) -> (Address, Address) {
-    let art = artifacts();
-    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
-    let gate_at = w.keeper_addr.create(nonce + 2);
-    let validators = vec![Address::repeat_byte(0x0b)];
-    let (platform, _) = deploy::create(
-        &w.keeper_rpc,
-        "stand-in platform",
-        &art.somnia_standin.bytecode,
-        (validators, U256::from(1u64), U256::from(7u64)).abi_encode_params(),
-    )
-    .await
-    .unwrap();
-    let settings = ISomniaVerdictSource::Settings {
-        gate: gate_at,
-        platform,
-        agentId: U256::from(1u64),
-        pricePerAgent: U256::from(7u64),
-        subcommitteeSize: 1,
-        threshold: 1,
-        consensusType: 0,
-        timeout: U256::from(60u64),
-        askInterval: 10,
-        maxReadAge: 5,
-        maxSlippageBps: 200,
-        system: system_text(""),
-    };
-    let (source, _) = deploy::create(
-        &w.keeper_rpc,
-        "verdict source",
-        &art.somnia_source.bytecode,
-        (settings,).abi_encode_params(),
-    )
-    .await
-    .unwrap();
-    let spec = deploy::GateSpec {
-        params: common::params(),
-        trusted_resolvers: vec![w.maker_addr],
-        trusted_creators: vec![w.maker_addr],
-        collateral: Some(w.deployment.collateral),
-        factory: Some(w.deployment.factory),
-        keeper: w.keeper_addr,
-        attestors: IRiskGate::Attestors {
-            signers: vec![],
-            threshold: 0,
-            maxReadAge: 5,
-            maxSlippageBps: 200,
-        },
-        verdict_source: source,
-    };
-    let d = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
-        .await
-        .unwrap();
-    assert_eq!(d.gate, gate_at, "the gate where its source expects it");
-    (d.gate, source)
-}
-
 /// The three modes on one anvil: the world's relayed gate, an attested gate whose set is the
 /// world's three attestor accounts (k = 2), and a consensus gate.
 struct Gates {
@@ -377,7 +309,7 @@ async fn gates() -> Gates {
     let w = world(&[]).await;
     let signers = attestor_signers(&w.anvil).unwrap();
     let attested = common::deploy_beside(&w, common::attested(signers, 2)).await.gate;
-    let (consensus, source) = consensus_beside(&w).await;
+    let (consensus, source) = common::consensus_beside(&w).await;
     Gates { w, attested, consensus, source }
 }
 

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use alloy::{
-    primitives::U256,
+    primitives::{Address, U256},
     providers::{DynProvider, Provider},
 };
 use keeper::{
@@ -664,4 +664,75 @@ pub fn keeper_bin(
     }
     cmd.env("KEEPER_PRIVATE_KEY", w.anvil.dev_key(0).unwrap()).kill_on_drop(true);
     cmd
+}
+
+/// A consensus gate beside `w`'s, on its collateral and factory: a one-validator source over
+/// the stand-in platform first ([`deploy_source`]), at the address the gate is then created at.
+/// Returns the gate and its source.
+pub async fn consensus_beside(w: &World) -> (Address, Address) {
+    use keeper::commands::deploy;
+    // The source now (after its platform), the gate at the keeper's nonce after the source's.
+    let nonce = w.keeper_rpc.get_transaction_count(w.keeper_addr).await.unwrap();
+    let gate_at = w.keeper_addr.create(nonce + 2);
+    let source = deploy_source(w, gate_at, 1, &keeper::inference::prompt::system_text("")).await;
+    let spec = deploy::GateSpec {
+        params: params(),
+        trusted_resolvers: vec![w.maker_addr],
+        trusted_creators: vec![w.maker_addr],
+        collateral: Some(w.deployment.collateral),
+        factory: Some(w.deployment.factory),
+        keeper: w.keeper_addr,
+        attestors: IRiskGate::Attestors {
+            signers: vec![],
+            threshold: 0,
+            maxReadAge: 5,
+            maxSlippageBps: 200,
+        },
+        verdict_source: source,
+    };
+    let d = deploy::deploy_all(&w.keeper_rpc, w.deployment.chain_id, &artifacts(), &spec)
+        .await
+        .unwrap();
+    assert_eq!(d.gate, gate_at, "the gate where its source expects it");
+    (d.gate, source)
+}
+
+/// The stand-in platform with `n` validators (0.000…1 floor, price 7 wei each), and a verdict
+/// source over it for `gate`, `n` of `n` identical answers, `system` as its system text; both
+/// deployed by the keeper's account. Returns the source.
+pub async fn deploy_source(w: &World, gate: Address, n: u8, system: &str) -> Address {
+    use alloy::sol_types::SolValue;
+    let art = artifacts();
+    let validators: Vec<Address> = (1..=n).map(|i| Address::repeat_byte(0x0a + i)).collect();
+    let (platform, _) = keeper::commands::deploy::create(
+        &w.keeper_rpc,
+        "stand-in platform",
+        &art.somnia_standin.bytecode,
+        (validators, U256::from(1u64), U256::from(7u64)).abi_encode_params(),
+    )
+    .await
+    .unwrap();
+    let settings = keeper::kit::bindings::ISomniaVerdictSource::Settings {
+        gate,
+        platform,
+        agentId: U256::from(1u64),
+        pricePerAgent: U256::from(7u64),
+        subcommitteeSize: n,
+        threshold: n,
+        consensusType: 0,
+        timeout: U256::from(60u64),
+        askInterval: 10,
+        maxReadAge: 5,
+        maxSlippageBps: 200,
+        system: system.to_string(),
+    };
+    let (source, _) = keeper::commands::deploy::create(
+        &w.keeper_rpc,
+        "verdict source",
+        &art.somnia_source.bytecode,
+        (settings,).abi_encode_params(),
+    )
+    .await
+    .unwrap();
+    source
 }
